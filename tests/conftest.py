@@ -1,0 +1,84 @@
+"""Shared test helpers: where the spec fixtures are, and how to chunk input."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: Override with TOONSTREAM_SPEC_DIR; default: ../shared/toon-spec beside the repo.
+SPEC_DIR = Path(os.environ.get("TOONSTREAM_SPEC_DIR", REPO.parent / "shared" / "toon-spec"))
+FIXTURES = SPEC_DIR / "tests" / "fixtures"
+#: CI sets TOONSTREAM_REQUIRE_SPEC=1: a missing fixture directory is then a failure, not a skip.
+REQUIRE_SPEC = os.environ.get("TOONSTREAM_REQUIRE_SPEC") == "1"
+
+
+def load_fixtures(kind: str) -> list[tuple[str, dict[str, Any]]]:
+    """(id, case) pairs for every case of fixtures/<kind>/*.json."""
+    if not FIXTURES.is_dir():
+        return []
+    cases = []
+    for path in sorted((FIXTURES / kind).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for i, case in enumerate(data["tests"]):
+            cases.append((f"{path.stem}[{i}] {case['name']}", case))
+    return cases
+
+
+def require_fixtures() -> None:
+    if FIXTURES.is_dir():
+        return
+    msg = f"spec fixtures not found at {FIXTURES} (set TOONSTREAM_SPEC_DIR)"
+    if REQUIRE_SPEC:
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def chunkings(data: bytes, seeds: tuple[int, ...] = (1, 2, 3)) -> Iterator[tuple[str, list[bytes]]]:
+    """The same input cut several ways: whole, one byte at a time, random splits."""
+    yield "whole", [data]
+    yield "bytewise", [data[i : i + 1] for i in range(len(data))]
+    for seed in seeds:
+        rnd = random.Random(seed)
+        cuts = sorted(rnd.sample(range(1, len(data)), min(len(data) - 1, rnd.randint(1, 8)))) if len(data) > 1 else []
+        parts = []
+        prev = 0
+        for c in cuts + [len(data)]:
+            parts.append(data[prev:c])
+            prev = c
+        yield f"random{seed}", parts
+
+
+def json_equal(a: Any, b: Any, *, ordered: bool = True) -> bool:
+    """JSON-model equality (§2): bool is not a number, numbers compare by value
+    (1e6 == 1000000); object key order counts unless ``ordered=False`` (tabular
+    forms may reorder keys to the header's order, §2)."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if isinstance(x, bool) or isinstance(y, bool) or x is None or y is None:
+            if type(x) is not type(y) or x != y:
+                return False
+        elif isinstance(x, (int, float)) or isinstance(y, (int, float)) or type(x).__name__ == "Decimal":
+            if isinstance(x, (str, list, dict)) or isinstance(y, (str, list, dict)) or x != y:
+                return False
+        elif isinstance(x, str) or isinstance(y, str):
+            if type(x) is not type(y) or x != y:
+                return False
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            todo.extend(zip(x, y))
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if (list(x) != list(y)) if ordered else (x.keys() != y.keys()):
+                return False
+            todo.extend((x[k], y[k]) for k in x)
+        else:
+            return False
+    return True

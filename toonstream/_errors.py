@@ -1,0 +1,110 @@
+"""The error classes: one root, one for decoding, one for encoding.
+
+Helpers deep in the decoder raise :class:`ToonDecodeError` without a location;
+the state machine, which knows the current line, attaches ``line``, ``column``
+and ``line_text`` before the error leaves the library (see ``_machine.py``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ToonError", "ToonDecodeError", "ToonEncodeError"]
+
+
+class ToonError(Exception):
+    """Root of every error toonstream raises on purpose."""
+
+
+class ToonDecodeError(ToonError, ValueError):
+    """The input is not valid TOON (or breaks a configured limit).
+
+    Attributes:
+        code: a short machine-readable reason, e.g. ``"count_mismatch"``.
+        line: 1-based line number (``None`` only while the error is still
+            inside the library, before the machine attached it).
+        column: 1-based column (counted in characters) of the offending spot.
+        line_text: the source line, without its line terminator.
+
+    Example:
+        >>> import toonstream
+        >>> try:
+        ...     toonstream.loads("tags[3]: a,b")
+        ... except toonstream.ToonDecodeError as e:
+        ...     print(e.code, e.line, e.column)
+        count_mismatch 1 1
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        line: int | None = None,
+        column: int | None = None,
+        line_text: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.msg = message
+        self.code = code
+        self.line = line
+        self.column = column
+        self.line_text = line_text
+
+    def locate(self, line: int, column: int | None, line_text: str) -> ToonDecodeError:
+        """Fill in the location unless a deeper layer already did."""
+        if self.line is None:
+            self.line = line
+            self.line_text = line_text
+        if self.column is None:
+            self.column = column if column is not None else 1
+        return self
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.msg
+        return f"{self.msg} (line {self.line}, column {self.column})"
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # Keyword-only constructor arguments need an explicit pickle recipe
+        # (multiprocessing sends exceptions between processes).
+        return (_rebuild_decode_error, (self.msg, self.code, self.line, self.column, self.line_text))
+
+
+def _rebuild_decode_error(
+    msg: str, code: str, line: int | None, column: int | None, line_text: str | None
+) -> ToonDecodeError:
+    return ToonDecodeError(msg, code=code, line=line, column=column, line_text=line_text)
+
+
+class ToonEncodeError(ToonError, ValueError):
+    """A value cannot be encoded as TOON.
+
+    Attributes:
+        path: where the offending value sits, as a tuple of keys and indexes
+            from the root (``("users", 3, "born")``).
+
+    Example:
+        >>> import toonstream
+        >>> try:
+        ...     toonstream.dumps({"x": {1: "a"}})
+        ... except toonstream.ToonEncodeError as e:
+        ...     print(e.path)
+        ('x',)
+    """
+
+    def __init__(self, message: str, *, path: tuple[str | int, ...] = ()) -> None:
+        super().__init__(message)
+        self.msg = message
+        self.path = path
+
+    def __str__(self) -> str:
+        if not self.path:
+            return self.msg
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
+        return f"{self.msg} (at {where.lstrip('.')})"
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (_rebuild_encode_error, (self.msg, self.path))
+
+
+def _rebuild_encode_error(msg: str, path: tuple[str | int, ...]) -> ToonEncodeError:
+    return ToonEncodeError(msg, path=path)

@@ -1,0 +1,125 @@
+"""Bytes or text in, complete lines out.
+
+Owns: UTF-8 decoding (incremental, strict), the line terminator (LF; a CR
+right before it, or at the very end of input, belongs to the terminator, §12),
+a leading byte-order mark, and the line-length limit.  Knows nothing of TOON
+structure: comments, blanks and indentation are the machine's business.
+
+Memory: only the current partial line is kept.  A line that arrives in many
+chunks is gathered in a list of pieces (joined once, when its LF arrives), so
+a long line is not re-copied on every chunk.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from ._errors import ToonDecodeError
+
+BOM = "\ufeff"
+
+
+class LineSplitter:
+    """Split a stream of chunks into lines.
+
+    ``feed`` returns the complete lines found so far; ``close`` returns the
+    final unterminated line, if any.  Line numbers are 1-based and counted by
+    the caller from ``lines_emitted``.
+    """
+
+    __slots__ = ("_utf8", "_pieces", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed")
+
+    def __init__(self, *, max_line_length: int) -> None:
+        # 'strict' makes invalid, truncated and surrogate-encoding sequences
+        # errors (§4); the incremental decoder keeps a sequence split across
+        # chunks until its last byte arrives.
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        self._pieces: list[str] = []
+        self._pending_len = 0
+        self._max_line = max_line_length
+        self.lines_emitted = 0
+        self._started = False
+        self._closed = False
+
+    def feed(self, data: bytes | bytearray | memoryview | str) -> list[str]:
+        if self._closed:
+            raise ToonDecodeError("data fed after close()", code="closed", line=self.lines_emitted + 1, column=1, line_text="")
+        if isinstance(data, str):
+            text = data
+        else:
+            text = self._decode(data, final=False)
+        return self._split(text)
+
+    def close(self) -> list[str]:
+        if self._closed:
+            return []
+        tail = self._decode(b"", final=True)
+        lines = self._split(tail) if tail else []
+        self._closed = True
+        if self._pieces:
+            last = "".join(self._pieces)
+            self._pieces = []
+            if last.endswith("\r"):
+                last = last[:-1]
+            lines.append(last)
+        return lines
+
+    def _decode(self, data: bytes | bytearray | memoryview, *, final: bool) -> str:
+        try:
+            return self._utf8.decode(data, final)
+        except UnicodeDecodeError as e:
+            # Report the position of the bad byte as line/column of the text so far.
+            good = bytes(data[: e.start]).decode("utf-8", "replace")
+            before = "".join(self._pieces) + good
+            nl = before.count("\n")
+            line = self.lines_emitted + 1 + nl
+            col = len(before) - (before.rfind("\n") + 1) + 1
+            text = before[before.rfind("\n") + 1 :]
+            self._closed = True
+            raise ToonDecodeError(
+                f"invalid UTF-8 ({e.reason})", code="invalid_utf8", line=line, column=col, line_text=text
+            ) from None
+
+    def _split(self, text: str) -> list[str]:
+        if not self._started and text:
+            self._started = True
+            if text[0] == BOM:  # one leading BOM is skipped (documented policy)
+                text = text[1:]
+        if "\n" not in text:
+            if text:
+                self._pieces.append(text)
+                self._pending_len += len(text)
+                if self._pending_len > self._max_line:
+                    self._too_long()
+            return []
+        if self._pieces:
+            self._pieces.append(text)
+            text = "".join(self._pieces)
+            self._pieces = []
+        lines = text.split("\n")
+        rest = lines.pop()
+        if rest:
+            self._pieces.append(rest)
+        self._pending_len = len(rest)
+        max_line = self._max_line
+        if "\r" in text:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        if len(text) > max_line:  # only then can one line be too long
+            for i, line in enumerate(lines):
+                if len(line) > max_line:
+                    self.lines_emitted += i
+                    self._too_long()
+        self.lines_emitted += len(lines)
+        if self._pending_len > max_line:
+            self._too_long()
+        return lines
+
+    def _too_long(self) -> None:
+        self._closed = True
+        raise ToonDecodeError(
+            f"line longer than max_line_length ({self._max_line} characters)",
+            code="line_too_long",
+            line=self.lines_emitted + 1,
+            column=self._max_line + 1,
+            line_text="",
+        )

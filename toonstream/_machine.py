@@ -1,0 +1,670 @@
+"""The decoder state machine: lines in, events out.  No I/O.
+
+Rule 1 (after h11): everything that decides what a line means lives in this
+module.  The machine sees one complete line at a time (``_lines.py`` made it)
+and keeps only a stack of open scopes, so its memory does not grow with the
+number of lines or rows; duplicate-key detection in strict mode is the one
+exception (it must remember the keys of each open object).
+
+Each open scope is a ``_Frame``; the line handler is chosen by the innermost
+frame's kind (``_HANDLERS``).  A frame's ``depth`` is the depth at which its
+content lines stand (§1.3 "content depth"): a line shallower than that closes
+the frame; a deeper one that no frame expects is an error (§8, §14.2).
+
+Nothing here recurses: scopes are a list, field lists are parsed with an
+explicit stack, so 100k levels of nesting cost memory, not Python stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ._errors import ToonDecodeError
+from ._events import (
+    END_ARRAY,
+    END_KEYED,
+    END_OBJECT,
+    END_TABLE,
+    START_OBJECT,
+    Entries,
+    Event,
+    Field,
+    Fields,
+    Key,
+    Rows,
+    Scalar,
+    StartArray,
+    StartTable,
+    Values,
+)
+from ._grammar import LENGTH, UNQUOTED_KEY
+from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, scan_quoted, split_cells
+
+# Frame kinds.
+OBJECT = 0  # fields at `depth`
+LIST = 1  # "- " items at `depth` (§9.4)
+TABLE = 2  # rows at `depth` (§9.3)
+KEYED = 3  # entry rows at `depth` (§9.5)
+
+# Root states (§5 root form).
+ROOT_NEW = 0  # no content line yet
+ROOT_OBJECT = 1  # the root object frame is at the bottom of the stack
+ROOT_ARRAY = 2  # a root array or keyed root object is open
+ROOT_DONE = 3  # the root form is complete: any further content is trailing
+
+# Longest declared length accepted in a header: larger values cannot be
+# satisfied by any real input and would only feed a pathological int().
+_MAX_LENGTH_DIGITS = 19
+
+
+class _Frame:
+    __slots__ = ("kind", "depth", "length", "count", "delim", "width", "keys", "line", "text")
+
+    def __init__(self, kind: int, depth: int, line: int, text: str) -> None:
+        self.kind = kind
+        self.depth = depth
+        self.length: int | None = None
+        self.count = 0
+        self.delim = ","
+        self.width = 0
+        self.keys: set[str] | None = None
+        self.line = line  # where the scope was opened (for count errors)
+        self.text = text
+
+
+class _Header:
+    """A parsed §6 header: ``key[N:?delim]{fields}: rest``."""
+
+    __slots__ = ("length", "keyed", "delim", "fields", "width", "rest", "rest_col")
+
+    def __init__(
+        self, length: int, keyed: bool, delim: str, fields: Fields | None, width: int, rest: str, rest_col: int
+    ) -> None:
+        self.length = length
+        self.keyed = keyed
+        self.delim = delim
+        self.fields = fields
+        self.width = width
+        self.rest = rest
+        self.rest_col = rest_col
+
+
+class _Malformed:
+    """Why a line that looked like a header is not one (returned, not raised:
+    non-strict decoders fall through to key-value parsing, §6)."""
+
+    __slots__ = ("message", "code", "offset")
+
+    def __init__(self, message: str, code: str, offset: int) -> None:
+        self.message = message
+        self.code = code
+        self.offset = offset
+
+
+def _fail(message: str, code: str, column: int | None = None) -> ToonDecodeError:
+    return ToonDecodeError(message, code=code, column=column)
+
+
+class Machine:
+    """Turns lines into events.  ``lines(first_lineno, lines)`` then ``close()``;
+    both return the events produced since the previous call."""
+
+    def __init__(
+        self,
+        *,
+        convert: TokenConverter,
+        indent_size: int = 2,
+        strict: bool = True,
+        max_depth: int = 10_000,
+    ) -> None:
+        if indent_size < 1:
+            raise ValueError("indent_size must be >= 1")
+        self.convert = convert
+        self.indent_size = indent_size
+        self.strict = strict
+        self.max_depth = max_depth
+        self.stack: list[_Frame] = []
+        self.root = ROOT_NEW
+        self.out: list[Event] = []
+        self.blank_line = 0  # first blank line since the last content line (0: none)
+        self.started_arrays = 0  # open array scopes that already hold an item
+        self.failed: ToonDecodeError | None = None
+        self._lineno = 0
+        self._text = ""
+
+    # ------------------------------------------------------------------ driving
+
+    def lines(self, first_lineno: int, lines: list[str]) -> list[Event]:
+        """Process complete lines; ``first_lineno`` is the 1-based number of ``lines[0]``."""
+        if self.failed is not None:
+            raise self.failed
+        lineno = first_lineno
+        try:
+            for text in lines:
+                self._lineno = lineno
+                self._text = text
+                self._line(text)
+                lineno += 1
+        except ToonDecodeError as e:
+            raise self._located(e) from None
+        out = self.out
+        self.out = []
+        return out
+
+    def close(self) -> list[Event]:
+        """End of input: close every open scope (running the count checks)."""
+        if self.failed is not None:
+            raise self.failed
+        try:
+            while self.stack:
+                self._pop()
+            if self.root == ROOT_NEW:  # §5: an empty document is an empty object
+                self.out.append(START_OBJECT)
+                self.out.append(END_OBJECT)
+                self.root = ROOT_DONE
+        except ToonDecodeError as e:
+            raise self._located(e) from None
+        out = self.out
+        self.out = []
+        return out
+
+    def _located(self, e: ToonDecodeError) -> ToonDecodeError:
+        if isinstance(e, _Fail) and e.column is None:
+            # A helper's offset is relative to the token it saw; find the token
+            # in the line only now, on the error path.
+            e.column = max(1, self._col_base + e.offset + 1)
+        e.locate(self._lineno, None, self._text)
+        self.failed = e
+        return e
+
+    # ------------------------------------------------------------------ one line
+
+    _col_base = 0  # 0-based column where the substring being parsed starts
+
+    def _line(self, text: str) -> None:
+        content = text.lstrip(" ")
+        if not content or content.strip(" \t") == "":
+            # §12 blank line: remembered; an error only if the next content
+            # line shows it sat inside an array span.
+            if not self.blank_line:
+                self.blank_line = self._lineno
+            return
+        first = content[0]
+        if first == "#":
+            return  # §5.1 comment line, removed before anything else
+        indent = len(text) - len(content)
+        if first == "\t":
+            raise _fail("tab in indentation", "tab_indent", indent + 1)
+        size = self.indent_size
+        if indent % size:
+            if self.strict:
+                raise _fail(
+                    f"indentation of {indent} spaces is not a multiple of {size}", "bad_indent", indent + 1
+                )
+        depth = indent // size
+        if depth > self.max_depth:
+            raise _fail(f"nesting deeper than max_depth ({self.max_depth})", "too_deep", indent + 1)
+        content = content.rstrip(" ")
+        stack = self.stack
+        while stack and depth < stack[-1].depth:
+            self._pop()
+        if self.blank_line:
+            if self.started_arrays and self.strict:
+                blank = self.blank_line
+                self.blank_line = 0
+                e = _fail("blank line inside an array", "blank_line", 1)
+                e.locate(blank, 1, "")
+                raise e
+            self.blank_line = 0
+        self._col_base = indent
+        if not stack:
+            if self.root == ROOT_NEW:
+                self._root_line(content, depth)
+                return
+            raise _fail("content after the end of the root value", "trailing_content", indent + 1)
+        top = stack[-1]
+        if depth > top.depth:
+            if top.count == 0:
+                raise _fail("indentation jumps more than one level", "depth_jump", indent + 1)
+            raise _fail("line is indented deeper than its scope allows", "over_indented", indent + 1)
+        _HANDLERS[top.kind](self, top, content, depth)
+
+    def _root_line(self, c: str, depth: int) -> None:
+        if depth != 0:
+            raise _fail("the first line must not be indented", "over_indented", self._col_base + 1)
+        colon = find_unquoted(c, ":")
+        if c[0] == "[":
+            if c == "[]":  # §9.1 empty root array
+                self.out.append(StartArray(0))
+                self.out.append(END_ARRAY)
+                self.root = ROOT_DONE
+                return
+            if colon != -1:
+                h = self._parse_header(c, 0)
+                if isinstance(h, _Header):
+                    self.root = ROOT_ARRAY
+                    self._open_header(None, h, 1)
+                    if not self.stack:  # inline root array: complete already
+                        self.root = ROOT_DONE
+                    return
+                if self.strict:
+                    raise _fail(h.message, h.code, self._col_base + h.offset + 1)
+        if colon == -1:  # §5: a single primitive
+            self.out.append(Scalar(self._convert(c, 0)))
+            self.root = ROOT_DONE
+            return
+        self.root = ROOT_OBJECT
+        frame = _Frame(OBJECT, 0, self._lineno, self._text)
+        if self.strict:
+            frame.keys = set()
+        self.stack.append(frame)
+        self.out.append(START_OBJECT)
+        self._object_line(frame, c, 0)
+
+    # ------------------------------------------------------------------ scopes
+
+    def _push(self, kind: int, depth: int) -> _Frame:
+        if len(self.stack) >= self.max_depth:
+            raise _fail(f"nesting deeper than max_depth ({self.max_depth})", "too_deep", self._col_base + 1)
+        frame = _Frame(kind, depth, self._lineno, self._text)
+        self.stack.append(frame)
+        return frame
+
+    def _pop(self) -> None:
+        frame = self.stack.pop()
+        kind = frame.kind
+        if kind == OBJECT:
+            self.out.append(END_OBJECT)
+            return
+        if frame.count:
+            self.started_arrays -= 1
+        if self.strict and frame.length is not None and frame.count != frame.length:
+            what = {LIST: "list items", TABLE: "rows", KEYED: "entry rows"}[kind]
+            e = _fail(
+                f"declared {frame.length} {what}, found {frame.count}"
+                + (f" (scope ended at line {self._lineno})" if self._lineno > frame.line else ""),
+                "count_mismatch",
+                1,
+            )
+            e.locate(frame.line, 1, frame.text)
+            raise e
+        self.out.append(END_ARRAY if kind == LIST else END_TABLE if kind == TABLE else END_KEYED)
+        if not self.stack and self.root == ROOT_ARRAY:
+            self.root = ROOT_DONE
+
+    def _count_item(self, frame: _Frame) -> None:
+        frame.count += 1
+        if frame.count == 1:
+            self.started_arrays += 1
+        if self.strict and frame.length is not None and frame.count > frame.length:
+            what = {LIST: "list items", TABLE: "rows", KEYED: "entry rows"}[frame.kind]
+            raise _fail(
+                f"more {what} than the {frame.length} declared at line {frame.line}",
+                "count_mismatch",
+                self._col_base + 1,
+            )
+
+    # ------------------------------------------------------------------ objects
+
+    def _object_line(self, frame: _Frame, c: str, depth: int) -> None:
+        """A line at an object's field depth: a key-value line or a keyed header (§8)."""
+        key = self._field(c, depth, keyless_ok=False)
+        keys = frame.keys
+        if keys is not None:
+            if key in keys:
+                raise _fail(f"duplicate key {key!r}", "duplicate_key", self._col_base + 1)
+            keys.add(key)
+        frame.count += 1
+
+    def _field(self, c: str, depth: int, *, keyless_ok: bool) -> str:
+        """Parse a field line at ``depth``; emit its events; open its scope if any.
+
+        Returns the key (for duplicate detection).
+        """
+        colon = find_unquoted(c, ":")
+        if colon == -1:
+            raise _fail("missing colon after key", "missing_colon", self._col_base + 1)
+        br = find_unquoted(c, "[")
+        if br != -1 and br < colon:
+            key_part = c[:br]
+            key: str | None
+            if not key_part:
+                key = None
+            elif key_part[0] == '"':
+                key = decode_key(key_part)
+            elif UNQUOTED_KEY.fullmatch(key_part):
+                key = key_part
+            else:
+                key = ""  # not a header: falls through to key-value below
+                br = -1
+            if br != -1:
+                h = self._parse_header(c, br)
+                if isinstance(h, _Header):
+                    if key is None and not (keyless_ok and h.fields is None):
+                        h = _Malformed(
+                            "a header without a key is only valid at the root or as a list item"
+                            if h.fields is None
+                            else "a tabular header without a key is only valid at the root",
+                            "keyless_header",
+                            0,
+                        )
+                    else:
+                        out_key = "" if key is None else key
+                        if key is not None:
+                            self.out.append(Key(key))
+                        self._open_header(key, h, depth + 1)
+                        return out_key
+                if self.strict:
+                    raise _fail(h.message, h.code, self._col_base + h.offset + 1)
+                # non-strict: §6 fall-through, the text before the colon is a literal key
+        raw_key = c[:colon].strip(" ")
+        key = decode_key(raw_key) if raw_key[:1] == '"' else raw_key
+        value = c[colon + 1 :].strip(" ")
+        out = self.out
+        out.append(Key(key))
+        if not value:
+            out.append(START_OBJECT)
+            frame = self._push(OBJECT, depth + 1)
+            if self.strict:
+                frame.keys = set()
+        elif value == "[]":
+            out.append(StartArray(0))
+            out.append(END_ARRAY)
+        else:
+            out.append(Scalar(self._convert(value, c.find(value, colon))))
+        return key
+
+    # ------------------------------------------------------------------ headers
+
+    def _open_header(self, key: str | None, h: _Header, depth: int) -> None:
+        """Emit the start of a header's value and open its scope (content at ``depth``)."""
+        out = self.out
+        if h.fields is not None:
+            if h.rest.strip(" "):
+                raise _fail("content after a tabular header's colon", "content_after_header", self._col_base + h.rest_col + 1)
+            frame = self._push(KEYED if h.keyed else TABLE, depth)
+            frame.length = h.length
+            frame.delim = h.delim
+            frame.width = h.width
+            if h.keyed and self.strict:
+                frame.keys = set()
+            out.append(StartTable(h.fields, h.length, h.keyed, h.delim, h.width))
+            return
+        rest = h.rest.strip(" ")
+        if not rest:
+            out.append(StartArray(h.length))
+            frame = self._push(LIST, depth)
+            frame.length = h.length
+            frame.delim = h.delim
+            return
+        # §9.1 inline primitive array
+        cells = split_cells(h.rest, h.delim)
+        if self.strict and len(cells) != h.length:
+            raise _fail(
+                f"declared {h.length} values, found {len(cells)}", "count_mismatch", self._col_base + 1
+            )
+        base = h.rest_col
+        out.append(StartArray(h.length))
+        out.append(Values(self._convert_cells(cells, base)))
+        out.append(END_ARRAY)
+
+    def _parse_header(self, c: str, br: int) -> _Header | _Malformed:
+        """Parse ``[N:?delim]{fields}:rest`` starting at ``c[br] == '['`` (§6)."""
+        close = c.find("]", br)
+        if close == -1:
+            return _Malformed("unterminated bracket segment", "bad_header", br)
+        inner = c[br + 1 : close]
+        delim = ","
+        if inner[-1:] in ("\t", "|"):
+            delim = inner[-1]
+            inner = inner[:-1]
+        keyed = inner[-1:] == ":"
+        if keyed:
+            inner = inner[:-1]
+        if not LENGTH.fullmatch(inner):
+            if not inner:
+                return _Malformed("bracket segment without a length", "bad_length", br)
+            return _Malformed(f"invalid length [{c[br + 1 : close]}]", "bad_length", br)
+        if len(inner) > _MAX_LENGTH_DIGITS:
+            return _Malformed("declared length too large", "bad_length", br)
+        pos = close + 1
+        fields: Fields | None = None
+        width = 0
+        if c[pos : pos + 1] == "{":
+            parsed = self._parse_fields(c, pos, delim)
+            if isinstance(parsed, _Malformed):
+                return parsed
+            fields, width, pos = parsed
+        if c[pos : pos + 1] != ":":
+            return _Malformed("unexpected characters in header before ':'", "bad_header", pos)
+        if keyed and fields is None:
+            return _Malformed("a keyed header needs a field list", "bad_header", pos)
+        return _Header(int(inner), keyed, delim, fields, width, c[pos + 1 :], pos + 1)
+
+    def _parse_fields(self, c: str, pos: int, delim: str) -> tuple[Fields, int, int] | _Malformed:
+        """Parse a fields segment at ``c[pos] == '{'``, nested groups included (§6, §9.3).
+
+        Returns (field tree, number of leaf fields, index after the closing brace).
+        Iterative: a stack of open groups instead of recursion.
+        """
+        n = len(c)
+        others = "".join(d for d in (",", "\t", "|") if d != delim)
+        groups: list[list[Any]] = [[]]
+        names: list[str] = []
+        i = pos + 1
+        width = 0
+        while True:
+            # ---- a field entry: a name, then "{" (nested group) or an end of entry
+            while i < n and c[i] == " ":
+                i += 1
+            if i < n and c[i] == '"':
+                name, i = scan_quoted(c, i)
+                while i < n and c[i] == " ":
+                    i += 1
+            else:
+                start = i
+                while i < n and c[i] not in "{}" and c[i] != delim and c[i] != '"':
+                    i += 1
+                name = c[start:i].strip(" ")
+                if not name:
+                    if i < n and c[i] == "}" and not groups[-1]:
+                        return _Malformed("empty field list", "bad_fields", start)
+                    return _Malformed("empty field name", "bad_fields", start)
+                for d in others:
+                    if d in name:
+                        return _Malformed(
+                            "field list uses a different delimiter than its bracket segment",
+                            "delimiter_mismatch",
+                            start,
+                        )
+                if ":" in name:
+                    return _Malformed("unmatched brace in field list", "bad_fields", start)
+            if i < n and c[i] == "{":
+                if len(groups) >= self.max_depth:
+                    return _Malformed(f"field groups nested deeper than max_depth ({self.max_depth})", "too_deep", i)
+                sub: list[Any] = []
+                groups[-1].append([name, sub])
+                groups.append(sub)
+                names.append(name)
+                i += 1
+                continue
+            groups[-1].append([name, None])
+            width += 1
+            # ---- after an entry: delimiter, or closing braces
+            while True:
+                if i >= n:
+                    return _Malformed("unmatched brace in field list", "bad_fields", n)
+                ch = c[i]
+                if ch == delim:
+                    i += 1
+                    break
+                if ch == "}":
+                    i += 1
+                    done = groups.pop()
+                    if not done:
+                        return _Malformed("empty field list", "bad_fields", i - 1)
+                    if not groups:
+                        return self._freeze_fields(done), width, i
+                    names.pop()
+                    continue
+                return _Malformed("unexpected character in field list", "bad_fields", i)
+
+    def _freeze_fields(self, tree: list[Any]) -> Fields | _Malformed:  # type: ignore[return]
+        # Lists -> tuples of Field, bottom-up, without recursion; strict mode
+        # rejects duplicate names within one brace group (§9.3, §14.3).
+        strict = self.strict
+        order: list[list[Any]] = []
+        todo = [tree]
+        while todo:
+            g = todo.pop()
+            order.append(g)
+            for entry in g:
+                if entry[1] is not None:
+                    todo.append(entry[1])
+        frozen: dict[int, Fields] = {}
+        for g in reversed(order):
+            if strict:
+                seen: set[str] = set()
+                for entry in g:
+                    if entry[0] in seen:
+                        raise _fail(f"duplicate field name {entry[0]!r}", "duplicate_key", self._col_base + 1)
+                    seen.add(entry[0])
+            frozen[id(g)] = tuple(
+                Field(name, None if sub is None else frozen[id(sub)]) for name, sub in g
+            )
+        return frozen[id(tree)]
+
+    # ------------------------------------------------------------------ lists
+
+    def _list_line(self, frame: _Frame, c: str, depth: int) -> None:
+        """A line at an expanded list's item depth: must be a list item (§9.4, §10)."""
+        out = self.out
+        if c == "-":  # §10 empty object item
+            self._count_item(frame)
+            out.append(START_OBJECT)
+            out.append(END_OBJECT)
+            return
+        if not c.startswith("- "):
+            raise _fail("expected a list item ('- ...')", "expected_list_item", self._col_base + 1)
+        self._count_item(frame)
+        rest = c[2:].lstrip(" ")
+        offset = len(c) - len(rest)
+        self._col_base += offset
+        if rest == "[]":  # §9.2 empty inner array
+            out.append(StartArray(0))
+            out.append(END_ARRAY)
+            return
+        colon = find_unquoted(rest, ":")
+        if colon == -1:  # a primitive item
+            out.append(Scalar(self._convert(rest, 0)))
+            return
+        if rest[0] == "[":
+            h = self._parse_header(rest, 0)
+            if isinstance(h, _Header):
+                if h.fields is None:
+                    # §9.2/§9.4 an array item; a nested list's items are one level down
+                    self._open_header(None, h, depth + 1)
+                    return
+                h = _Malformed(
+                    "a tabular header without a key is only valid at the root", "keyless_header", 0
+                )
+            if self.strict:
+                raise _fail(h.message, h.code, self._col_base + h.offset + 1)
+        # §10: an object whose first field sits on the hyphen line, at depth + 1
+        out.append(START_OBJECT)
+        obj = self._push(OBJECT, depth + 1)
+        if self.strict:
+            obj.keys = set()
+        self._object_line(obj, rest, depth + 1)
+
+    # ------------------------------------------------------------------ tables
+
+    def _table_line(self, frame: _Frame, c: str, depth: int) -> None:
+        """A line at a tabular array's row depth (§9.3)."""
+        delim = frame.delim
+        if ":" in c:
+            colon = find_unquoted(c, ":")
+            if colon != -1:
+                d = find_unquoted(c, delim)
+                if d == -1 or colon < d:
+                    # §9.3 disambiguation says "key-value line, end of rows"; but
+                    # at row depth no enclosing object can hold it.
+                    raise _fail(
+                        "key-value line at row depth (rows ended, but the line belongs to no object)",
+                        "over_indented",
+                        self._col_base + 1,
+                    )
+        cells = split_cells(c, delim)
+        if len(cells) != frame.width:
+            raise _fail(
+                f"row has {len(cells)} cells, header declares {frame.width} fields", "width_mismatch", self._col_base + 1
+            )
+        self._count_item(frame)
+        row = tuple(self._convert_cells(cells, 0))
+        out = self.out
+        if out and type(out[-1]) is Rows:
+            out[-1].rows.append(row)
+        else:
+            out.append(Rows([row]))
+
+    def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
+        """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
+        colon = find_unquoted(c, ":")
+        if colon == -1:
+            raise _fail("entry row without a colon", "missing_colon", self._col_base + 1)
+        raw_key = c[:colon].strip(" ")
+        key = decode_key(raw_key) if raw_key[:1] == '"' else raw_key
+        rest = c[colon + 1 :]
+        cells = split_cells(rest, frame.delim) if rest.strip(" ") else []
+        if len(cells) != frame.width:
+            raise _fail(
+                f"entry row has {len(cells)} cells, header declares {frame.width} fields",
+                "width_mismatch",
+                self._col_base + colon + 2,
+            )
+        keys = frame.keys
+        if keys is not None:
+            if key in keys:
+                raise _fail(f"duplicate key {key!r}", "duplicate_key", self._col_base + 1)
+            keys.add(key)
+        self._count_item(frame)
+        entry = (key, tuple(self._convert_cells(cells, colon + 1)))
+        out = self.out
+        if out and type(out[-1]) is Entries:
+            out[-1].entries.append(entry)
+        else:
+            out.append(Entries([entry]))
+
+    # ------------------------------------------------------------------ tokens
+
+    def _convert(self, tok: str, offset: int) -> Any:
+        try:
+            return self.convert(tok)
+        except _Fail as e:
+            e.offset += offset
+            raise
+
+    def _convert_cells(self, cells: list[str], base: int) -> list[Any]:
+        convert = self.convert
+        try:
+            return [convert(t.strip(" ")) for t in cells]
+        except _Fail as e:
+            # Error path only: find which cell failed to report its column.
+            pos = base
+            for t in cells:
+                tok = t.strip(" ")
+                try:
+                    convert(tok)
+                except _Fail:
+                    e.offset += pos + (len(t) - len(t.lstrip(" ")))
+                    raise e from None
+                pos += len(t) + 1
+            raise
+
+
+_HANDLERS: dict[int, Callable[[Machine, _Frame, str, int], None]] = {
+    OBJECT: Machine._object_line,
+    LIST: Machine._list_line,
+    TABLE: Machine._table_line,
+    KEYED: Machine._keyed_line,
+}

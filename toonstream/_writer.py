@@ -1,0 +1,98 @@
+"""Lines out: primitive cells, headers and field lists, with §7.2 quoting.
+
+Pure text formatting shared by every encoder (``dumps`` and the streaming
+encoders); it decides nothing about structure.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable
+
+from ._errors import ToonEncodeError
+from ._grammar import HEADER_SYMBOL, NEEDS_QUOTE
+from ._normalize import PRIMITIVE, normalize
+from ._scalars import encode_decimal, encode_float, encode_int, encode_key, quote
+
+Fields = list[tuple[str, Any]]  # (name, nested Fields or None), encoder side
+
+_LITERALS = {True: "true", False: "false", None: "null"}
+
+
+def primitive_formatter(delimiter: str, default: Callable[[Any], Any] | None) -> Callable[[Any], str]:
+    """A function that writes one primitive with quoting for ``delimiter`` (§7.2, §11.1)."""
+    needs_quote = NEEDS_QUOTE[delimiter].search
+
+    def fmt(v: Any) -> str:
+        t = type(v)
+        if t is str:
+            if needs_quote(v) is None:
+                return v
+            return quote_checked(v)
+        if t is int:
+            return encode_int(v)
+        if t is float:
+            return encode_float(v)
+        if t is bool or v is None:
+            return _LITERALS[v]
+        if t is Decimal:
+            return encode_decimal(v)
+        v = normalize(v, default)
+        if type(v) not in PRIMITIVE:
+            raise ToonEncodeError(f"expected a primitive, got {type(v).__name__}")
+        return fmt(v)
+
+    return fmt
+
+
+def quote_checked(s: str) -> str:
+    """``quote`` with lone surrogates reported as ToonEncodeError."""
+    try:
+        return quote(s)
+    except ValueError:
+        raise ToonEncodeError("string contains a lone surrogate (not encodable as UTF-8)") from None
+
+
+def key_text(k: Any) -> str:
+    """An object key or field name, quoted if §7.3 requires it."""
+    if type(k) is not str:
+        if isinstance(k, str):
+            k = str(k)
+        else:
+            raise ToonEncodeError(f"object keys must be strings, got {type(k).__name__} {k!r}")
+    try:
+        return encode_key(k)
+    except ValueError:
+        raise ToonEncodeError("key contains a lone surrogate (not encodable as UTF-8)") from None
+
+
+def fields_text(fields: Fields, delimiter: str) -> str:
+    """``{a,b{c,d}}`` for a field tree (§6), without recursion."""
+    parts: list[str] = ["{"]
+    todo: list[Any] = [iter(fields)]
+    first = [True]
+    while todo:
+        entry = next(todo[-1], None)
+        if entry is None:
+            todo.pop()
+            first.pop()
+            parts.append("}")
+            continue
+        if not first[-1]:
+            parts.append(delimiter)
+        first[-1] = False
+        name, sub = entry
+        parts.append(key_text(name))
+        if sub is not None:
+            parts.append("{")
+            todo.append(iter(sub))
+            first.append(True)
+    return "".join(parts)
+
+
+def header(head: str, n: int, delimiter: str, fields: Fields | None = None, *, keyed: bool = False) -> str:
+    """``head[N<sym>]{fields}:`` or the keyed ``head[N:<sym>]{fields}:`` (§6)."""
+    bracket = f"[{n}{':' if keyed else ''}{HEADER_SYMBOL[delimiter]}]"
+    if fields is None:
+        return f"{head}{bracket}:"
+    return f"{head}{bracket}{fields_text(fields, delimiter)}:"

@@ -1,0 +1,729 @@
+"""Decoding: the sans-I/O ``Decoder`` and the drivers built on it.
+
+Data flow::
+
+    chunks (bytes/str) -> LineSplitter -> Machine -> events -> consumer
+                                                        |-> ValueBuilder   (loads, load)
+                                                        |-> _ParseAdapter  (parse: ijson triples)
+                                                        |-> _ItemsAdapter  (items, kvitems)
+                                                        `-> _RowsAdapter   (rows)
+
+Every consumer is a push object (``push(events) -> outputs``); the sync and
+async drivers only move chunks in and outputs out, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Union
+
+from ._build import ValueBuilder, leaf_names, row_maker
+from ._errors import ToonDecodeError
+from ._events import (
+    EndArray,
+    EndObject,
+    EndTable,
+    Entries,
+    Event,
+    Fields,
+    Key,
+    Rows,
+    Scalar,
+    StartArray,
+    StartObject,
+    StartTable,
+    Values,
+)
+from ._lines import LineSplitter
+from ._machine import Machine
+from ._scalars import decimal_float, make_converter
+
+__all__ = [
+    "Decoder",
+    "loads",
+    "load",
+    "parse",
+    "items",
+    "kvitems",
+    "rows",
+    "RowReader",
+    "parse_async",
+    "items_async",
+    "kvitems_async",
+    "rows_async",
+]
+
+Chunk = Union[bytes, bytearray, memoryview, str]
+Source = Union[Chunk, IO[bytes], IO[str], Iterable[Chunk]]
+AsyncSource = Union[Any, AsyncIterable[Chunk]]
+
+#: Bytes (or characters) read from a file object per ``read`` call.
+DEFAULT_BUF_SIZE = 64 * 1024
+# Whole-string inputs are fed in slices so that no event batch grows with the input.
+_SLICE = 1 << 20
+
+DEFAULT_MAX_LINE_LENGTH = 64 * 1024 * 1024
+DEFAULT_MAX_DEPTH = 10_000
+DEFAULT_MAX_NUMBER_LENGTH = 10_000
+
+
+class Decoder:
+    """A push decoder: feed chunks, get events.  Does no I/O of its own.
+
+    Chunks may split anywhere: inside a UTF-8 sequence, between CR and LF,
+    inside a quoted string.  Only the current partial line and the stack of
+    open scopes are kept.
+
+    Options (keyword-only):
+        indent_size: spaces per indentation level (default 2).
+        strict: enforce §14 (counts, widths, indentation, blank lines,
+            duplicate keys); default True.
+        parse_float: called with the text of every non-integer number
+            (e.g. ``decimal.Decimal``); default: float (overflow -> Decimal).
+        max_depth, max_line_length, max_number_length: resource limits; a
+            breach is a ``ToonDecodeError`` with code ``too_deep``,
+            ``line_too_long`` or ``number_too_long``.
+
+    Example:
+        >>> d = Decoder()
+        >>> d.feed(b"a: 1\\nb")
+        [StartObject(), Key(key='a'), Scalar(value=1)]
+        >>> d.feed(b": [x]\\n")
+        [Key(key='b'), Scalar(value='[x]')]
+        >>> d.close()
+        [EndObject()]
+    """
+
+    __slots__ = ("_lines", "_machine")
+
+    def __init__(
+        self,
+        *,
+        indent_size: int = 2,
+        strict: bool = True,
+        parse_float: Callable[[str], Any] | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
+        max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+    ) -> None:
+        self._lines = LineSplitter(max_line_length=max_line_length)
+        self._machine = Machine(
+            convert=make_converter(parse_float=parse_float, max_number_length=max_number_length),
+            indent_size=indent_size,
+            strict=strict,
+            max_depth=max_depth,
+        )
+
+    def feed(self, data: Chunk) -> list[Event]:
+        """Add a chunk of input; return the events it completed."""
+        first = self._lines.lines_emitted + 1
+        try:
+            lines = self._lines.feed(data)
+        except ToonDecodeError as e:
+            self._machine.failed = e
+            raise
+        if not lines:
+            if self._machine.failed is not None:
+                raise self._machine.failed
+            return []
+        return self._machine.lines(first, lines)
+
+    def close(self) -> list[Event]:
+        """Signal end of input; return the remaining events (scope ends, count checks)."""
+        first = self._lines.lines_emitted + 1
+        try:
+            lines = self._lines.close()
+        except ToonDecodeError as e:
+            self._machine.failed = e
+            raise
+        events = self._machine.lines(first, lines) if lines else []
+        return events + self._machine.close()
+
+    @property
+    def line(self) -> int:
+        """Number of complete lines processed so far."""
+        return self._lines.lines_emitted
+
+
+# ---------------------------------------------------------------------- sources
+
+
+def _chunks(source: Source, buf_size: int) -> Iterator[Chunk]:
+    if isinstance(source, (str, bytes, bytearray, memoryview)):
+        for i in range(0, len(source), _SLICE):
+            yield source[i : i + _SLICE]
+        return
+    read = getattr(source, "read", None)
+    if read is not None:
+        while True:
+            chunk = read(buf_size)
+            if not chunk:
+                return
+            yield chunk
+    else:
+        yield from source  # type: ignore[misc]
+
+
+async def _achunks(source: AsyncSource, buf_size: int) -> AsyncIterator[Chunk]:
+    read = getattr(source, "read", None)
+    if read is not None:
+        while True:
+            chunk = read(buf_size)
+            if inspect.isawaitable(chunk):
+                chunk = await chunk
+            if not chunk:
+                return
+            yield chunk
+    elif hasattr(source, "__aiter__"):
+        async for chunk in source:
+            yield chunk
+    else:
+        for chunk in _chunks(source, buf_size):
+            yield chunk
+
+
+def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[Any]], buf_size: int) -> Iterator[Any]:
+    for chunk in _chunks(source, buf_size):
+        out = push(decoder.feed(chunk))
+        if out:
+            yield from out
+    out = push(decoder.close())
+    if out:
+        yield from out
+
+
+async def _adrive(
+    source: AsyncSource, decoder: Decoder, push: Callable[[list[Event]], list[Any]], buf_size: int
+) -> AsyncIterator[Any]:
+    async for chunk in _achunks(source, buf_size):
+        for item in push(decoder.feed(chunk)):
+            yield item
+    for item in push(decoder.close()):
+        yield item
+
+
+# ---------------------------------------------------------------------- values
+
+
+def loads(
+    data: str | bytes | bytearray | memoryview,
+    *,
+    indent_size: int = 2,
+    strict: bool = True,
+    parse_float: Callable[[str], Any] | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
+    max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+) -> Any:
+    """Decode a whole TOON document (str, or UTF-8 bytes) to Python values.
+
+    Objects become dicts, arrays lists; numbers are int or float like
+    ``json.loads`` (``parse_float=decimal.Decimal`` for exact decimals).
+
+    >>> loads("users[2]{id,name}:\\n  1,Ada\\n  2,Bob")
+    {'users': [{'id': 1, 'name': 'Ada'}, {'id': 2, 'name': 'Bob'}]}
+    """
+    decoder = Decoder(
+        indent_size=indent_size,
+        strict=strict,
+        parse_float=parse_float,
+        max_depth=max_depth,
+        max_line_length=max_line_length,
+        max_number_length=max_number_length,
+    )
+    return _build(_chunks(data, DEFAULT_BUF_SIZE), decoder)
+
+
+def load(
+    fp: IO[bytes] | IO[str] | Iterable[Chunk],
+    *,
+    indent_size: int = 2,
+    strict: bool = True,
+    parse_float: Callable[[str], Any] | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
+    max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+) -> Any:
+    """Decode a TOON document from a binary or text file (read in chunks).
+
+    >>> import io
+    >>> load(io.BytesIO(b"tags[2]: a,b"))
+    {'tags': ['a', 'b']}
+    """
+    decoder = Decoder(
+        indent_size=indent_size,
+        strict=strict,
+        parse_float=parse_float,
+        max_depth=max_depth,
+        max_line_length=max_line_length,
+        max_number_length=max_number_length,
+    )
+    return _build(_chunks(fp, DEFAULT_BUF_SIZE), decoder)
+
+
+def _build(chunks: Iterator[Chunk], decoder: Decoder) -> Any:
+    builder = ValueBuilder()
+    for chunk in chunks:
+        builder.push(decoder.feed(chunk))
+    builder.push(decoder.close())
+    return builder.value
+
+
+# ---------------------------------------------------------------------- prefixes
+
+_MAP, _ARRAY, _TABLE, _KEYED = 0, 1, 2, 3
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _item(prefix: str) -> str:
+    return f"{prefix}.item" if prefix else "item"
+
+
+class _Scope:
+    """An open container as the prefix-tracking adapters see it."""
+
+    __slots__ = ("kind", "prefix", "child", "fields", "mark")
+
+    def __init__(self, kind: int, prefix: str, child: str, fields: Fields | None = None) -> None:
+        self.kind = kind
+        self.prefix = prefix  # ijson prefix of the container itself
+        self.child = child  # prefix of the next child value
+        self.fields = fields
+        # Adapter-specific: _ItemsAdapter keeps a kvitems flag on maps and a
+        # row maker on tables; _RowsAdapter marks the tables it reports.
+        self.mark: Any = None
+
+
+def _value_prefix(scopes: list[_Scope]) -> str:
+    return scopes[-1].child if scopes else ""
+
+
+_KINDS: dict[type, str] = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def _kind(v: Any) -> str:
+    return _KINDS.get(type(v), "number")
+
+
+def _row_triples(prefix: str, fields: Fields, row: tuple[Any, ...], out: list[tuple[str, str, Any]]) -> None:
+    """ijson triples of one table row (an object at ``prefix``), iteratively."""
+    app = out.append
+    app((prefix, "start_map", None))
+    cells = iter(row)
+    todo: list[tuple[str, Iterator[Any]]] = [(prefix, iter(fields))]
+    while todo:
+        p, it = todo[-1]
+        f = next(it, None)
+        if f is None:
+            todo.pop()
+            app((p, "end_map", None))
+            continue
+        app((p, "map_key", f.name))
+        vp = _join(p, f.name)
+        if f.children is None:
+            v = next(cells)
+            app((vp, _kind(v), v))
+        else:
+            app((vp, "start_map", None))
+            todo.append((vp, iter(f.children)))
+
+
+class _ParseAdapter:
+    """Events -> ``(prefix, event, value)`` triples, as ``ijson.parse`` yields them."""
+
+    def __init__(self) -> None:
+        self.scopes: list[_Scope] = []
+
+    def push(self, events: list[Event]) -> list[tuple[str, str, Any]]:
+        out: list[tuple[str, str, Any]] = []
+        app = out.append
+        scopes = self.scopes
+        for ev in events:
+            t = type(ev)
+            if t is Key:
+                top = scopes[-1]
+                app((top.prefix, "map_key", ev.key))  # type: ignore[attr-defined]
+                top.child = _join(top.prefix, ev.key)  # type: ignore[attr-defined]
+            elif t is Scalar:
+                v = ev.value  # type: ignore[attr-defined]
+                app((_value_prefix(scopes), _kind(v), v))
+            elif t is Rows:
+                top = scopes[-1]
+                assert top.fields is not None
+                for row in ev.rows:  # type: ignore[attr-defined]
+                    _row_triples(top.child, top.fields, row, out)
+            elif t is Values:
+                p = scopes[-1].child
+                for v in ev.values:  # type: ignore[attr-defined]
+                    app((p, _kind(v), v))
+            elif t is StartObject:
+                vp = _value_prefix(scopes)
+                app((vp, "start_map", None))
+                scopes.append(_Scope(_MAP, vp, vp))
+            elif t is StartArray:
+                vp = _value_prefix(scopes)
+                app((vp, "start_array", None))
+                scopes.append(_Scope(_ARRAY, vp, _item(vp)))
+            elif t is StartTable:
+                vp = _value_prefix(scopes)
+                if ev.keyed:  # type: ignore[attr-defined]
+                    app((vp, "start_map", None))
+                    scopes.append(_Scope(_KEYED, vp, vp, ev.fields))  # type: ignore[attr-defined]
+                else:
+                    app((vp, "start_array", None))
+                    scopes.append(_Scope(_TABLE, vp, _item(vp), ev.fields))  # type: ignore[attr-defined]
+            elif t is Entries:
+                top = scopes[-1]
+                assert top.fields is not None
+                for k, row in ev.entries:  # type: ignore[attr-defined]
+                    app((top.prefix, "map_key", k))
+                    _row_triples(_join(top.prefix, k), top.fields, row, out)
+            elif t is EndObject or t is EndTable and ev.keyed:  # type: ignore[attr-defined]
+                app((scopes.pop().prefix, "end_map", None))
+            else:  # EndArray, EndTable (array)
+                app((scopes.pop().prefix, "end_array", None))
+        return out
+
+
+def _matches(value: Any, prefix: str, target: str, emit: Callable[[str, Any], None]) -> None:
+    """Call ``emit(prefix, v)`` for every value inside a built row at ``target``.
+
+    Rows hold only nested objects and primitives; the walk compares prefixes
+    (never splits them), so keys that contain dots match exactly as in ijson.
+    """
+    todo = [(prefix, value)]
+    while todo:
+        p, v = todo.pop()
+        if p == target:
+            emit(p, v)
+        elif type(v) is dict and target.startswith(p + "." if p else ""):
+            todo.extend((_join(p, k), sub) for k, sub in reversed(list(v.items())))
+
+
+class _ItemsAdapter:
+    """ijson ``items`` (values at ``prefix``) and ``kvitems`` (members of objects at ``prefix``)."""
+
+    def __init__(self, prefix: str, *, kv: bool) -> None:
+        self.target = prefix
+        self.kv = kv
+        self.scopes: list[_Scope] = []
+        self.builder: ValueBuilder | None = None
+        self.key: str | None = None  # kvitems: key of the value being built
+
+    def push(self, events: list[Event]) -> list[Any]:
+        out: list[Any] = []
+        scopes = self.scopes
+        target = self.target
+        kv = self.kv
+        i = 0
+        n = len(events)
+        while i < n:
+            if self.builder is not None:
+                j = self.builder.push(events, i)
+                if j < 0:
+                    break
+                out.append((self.key, self.builder.value) if kv else self.builder.value)
+                self.builder = None
+                i = j
+                continue
+            ev = events[i]
+            i += 1
+            t = type(ev)
+            if t is Key:
+                top = scopes[-1]
+                top.child = _join(top.prefix, ev.key)  # type: ignore[attr-defined]
+                if kv and top.mark:
+                    self.key = ev.key  # type: ignore[attr-defined]
+                continue
+            vp = _value_prefix(scopes)
+            parent_kv = kv and bool(scopes) and scopes[-1].mark
+            if t is Scalar:
+                if parent_kv:
+                    out.append((self.key, ev.value))  # type: ignore[attr-defined]
+                elif not kv and vp == target:
+                    out.append(ev.value)  # type: ignore[attr-defined]
+            elif t is StartObject or t is StartArray or t is StartTable:
+                if parent_kv or (not kv and vp == target):
+                    self.builder = ValueBuilder()
+                    i -= 1  # the builder takes this event too
+                    continue
+                if t is StartObject:
+                    scope = _Scope(_MAP, vp, vp)
+                    scope.mark = kv and vp == target
+                elif t is StartArray:
+                    scope = _Scope(_ARRAY, vp, _item(vp))
+                elif ev.keyed:  # type: ignore[attr-defined]
+                    scope = _Scope(_KEYED, vp, vp, ev.fields)  # type: ignore[attr-defined]
+                    scope.mark = row_maker(ev.fields)  # type: ignore[attr-defined]
+                else:
+                    scope = _Scope(_TABLE, vp, _item(vp), ev.fields)  # type: ignore[attr-defined]
+                    scope.mark = row_maker(ev.fields)  # type: ignore[attr-defined]
+                scopes.append(scope)
+            elif t is Values:
+                if not kv and scopes[-1].child == target:
+                    out.extend(ev.values)  # type: ignore[attr-defined]
+            elif t is Rows:
+                top = scopes[-1]
+                self._rows(top.child, top.mark, ev.rows, out)  # type: ignore[attr-defined]
+            elif t is Entries:
+                top = scopes[-1]
+                make = top.mark
+                if kv and top.prefix == target:
+                    out.extend((k, make(row)) for k, row in ev.entries)  # type: ignore[attr-defined]
+                elif target.startswith(top.prefix + "." if top.prefix else ""):
+                    for k, row in ev.entries:  # type: ignore[attr-defined]
+                        self._rows(_join(top.prefix, k), make, (row,), out)
+            else:  # EndObject, EndArray, EndTable
+                scopes.pop()
+        return out
+
+    def _rows(self, item_prefix: str, make: Any, rows: Iterable[tuple[Any, ...]], out: list[Any]) -> None:
+        target = self.target
+        if item_prefix == target:
+            if self.kv:
+                for row in rows:
+                    out.extend(make(row).items())
+            else:
+                out.extend(map(make, rows))
+        elif target.startswith(item_prefix + "."):
+            if self.kv:
+                emit: Callable[[str, Any], None] = lambda p, v: out.extend(v.items()) if type(v) is dict else None
+            else:
+                emit = lambda p, v: out.append(v)
+            for row in rows:
+                _matches(make(row), item_prefix, target, emit)
+
+
+class RowReader:
+    """Iterator over the rows of the tabular arrays (or keyed tables) at a prefix.
+
+    ``fields`` (the header's field tree) and ``columns`` (leaf names, dotted for
+    nested groups; a keyed table's entry key first) are set once a matching
+    header has been read; they follow the latest matching table.
+
+    >>> r = rows("users[2]{id,name}:\\n  1,Ada\\n  2,Bob", "users")
+    >>> list(r), r.columns
+    ([(1, 'Ada'), (2, 'Bob')], ['id', 'name'])
+    """
+
+    def __init__(self, adapter: _RowsAdapter, it: Iterator[Any]) -> None:
+        self._adapter = adapter
+        self._it = it
+
+    def __iter__(self) -> RowReader:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    @property
+    def fields(self) -> Fields | None:
+        return self._adapter.fields
+
+    @property
+    def columns(self) -> list[str] | None:
+        return self._adapter.columns
+
+
+class AsyncRowReader:
+    """Async counterpart of :class:`RowReader` (``async for row in rows_async(...)``)."""
+
+    def __init__(self, adapter: _RowsAdapter, it: AsyncIterator[Any]) -> None:
+        self._adapter = adapter
+        self._it = it
+
+    def __aiter__(self) -> AsyncRowReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self._it.__anext__()
+
+    @property
+    def fields(self) -> Fields | None:
+        return self._adapter.fields
+
+    @property
+    def columns(self) -> list[str] | None:
+        return self._adapter.columns
+
+
+class _RowsAdapter:
+    """Rows of tables at ``prefix``: leaf tuples, or dicts with ``as_dict``."""
+
+    def __init__(self, prefix: str, *, as_dict: bool, key_field: str, where: Callable[[], int]) -> None:
+        self.target = prefix
+        self.as_dict = as_dict
+        self.key_field = key_field
+        self.where = where
+        self.scopes: list[_Scope] = []
+        self.fields: Fields | None = None
+        self.columns: list[str] | None = None
+
+    def push(self, events: list[Event]) -> list[Any]:
+        out: list[Any] = []
+        scopes = self.scopes
+        target = self.target
+        for ev in events:
+            t = type(ev)
+            if t is Rows:
+                top = scopes[-1]
+                if top.mark is not None:
+                    if self.as_dict:
+                        out.extend(map(top.mark, ev.rows))  # type: ignore[attr-defined]
+                    else:
+                        out.extend(ev.rows)  # type: ignore[attr-defined]
+            elif t is Entries:
+                top = scopes[-1]
+                make = top.mark
+                if make is not None:
+                    if self.as_dict:
+                        kf = self.key_field
+                        for k, row in ev.entries:  # type: ignore[attr-defined]
+                            d = {kf: k}
+                            d.update(make(row))
+                            out.append(d)
+                    else:
+                        out.extend((k, *row) for k, row in ev.entries)  # type: ignore[attr-defined]
+            elif t is Key:
+                top = scopes[-1]
+                top.child = _join(top.prefix, ev.key)  # type: ignore[attr-defined]
+            elif t is StartObject or t is StartArray or t is StartTable:
+                vp = _value_prefix(scopes)
+                if t is StartTable:
+                    keyed = ev.keyed  # type: ignore[attr-defined]
+                    scope = _Scope(_KEYED if keyed else _TABLE, vp, vp if keyed else _item(vp), ev.fields)  # type: ignore[attr-defined]
+                    if vp == target:
+                        self.fields = ev.fields  # type: ignore[attr-defined]
+                        cols = leaf_names(ev.fields)  # type: ignore[attr-defined]
+                        self.columns = [self.key_field, *cols] if keyed else cols
+                        scope.mark = row_maker(ev.fields) if self.as_dict else True  # type: ignore[attr-defined]
+                elif vp == target:
+                    raise ToonDecodeError(
+                        f"the value at prefix {target!r} is not a tabular array or keyed table",
+                        code="not_tabular",
+                        line=self.where(),
+                        column=1,
+                        line_text="",
+                    )
+                elif t is StartObject:
+                    scope = _Scope(_MAP, vp, vp)
+                else:
+                    scope = _Scope(_ARRAY, vp, _item(vp))
+                scopes.append(scope)
+            elif t is Scalar:
+                if _value_prefix(scopes) == target:
+                    raise ToonDecodeError(
+                        f"the value at prefix {target!r} is not a tabular array or keyed table",
+                        code="not_tabular",
+                        line=self.where(),
+                        column=1,
+                        line_text="",
+                    )
+            elif t is Values:
+                pass
+            else:
+                scopes.pop()
+        return out
+
+
+# ---------------------------------------------------------------------- drivers
+
+
+def _decoder(use_float: bool, options: dict[str, Any]) -> Decoder:
+    if "parse_float" not in options:
+        options["parse_float"] = None if use_float else decimal_float
+    return Decoder(**options)
+
+
+def parse(source: Source, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[tuple[str, str, Any]]:
+    """Yield ``(prefix, event, value)`` triples exactly like ``ijson.parse``.
+
+    Non-integer numbers are ``Decimal`` (``use_float=True`` for float), as in
+    ijson.  ``source``: str/bytes, a binary or text file, or an iterable of chunks.
+    Other keyword options go to :class:`Decoder`.
+
+    >>> list(parse("a[2]: 1,x"))[:4]
+    [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'start_array', None), ('a.item', 'number', 1)]
+    """
+    return _drive(source, _decoder(use_float, options), _ParseAdapter().push, buf_size)
+
+
+def items(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[Any]:
+    """Yield each complete value found at ``prefix`` (ijson ``items`` semantics).
+
+    >>> list(items("users[2]{id}:\\n  1\\n  2", "users.item"))
+    [{'id': 1}, {'id': 2}]
+    """
+    return _drive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=False).push, buf_size)
+
+
+def kvitems(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[tuple[str, Any]]:
+    """Yield ``(key, value)`` for every member of the objects at ``prefix`` (ijson ``kvitems``).
+
+    >>> list(kvitems("cfg:\\n  a: 1\\n  b: x", "cfg"))
+    [('a', 1), ('b', 'x')]
+    """
+    return _drive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=True).push, buf_size)
+
+
+def rows(
+    source: Source,
+    prefix: str = "",
+    *,
+    as_dict: bool = False,
+    key_field: str = "key",
+    use_float: bool = True,
+    buf_size: int = DEFAULT_BUF_SIZE,
+    **options: Any,
+) -> RowReader:
+    """Iterate the rows of the tabular array (or keyed table) at ``prefix``.
+
+    Rows are tuples of leaf values in header order (a keyed table's entry key
+    first), or dicts with ``as_dict=True`` (nested field groups as nested dicts,
+    the entry key under ``key_field``).  No per-cell events are made.  The
+    prefix is the table's own ijson prefix (``""`` for the root, ``"users"``,
+    ``"data.items.item.users"``); a non-tabular value there is an error.
+    Numbers are floats by default here (``use_float=False`` for Decimal).
+
+    >>> list(rows("[2:]{age}:\\n  ada: 36\\n  bob: 41", as_dict=True))
+    [{'key': 'ada', 'age': 36}, {'key': 'bob', 'age': 41}]
+    """
+    decoder = _decoder(use_float, options)
+    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line)
+    return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
+
+
+def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, str, Any]]:
+    """Async :func:`parse`: ``source`` is an async file-like object (``await read(n)``)
+    or an async iterable of chunks."""
+    return _adrive(source, _decoder(use_float, options), _ParseAdapter().push, buf_size)
+
+
+def items_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[Any]:
+    """Async :func:`items`."""
+    return _adrive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=False).push, buf_size)
+
+
+def kvitems_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, Any]]:
+    """Async :func:`kvitems`."""
+    return _adrive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=True).push, buf_size)
+
+
+def rows_async(
+    source: AsyncSource,
+    prefix: str = "",
+    *,
+    as_dict: bool = False,
+    key_field: str = "key",
+    use_float: bool = True,
+    buf_size: int = DEFAULT_BUF_SIZE,
+    **options: Any,
+) -> AsyncRowReader:
+    """Async :func:`rows`."""
+    decoder = _decoder(use_float, options)
+    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line)
+    return AsyncRowReader(adapter, _adrive(source, decoder, adapter.push, buf_size))
+

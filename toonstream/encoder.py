@@ -1,0 +1,370 @@
+"""Encoding: Python values to TOON lines (``dumps``, ``dump``, ``encode_lines``).
+
+The walk is a trampoline: each container is encoded by a generator that
+yields finished lines (str) or a child request ``(key, container, generator)``;
+``_Walk.lines`` keeps the generators on an explicit stack.  Depth costs list
+entries, not Python frames, so a 100k-deep value ends in a ToonEncodeError
+(``max_depth``) or in correct output, never in RecursionError; the same stack
+detects cycles.
+"""
+
+from __future__ import annotations
+
+import io
+from operator import itemgetter
+from typing import IO, Any, Callable, Iterator, Union
+
+from ._errors import ToonEncodeError
+from ._grammar import DELIMITERS
+from ._normalize import PRIMITIVE, normalize
+from ._writer import Fields, header, key_text, primitive_formatter
+
+__all__ = ["dumps", "dump", "encode_lines"]
+
+Default = Callable[[Any], Any]
+_Request = tuple[Union[str, int], Any, Iterator[Any]]
+
+DEFAULT_MAX_DEPTH = 10_000
+_DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
+
+
+def _check_delimiter(delimiter: str) -> str:
+    delimiter = _DELIMITER_NAMES.get(delimiter, delimiter)
+    if delimiter not in DELIMITERS:
+        raise ValueError(f"delimiter must be ',', '\\t' or '|' (or comma/tab/pipe), got {delimiter!r}")
+    return delimiter
+
+
+class _Walk:
+    def __init__(self, *, indent_size: int, delimiter: str, default: Default | None, max_depth: int) -> None:
+        if indent_size < 1:
+            raise ValueError("indent_size must be >= 1")
+        self.unit = " " * indent_size
+        self.d = _check_delimiter(delimiter)
+        self.default = default
+        self.max_depth = max_depth
+        self.prim = primitive_formatter(self.d, default)
+
+    def norm(self, v: Any) -> Any:
+        if type(v) in _FAST_NATIVE:
+            return v
+        return normalize(v, self.default)
+
+    # ------------------------------------------------------------------ driver
+
+    def lines(self, value: Any) -> Iterator[str]:
+        stack: list[Iterator[Any]] = [self._root(value)]
+        path: list[Union[str, int]] = []
+        active: list[int] = []  # ids of the containers on the stack (cycle check)
+        max_depth = self.max_depth
+        try:
+            while stack:
+                item = next(stack[-1], None)
+                if item is None:
+                    stack.pop()
+                    if path:
+                        path.pop()
+                        active.pop()
+                    continue
+                if type(item) is str:
+                    yield item
+                    continue
+                key, container, gen = item
+                if len(stack) > max_depth:
+                    path.append(key)
+                    raise ToonEncodeError(f"value nested deeper than max_depth ({max_depth})")
+                if id(container) in active:
+                    path.append(key)
+                    raise ToonEncodeError("circular reference")
+                path.append(key)
+                active.append(id(container))
+                stack.append(gen)
+        except ToonEncodeError as e:
+            e.path = tuple(path) + e.path
+            raise
+
+    # ------------------------------------------------------------------ values
+
+    def _root(self, value: Any) -> Iterator[Any]:
+        v = self.norm(value)
+        t = type(v)
+        if t is dict:
+            if not v:
+                return  # §8: an empty root object is an empty document
+            fields = self._keyed_fields(v)
+            if fields is not None:
+                yield from self._keyed("", v, fields, 0)
+            else:
+                yield ("", v, self._fields(v, 0, None))
+        elif t is list:
+            if not v:
+                yield "[]"
+            else:
+                yield ("", v, self._array("", v, 0, tabular=True))
+        else:
+            yield self.prim(v)
+
+    def _fields(self, obj: dict[Any, Any], depth: int, first_lead: str | None) -> Iterator[Any]:
+        """The fields of a non-empty object at ``depth`` (§8); the first line may
+        carry a list-item hyphen instead of indentation (§10)."""
+        ind = self.unit * depth
+        lead = ind if first_lead is None else first_lead
+        for k, raw in obj.items():
+            try:
+                ek = key_text(k)
+                v = self.norm(raw)
+            except ToonEncodeError as e:
+                e.path = (k,) + e.path
+                raise
+            t = type(v)
+            if t in PRIMITIVE:
+                try:
+                    yield f"{lead}{ek}: {self.prim(v)}"
+                except ToonEncodeError as e:
+                    e.path = (k,) + e.path
+                    raise
+            elif t is dict:
+                if not v:
+                    yield f"{lead}{ek}:"
+                else:
+                    fields = self._keyed_fields(v)
+                    if fields is not None:
+                        yield (k, v, self._keyed(lead + ek, v, fields, depth))
+                    else:
+                        yield f"{lead}{ek}:"
+                        yield (k, v, self._fields(v, depth + 1, None))
+            else:  # list
+                if not v:
+                    yield f"{lead}{ek}: []"
+                else:
+                    yield (k, v, self._array(lead + ek, v, depth, tabular=True))
+            lead = ind
+
+    def _array(self, head: str, arr: list[Any], depth: int, *, tabular: bool) -> Iterator[Any]:
+        """A non-empty array whose header line starts with ``head`` at ``depth``;
+        its rows or items go at ``depth + 1``."""
+        d = self.d
+        items = [self.norm(x) for x in arr]
+        n = len(items)
+        if all(type(x) in PRIMITIVE for x in items):  # §9.1 inline
+            prim = self.prim
+            cells = []
+            for i, x in enumerate(items):
+                try:
+                    cells.append(prim(x))
+                except ToonEncodeError as e:
+                    e.path = (i,) + e.path
+                    raise
+            yield f"{header(head, n, d)} {d.join(cells)}"
+            return
+        if tabular:
+            fields = self._uniform_fields(items)
+            if fields is not None:  # §9.3
+                yield header(head, n, d, fields)
+                yield from self._rows(items, fields, depth + 1)
+                return
+        yield header(head, n, d)  # §9.4
+        yield from self._items(items, depth + 1)
+
+    def _items(self, items: list[Any], depth: int) -> Iterator[Any]:
+        lead = self.unit * depth + "- "
+        for i, x in enumerate(items):
+            t = type(x)
+            if t in PRIMITIVE:
+                try:
+                    yield lead + self.prim(x)
+                except ToonEncodeError as e:
+                    e.path = (i,) + e.path
+                    raise
+            elif t is list:
+                if not x:
+                    yield header(lead, 0, self.d)  # §9.2: "- [0]:", never "- []"
+                else:
+                    yield (i, x, self._array(lead, x, depth, tabular=False))
+            elif not x:
+                yield lead[:-1]  # §10 empty object: a bare "-"
+            else:
+                yield (i, x, self._fields(x, depth + 1, lead))
+
+    # ------------------------------------------------------------------ tables
+
+    def _uniform_fields(self, objs: list[Any]) -> Fields | None:
+        """The header field tree if ``objs`` qualify for tabular form (§9.3), else None.
+
+        Iterative over nested-uniform columns; gives up (None) past max_depth,
+        which also stops self-referencing rows.
+        """
+        root: Fields = []
+        todo: list[tuple[list[Any], Fields, int]] = [(objs, root, 0)]
+        norm = self.norm
+        while todo:
+            group, out, level = todo.pop()
+            if level > self.max_depth:
+                return None
+            first = group[0]
+            if type(first) is not dict or not first:
+                return None
+            n = len(first)
+            keys = first.keys()
+            for o in group:
+                if type(o) is not dict or len(o) != n or o.keys() != keys:
+                    return None
+            for k in first:
+                if type(k) is not str:
+                    return None
+                col = [norm(o[k]) for o in group]
+                if all(type(v) in PRIMITIVE for v in col):
+                    out.append((k, None))
+                elif all(type(v) is dict for v in col):
+                    sub: Fields = []
+                    out.append((k, sub))
+                    todo.append((col, sub, level + 1))
+                else:
+                    return None
+        return root
+
+    def _keyed_fields(self, obj: dict[Any, Any]) -> Fields | None:
+        """§9.5 keyed tabular detection: >= 2 entries, all uniform non-empty objects."""
+        if len(obj) < 2:
+            return None
+        values = [self.norm(v) for v in obj.values()]
+        if any(type(v) is not dict for v in values):
+            return None
+        return self._uniform_fields(values)
+
+    def _cells(self, fields: Fields) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+        """A function from a row object to its leaf values, depth-first (§9.3)."""
+        if all(sub is None for _, sub in fields):
+            names = [name for name, _ in fields]
+            if len(names) == 1:
+                only = names[0]
+                return lambda o: (o[only],)
+            return itemgetter(*names)  # type: ignore[return-value]
+        paths: list[tuple[str, ...]] = []
+        # depth-first pre-order: expand in place, keeping order
+        order: list[tuple[tuple[str, ...], Fields, int]] = [((), fields, 0)]
+        while order:
+            prefix, fl, i = order.pop()
+            if i >= len(fl):
+                continue
+            name, sub = fl[i]
+            order.append((prefix, fl, i + 1))
+            if sub is None:
+                paths.append(prefix + (name,))
+            else:
+                order.append((prefix + (name,), sub, 0))
+        norm = self.norm
+
+        def cells(o: dict[str, Any]) -> tuple[Any, ...]:
+            out = []
+            for p in paths:
+                v: Any = o
+                for name in p:
+                    v = norm(v)[name]
+                out.append(v)
+            return tuple(out)
+
+        return cells
+
+    def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
+        ind = self.unit * depth
+        d = self.d
+        prim = self.prim
+        get = self._cells(fields)
+        for i, o in enumerate(objs):
+            try:
+                yield ind + d.join([prim(v) for v in get(o)])
+            except ToonEncodeError as e:
+                e.path = (i,) + e.path
+                raise
+
+    def _keyed(self, head: str, obj: dict[str, Any], fields: Fields, depth: int) -> Iterator[str]:
+        d = self.d
+        yield header(head, len(obj), d, fields, keyed=True)
+        ind = self.unit * (depth + 1)
+        prim = self.prim
+        get = self._cells(fields)
+        for k, o in obj.items():
+            try:
+                yield f"{ind}{key_text(k)}: {d.join([prim(v) for v in get(self.norm(o))])}"
+            except ToonEncodeError as e:
+                e.path = (k,) + e.path
+                raise
+
+
+_FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
+
+
+def encode_lines(
+    obj: Any,
+    *,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Default | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Iterator[str]:
+    """Yield the TOON lines of ``obj`` one at a time (no line terminators).
+
+    >>> list(encode_lines({"tags": ["a", "b"], "n": 1}))
+    ['tags[2]: a,b', 'n: 1']
+    """
+    return _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth).lines(obj)
+
+
+def dumps(
+    obj: Any,
+    *,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Default | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> str:
+    """Encode ``obj`` as a TOON document (LF line ends, no trailing newline).
+
+    ``delimiter``: ``","`` (default), ``"\\t"`` or ``"|"`` (or ``"comma"``,
+    ``"tab"``, ``"pipe"``).  ``default``: called for values of types that have no
+    built-in mapping (like ``json.dumps``); it returns a serializable value.
+
+    >>> print(dumps({"users": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bob"}]}))
+    users[2]{id,name}:
+      1,Ada
+      2,Bob
+    """
+    return "\n".join(encode_lines(obj, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth))
+
+
+def dump(
+    obj: Any,
+    fp: IO[str] | IO[bytes],
+    *,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Default | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> None:
+    """Write ``obj`` as TOON to a text or binary file, in chunks of lines.
+
+    >>> import io
+    >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
+    '[2]: 1,2'
+    """
+    binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase)) or "b" in getattr(fp, "mode", "")
+    pending: list[str] = []
+    size = 0
+    first = True
+    for line in encode_lines(obj, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth):
+        if not first:
+            pending.append("\n")
+        first = False
+        pending.append(line)
+        size += len(line) + 1
+        if size >= 1 << 16:
+            _write(fp, "".join(pending), binary)
+            pending = []
+            size = 0
+    if pending:
+        _write(fp, "".join(pending), binary)
+
+
+def _write(fp: IO[Any], text: str, binary: bool) -> None:
+    fp.write(text.encode("utf-8") if binary else text)
