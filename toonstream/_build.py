@@ -123,24 +123,24 @@ class ValueBuilder:
         i = start
         n = len(events)
         while i < n:
-            ev = events[i]
+            ev: Any = events[i]
             i += 1
             t = type(ev)
             if t is Rows:
                 make = makers[-1]
                 assert make is not None
-                stack[-1].extend(map(make, ev.rows))  # type: ignore[attr-defined]
+                stack[-1].extend(map(make, ev.rows))
             elif t is Key:
-                keys[-1] = ev.key  # type: ignore[attr-defined]
+                keys[-1] = ev.key
             elif t is Scalar:
                 if stack:
                     top = stack[-1]
                     if type(top) is list:
-                        top.append(ev.value)  # type: ignore[attr-defined]
+                        top.append(ev.value)
                     else:
-                        top[keys[-1]] = ev.value  # type: ignore[attr-defined]
+                        top[keys[-1]] = ev.value
                 else:
-                    self.value = ev.value  # type: ignore[attr-defined]
+                    self.value = ev.value
                     self.done = True
                     return i
             elif t is StartObject or t is StartArray or t is StartTable:
@@ -151,8 +151,8 @@ class ValueBuilder:
                     new = []
                     maker = None
                 else:
-                    new = {} if ev.keyed else []  # type: ignore[attr-defined]
-                    maker = row_maker(ev.fields)  # type: ignore[attr-defined]
+                    new = {} if ev.keyed else []
+                    maker = row_maker(ev.fields)
                 if stack:
                     top = stack[-1]
                     if type(top) is list:
@@ -171,11 +171,11 @@ class ValueBuilder:
                     self.done = True
                     return i
             elif t is Values:
-                stack[-1].extend(ev.values)  # type: ignore[attr-defined]
+                stack[-1].extend(ev.values)
             elif t is Entries:
                 make = makers[-1]
                 assert make is not None
                 top = stack[-1]
-                for k, row in ev.entries:  # type: ignore[attr-defined]
+                for k, row in ev.entries:
                     top[k] = make(row)
         return -1

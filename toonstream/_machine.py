@@ -450,7 +450,6 @@ class Machine:
         n = len(c)
         others = "".join(d for d in (",", "\t", "|") if d != delim)
         groups: list[list[Any]] = [[]]
-        names: list[str] = []
         i = pos + 1
         width = 0
         while True:
@@ -485,7 +484,6 @@ class Machine:
                 sub: list[Any] = []
                 groups[-1].append([name, sub])
                 groups.append(sub)
-                names.append(name)
                 i += 1
                 continue
             groups[-1].append([name, None])
@@ -505,11 +503,10 @@ class Machine:
                         return _Malformed("empty field list", "bad_fields", i - 1)
                     if not groups:
                         return self._freeze_fields(done), width, i
-                    names.pop()
                     continue
                 return _Malformed("unexpected character in field list", "bad_fields", i)
 
-    def _freeze_fields(self, tree: list[Any]) -> Fields | _Malformed:  # type: ignore[return]
+    def _freeze_fields(self, tree: list[Any]) -> Fields:
         # Lists -> tuples of Field, bottom-up, without recursion; strict mode
         # rejects duplicate names within one brace group (§9.3, §14.3).
         strict = self.strict

@@ -249,6 +249,9 @@ def encode_key(k: str) -> str:
     return quote(k)
 
 
+_EXACT_INT_FLOAT = 2.0**53
+
+
 def encode_float(x: float) -> str:
     """Canonical §2 form of a float: shortest round-trip digits.
 
@@ -265,6 +268,12 @@ def encode_float(x: float) -> str:
             return r[:-2]
         return r
     ax = abs(x)
+    if ax >= _EXACT_INT_FLOAT and ax < 1e21:
+        # Integer-valued (every float this large is): write its exact digits,
+        # so the decoded int equals the float exactly.  The shortest digits
+        # ("6.517366420032157e16" -> 65173664200321570) would decode to a
+        # different integer.
+        return str(int(x))
     if 1e-6 <= ax < 1e21:
         return _plain(Decimal(r))
     mant, _, exp = r.partition("e")

@@ -27,7 +27,7 @@ def primitive_formatter(delimiter: str, default: Callable[[Any], Any] | None) ->
         t = type(v)
         if t is str:
             if needs_quote(v) is None:
-                return v
+                return str(v)
             return quote_checked(v)
         if t is int:
             return encode_int(v)

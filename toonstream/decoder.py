@@ -55,7 +55,7 @@ __all__ = [
 
 Chunk = Union[bytes, bytearray, memoryview, str]
 Source = Union[Chunk, IO[bytes], IO[str], Iterable[Chunk]]
-AsyncSource = Union[Any, AsyncIterable[Chunk]]
+AsyncSource = Any  # an async file-like object, an AsyncIterable of chunks, or a sync Source
 
 #: Bytes (or characters) read from a file object per ``read`` call.
 DEFAULT_BUF_SIZE = 64 * 1024
@@ -161,7 +161,7 @@ def _chunks(source: Source, buf_size: int) -> Iterator[Chunk]:
                 return
             yield chunk
     else:
-        yield from source  # type: ignore[misc]
+        yield from source
 
 
 async def _achunks(source: AsyncSource, buf_size: int) -> AsyncIterator[Chunk]:
@@ -178,7 +178,7 @@ async def _achunks(source: AsyncSource, buf_size: int) -> AsyncIterator[Chunk]:
         async for chunk in source:
             yield chunk
     else:
-        for chunk in _chunks(source, buf_size):
+        for chunk in _chunks(source, buf_size):  # a plain (sync) source is accepted too
             yield chunk
 
 
@@ -274,27 +274,32 @@ def _build(chunks: Iterator[Chunk], decoder: Decoder) -> Any:
 _MAP, _ARRAY, _TABLE, _KEYED = 0, 1, 2, 3
 
 
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
-
-
-def _item(prefix: str) -> str:
-    return f"{prefix}.item" if prefix else "item"
-
-
 class _Scope:
-    """An open container as the prefix-tracking adapters see it."""
+    """An open container as the prefix-tracking adapters see it.
 
-    __slots__ = ("kind", "prefix", "child", "fields", "mark")
+    Prefixes follow ijson's default (yajl2_c) backend, edge cases included: an
+    object member's prefix is ``parent.key``, except in the root object where
+    it is ``key`` (so ``{"": {"": 1}}`` gives ``"."``); an array element's is
+    ``parent.item``, or ``item`` when the parent prefix is the empty string
+    (so ``{"": [1]}`` gives ``"item"``).
+    """
 
-    def __init__(self, kind: int, prefix: str, child: str, fields: Fields | None = None) -> None:
+    __slots__ = ("kind", "prefix", "sep", "child", "fields", "mark")
+
+    def __init__(self, kind: int, prefix: str, root: bool, fields: Fields | None = None) -> None:
         self.kind = kind
         self.prefix = prefix  # ijson prefix of the container itself
-        self.child = child  # prefix of the next child value
+        self.sep = "" if root else "."
+        # prefix of the next child value (set per key for objects)
+        self.child = (prefix + ".item" if prefix else "item") if kind in (_ARRAY, _TABLE) else prefix
         self.fields = fields
         # Adapter-specific: _ItemsAdapter keeps a kvitems flag on maps and a
         # row maker on tables; _RowsAdapter marks the tables it reports.
         self.mark: Any = None
+
+    def key(self, name: str) -> str:
+        """Prefix of the value under ``name`` in this object."""
+        return self.prefix + self.sep + name
 
 
 def _value_prefix(scopes: list[_Scope]) -> str:
@@ -322,7 +327,7 @@ def _row_triples(prefix: str, fields: Fields, row: tuple[Any, ...], out: list[tu
             app((p, "end_map", None))
             continue
         app((p, "map_key", f.name))
-        vp = _join(p, f.name)
+        vp = p + "." + f.name  # rows are never the root: always dotted
         if f.children is None:
             v = next(cells)
             app((vp, _kind(v), v))
@@ -341,47 +346,48 @@ class _ParseAdapter:
         out: list[tuple[str, str, Any]] = []
         app = out.append
         scopes = self.scopes
+        ev: Any
         for ev in events:
             t = type(ev)
             if t is Key:
                 top = scopes[-1]
-                app((top.prefix, "map_key", ev.key))  # type: ignore[attr-defined]
-                top.child = _join(top.prefix, ev.key)  # type: ignore[attr-defined]
+                app((top.prefix, "map_key", ev.key))
+                top.child = top.key(ev.key)
             elif t is Scalar:
-                v = ev.value  # type: ignore[attr-defined]
+                v = ev.value
                 app((_value_prefix(scopes), _kind(v), v))
             elif t is Rows:
                 top = scopes[-1]
                 assert top.fields is not None
-                for row in ev.rows:  # type: ignore[attr-defined]
+                for row in ev.rows:
                     _row_triples(top.child, top.fields, row, out)
             elif t is Values:
                 p = scopes[-1].child
-                for v in ev.values:  # type: ignore[attr-defined]
+                for v in ev.values:
                     app((p, _kind(v), v))
             elif t is StartObject:
                 vp = _value_prefix(scopes)
                 app((vp, "start_map", None))
-                scopes.append(_Scope(_MAP, vp, vp))
+                scopes.append(_Scope(_MAP, vp, not scopes))
             elif t is StartArray:
                 vp = _value_prefix(scopes)
                 app((vp, "start_array", None))
-                scopes.append(_Scope(_ARRAY, vp, _item(vp)))
+                scopes.append(_Scope(_ARRAY, vp, not scopes))
             elif t is StartTable:
                 vp = _value_prefix(scopes)
-                if ev.keyed:  # type: ignore[attr-defined]
+                if ev.keyed:
                     app((vp, "start_map", None))
-                    scopes.append(_Scope(_KEYED, vp, vp, ev.fields))  # type: ignore[attr-defined]
+                    scopes.append(_Scope(_KEYED, vp, not scopes, ev.fields))
                 else:
                     app((vp, "start_array", None))
-                    scopes.append(_Scope(_TABLE, vp, _item(vp), ev.fields))  # type: ignore[attr-defined]
+                    scopes.append(_Scope(_TABLE, vp, not scopes, ev.fields))
             elif t is Entries:
                 top = scopes[-1]
                 assert top.fields is not None
-                for k, row in ev.entries:  # type: ignore[attr-defined]
+                for k, row in ev.entries:
                     app((top.prefix, "map_key", k))
-                    _row_triples(_join(top.prefix, k), top.fields, row, out)
-            elif t is EndObject or t is EndTable and ev.keyed:  # type: ignore[attr-defined]
+                    _row_triples(top.key(k), top.fields, row, out)
+            elif t is EndObject or t is EndTable and ev.keyed:
                 app((scopes.pop().prefix, "end_map", None))
             else:  # EndArray, EndTable (array)
                 app((scopes.pop().prefix, "end_array", None))
@@ -399,8 +405,8 @@ def _matches(value: Any, prefix: str, target: str, emit: Callable[[str, Any], No
         p, v = todo.pop()
         if p == target:
             emit(p, v)
-        elif type(v) is dict and target.startswith(p + "." if p else ""):
-            todo.extend((_join(p, k), sub) for k, sub in reversed(list(v.items())))
+        elif type(v) is dict and target.startswith(p + "."):
+            todo.extend((p + "." + k, sub) for k, sub in reversed(list(v.items())))
 
 
 class _ItemsAdapter:
@@ -429,53 +435,50 @@ class _ItemsAdapter:
                 self.builder = None
                 i = j
                 continue
-            ev = events[i]
+            ev: Any = events[i]
             i += 1
             t = type(ev)
             if t is Key:
                 top = scopes[-1]
-                top.child = _join(top.prefix, ev.key)  # type: ignore[attr-defined]
+                top.child = top.key(ev.key)
                 if kv and top.mark:
-                    self.key = ev.key  # type: ignore[attr-defined]
+                    self.key = ev.key
                 continue
             vp = _value_prefix(scopes)
             parent_kv = kv and bool(scopes) and scopes[-1].mark
             if t is Scalar:
                 if parent_kv:
-                    out.append((self.key, ev.value))  # type: ignore[attr-defined]
+                    out.append((self.key, ev.value))
                 elif not kv and vp == target:
-                    out.append(ev.value)  # type: ignore[attr-defined]
+                    out.append(ev.value)
             elif t is StartObject or t is StartArray or t is StartTable:
                 if parent_kv or (not kv and vp == target):
                     self.builder = ValueBuilder()
                     i -= 1  # the builder takes this event too
                     continue
                 if t is StartObject:
-                    scope = _Scope(_MAP, vp, vp)
+                    scope = _Scope(_MAP, vp, not scopes)
                     scope.mark = kv and vp == target
                 elif t is StartArray:
-                    scope = _Scope(_ARRAY, vp, _item(vp))
-                elif ev.keyed:  # type: ignore[attr-defined]
-                    scope = _Scope(_KEYED, vp, vp, ev.fields)  # type: ignore[attr-defined]
-                    scope.mark = row_maker(ev.fields)  # type: ignore[attr-defined]
+                    scope = _Scope(_ARRAY, vp, not scopes)
                 else:
-                    scope = _Scope(_TABLE, vp, _item(vp), ev.fields)  # type: ignore[attr-defined]
-                    scope.mark = row_maker(ev.fields)  # type: ignore[attr-defined]
+                    scope = _Scope(_KEYED if ev.keyed else _TABLE, vp, not scopes, ev.fields)
+                    scope.mark = row_maker(ev.fields)
                 scopes.append(scope)
             elif t is Values:
                 if not kv and scopes[-1].child == target:
-                    out.extend(ev.values)  # type: ignore[attr-defined]
+                    out.extend(ev.values)
             elif t is Rows:
                 top = scopes[-1]
-                self._rows(top.child, top.mark, ev.rows, out)  # type: ignore[attr-defined]
+                self._rows(top.child, top.mark, ev.rows, out)
             elif t is Entries:
                 top = scopes[-1]
                 make = top.mark
                 if kv and top.prefix == target:
-                    out.extend((k, make(row)) for k, row in ev.entries)  # type: ignore[attr-defined]
-                elif target.startswith(top.prefix + "." if top.prefix else ""):
-                    for k, row in ev.entries:  # type: ignore[attr-defined]
-                        self._rows(_join(top.prefix, k), make, (row,), out)
+                    out.extend((k, make(row)) for k, row in ev.entries)
+                elif target.startswith(top.prefix):
+                    for k, row in ev.entries:
+                        self._rows(top.key(k), make, (row,), out)
             else:  # EndObject, EndArray, EndTable
                 scopes.pop()
         return out
@@ -566,40 +569,41 @@ class _RowsAdapter:
         out: list[Any] = []
         scopes = self.scopes
         target = self.target
+        ev: Any
         for ev in events:
             t = type(ev)
             if t is Rows:
                 top = scopes[-1]
                 if top.mark is not None:
                     if self.as_dict:
-                        out.extend(map(top.mark, ev.rows))  # type: ignore[attr-defined]
+                        out.extend(map(top.mark, ev.rows))
                     else:
-                        out.extend(ev.rows)  # type: ignore[attr-defined]
+                        out.extend(ev.rows)
             elif t is Entries:
                 top = scopes[-1]
                 make = top.mark
                 if make is not None:
                     if self.as_dict:
                         kf = self.key_field
-                        for k, row in ev.entries:  # type: ignore[attr-defined]
+                        for k, row in ev.entries:
                             d = {kf: k}
                             d.update(make(row))
                             out.append(d)
                     else:
-                        out.extend((k, *row) for k, row in ev.entries)  # type: ignore[attr-defined]
+                        out.extend((k, *row) for k, row in ev.entries)
             elif t is Key:
                 top = scopes[-1]
-                top.child = _join(top.prefix, ev.key)  # type: ignore[attr-defined]
+                top.child = top.key(ev.key)
             elif t is StartObject or t is StartArray or t is StartTable:
                 vp = _value_prefix(scopes)
                 if t is StartTable:
-                    keyed = ev.keyed  # type: ignore[attr-defined]
-                    scope = _Scope(_KEYED if keyed else _TABLE, vp, vp if keyed else _item(vp), ev.fields)  # type: ignore[attr-defined]
+                    keyed = ev.keyed
+                    scope = _Scope(_KEYED if keyed else _TABLE, vp, not scopes, ev.fields)
                     if vp == target:
-                        self.fields = ev.fields  # type: ignore[attr-defined]
-                        cols = leaf_names(ev.fields)  # type: ignore[attr-defined]
+                        self.fields = ev.fields
+                        cols = leaf_names(ev.fields)
                         self.columns = [self.key_field, *cols] if keyed else cols
-                        scope.mark = row_maker(ev.fields) if self.as_dict else True  # type: ignore[attr-defined]
+                        scope.mark = row_maker(ev.fields) if self.as_dict else True
                 elif vp == target:
                     raise ToonDecodeError(
                         f"the value at prefix {target!r} is not a tabular array or keyed table",
@@ -608,10 +612,8 @@ class _RowsAdapter:
                         column=1,
                         line_text="",
                     )
-                elif t is StartObject:
-                    scope = _Scope(_MAP, vp, vp)
                 else:
-                    scope = _Scope(_ARRAY, vp, _item(vp))
+                    scope = _Scope(_MAP if t is StartObject else _ARRAY, vp, not scopes)
                 scopes.append(scope)
             elif t is Scalar:
                 if _value_prefix(scopes) == target:

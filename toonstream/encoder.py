@@ -50,19 +50,32 @@ class _Walk:
             return v
         return normalize(v, self.default)
 
+    def _norm_all(self, arr: list[Any]) -> list[Any]:
+        norm = self.norm
+        try:
+            return [norm(x) for x in arr]
+        except ToonEncodeError as e:
+            for i, x in enumerate(arr):  # error path only: find the index
+                try:
+                    norm(x)
+                except ToonEncodeError:
+                    e.path = (i,) + e.path
+                    break
+            raise
+
     # ------------------------------------------------------------------ driver
 
     def lines(self, value: Any) -> Iterator[str]:
         stack: list[Iterator[Any]] = [self._root(value)]
-        path: list[Union[str, int]] = []
-        active: list[int] = []  # ids of the containers on the stack (cycle check)
+        path: list[Union[str, int]] = []  # one key per child generator on the stack
+        active: list[int] = [id(value)]  # ids of the containers being encoded (cycle check)
         max_depth = self.max_depth
         try:
             while stack:
                 item = next(stack[-1], None)
                 if item is None:
                     stack.pop()
-                    if path:
+                    if stack:
                         path.pop()
                         active.pop()
                     continue
@@ -95,12 +108,12 @@ class _Walk:
             if fields is not None:
                 yield from self._keyed("", v, fields, 0)
             else:
-                yield ("", v, self._fields(v, 0, None))
+                yield from self._fields(v, 0, None)
         elif t is list:
             if not v:
                 yield "[]"
             else:
-                yield ("", v, self._array("", v, 0, tabular=True))
+                yield from self._array("", v, 0, tabular=True)
         else:
             yield self.prim(v)
 
@@ -110,8 +123,8 @@ class _Walk:
         ind = self.unit * depth
         lead = ind if first_lead is None else first_lead
         for k, raw in obj.items():
+            ek = key_text(k)  # a bad key is reported at its object's path
             try:
-                ek = key_text(k)
                 v = self.norm(raw)
             except ToonEncodeError as e:
                 e.path = (k,) + e.path
@@ -144,7 +157,7 @@ class _Walk:
         """A non-empty array whose header line starts with ``head`` at ``depth``;
         its rows or items go at ``depth + 1``."""
         d = self.d
-        items = [self.norm(x) for x in arr]
+        items = self._norm_all(arr)
         n = len(items)
         if all(type(x) in PRIMITIVE for x in items):  # §9.1 inline
             prim = self.prim
@@ -239,7 +252,7 @@ class _Walk:
             if len(names) == 1:
                 only = names[0]
                 return lambda o: (o[only],)
-            return itemgetter(*names)  # type: ignore[return-value]
+            return itemgetter(*names)
         paths: list[tuple[str, ...]] = []
         # depth-first pre-order: expand in place, keeping order
         order: list[tuple[tuple[str, ...], Fields, int]] = [((), fields, 0)]

@@ -1,0 +1,199 @@
+"""Decoder behaviour beyond the fixtures: locations, limits, policies, streaming."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Iterator
+
+import pytest
+
+import toonstream
+from toonstream import Decoder, ToonDecodeError
+
+from conftest import chunkings
+
+
+def _err(doc: str | bytes, **opts: object) -> ToonDecodeError:
+    with pytest.raises(ToonDecodeError) as info:
+        toonstream.loads(doc, **opts)  # type: ignore[arg-type]
+    return info.value
+
+
+# ---------------------------------------------------------------- error locations
+
+
+@pytest.mark.parametrize(
+    "doc, code, line, column",
+    [
+        ("tags[3]: a,b", "count_mismatch", 1, 1),
+        ("a: 1\nb:\n  c: \"x\\q\"", "invalid_escape", 3, 8),
+        ("items[2]{id,name}:\n  1,Ada\n  2", "width_mismatch", 3, 3),
+        ("a: 1\n   b: 2", "bad_indent", 2, 4),
+        ("a:\n\tb: 1", "tab_indent", 2, 1),
+        ("a: 1\na: 2", "duplicate_key", 2, 1),
+        ("x:\n  y: 1\n  oops", "missing_colon", 3, 3),
+        ("[2]: a,b\nmore: 1", "trailing_content", 2, 1),
+        ("items[2]:\n  - a\n\n  - b", "blank_line", 3, 1),
+        ("items[2]:\n  - a\nz: 1", "count_mismatch", 1, 1),
+        ("k: \"abc", "unterminated_string", 1, 4),
+        ("k[2]: 1,\"x\\uD800\"", "invalid_escape", 1, 11),
+    ],
+)
+def test_error_code_and_location(doc: str, code: str, line: int, column: int) -> None:
+    e = _err(doc)
+    assert (e.code, e.line, e.column) == (code, line, column), str(e)
+    assert e.line_text == (doc.split("\n")[line - 1] if code != "blank_line" else "")
+    assert isinstance(e, ValueError) and isinstance(e, toonstream.ToonError)
+    assert f"line {line}" in str(e)
+
+
+def test_count_error_reported_at_scope_end_names_both_lines() -> None:
+    e = _err("a:\n  items[3]{x}:\n    1\n    2\n  b: 1")
+    assert e.code == "count_mismatch" and e.line == 2 and "line 5" in str(e)
+
+
+def test_too_many_rows_fails_at_the_extra_row() -> None:
+    events: list[object] = []
+    d = Decoder()
+    events += d.feed("t[1]{a}:\n  1\n")
+    with pytest.raises(ToonDecodeError) as info:
+        d.feed("  2\n")
+    assert info.value.line == 3
+    with pytest.raises(ToonDecodeError):  # a failed decoder stays failed
+        d.feed("x")
+
+
+# ---------------------------------------------------------------- bytes and lines
+
+
+def test_invalid_utf8_is_a_decode_error_with_location() -> None:
+    for bad in (b"a: 1\nb: \xff", b"a: \xe2\x82", b"a: \xed\xa0\x80", b"a: \xc0\xaf"):
+        e = _err(bad)
+        assert e.code == "invalid_utf8"
+        assert e.line == bad.count(b"\n") + 1
+
+
+def test_utf8_split_across_chunks_and_crlf_split() -> None:
+    doc = "name: Zoë 👋\r\nlist[2]: é,ü\r\n".encode()
+    for name, chunks in chunkings(doc):
+        d = Decoder()
+        events = []
+        for c in chunks:
+            events += d.feed(c)
+        events += d.close()
+        assert toonstream.Scalar("Zoë 👋") in events, name
+
+
+def test_bom_skipped_once_and_only_at_start() -> None:
+    assert toonstream.loads("\ufeffa: 1") == {"a": 1}
+    assert toonstream.loads(b"\xef\xbb\xbfa: 1") == {"a": 1}
+    assert toonstream.loads("a: \ufeffx") == {"a": "\ufeffx"}
+
+
+def test_unicode_line_separators_are_content() -> None:
+    assert toonstream.loads("a: x\u2028y\x85z\x0cw\rv") == {"a": "x\u2028y\x85z\x0cw\rv"}
+
+
+def test_line_length_limit() -> None:
+    e = _err("a: " + "x" * 100, max_line_length=50)
+    assert e.code == "line_too_long"
+    d = Decoder(max_line_length=50)
+    with pytest.raises(ToonDecodeError):
+        for _ in range(20):
+            d.feed("xxxxxxxx")  # no newline yet: the partial line is bounded too
+
+
+# ---------------------------------------------------------------- numbers
+
+
+def test_number_policies() -> None:
+    assert toonstream.loads("[4]: 1.0,-0.0,1e400,-1e400") == [1.0, 0.0, Decimal("1e400"), Decimal("-1e400")]
+    assert math.copysign(1, toonstream.loads("-0.0")) == 1.0
+    big = "9" * 5000
+    assert toonstream.loads(f"n: {big}") == {"n": int(Decimal(big))}
+    assert toonstream.loads("x: 0.1", parse_float=Decimal) == {"x": Decimal("0.1")}
+    assert toonstream.loads(f"n: {2**64 + 1}")["n"] == 2**64 + 1
+    e = _err("n: " + "1" * 10_001)
+    assert e.code == "number_too_long"
+    assert toonstream.loads("n: " + "1" * 10_001, max_number_length=20_000)["n"] == int(Decimal("1" * 10_001))
+
+
+# ---------------------------------------------------------------- limits and depth
+
+
+def _deep_lists(levels: int) -> Iterator[str]:
+    # "- [1]:" opens a nested list whose item is one level deeper (indent 1 keeps it small)
+    yield "[1]:\n"
+    for i in range(1, levels):
+        yield " " * i + "- [1]:\n"
+    yield " " * levels + "- x\n"
+
+
+def test_deep_nesting_is_iterative() -> None:
+    v = toonstream.load(_deep_lists(3000), indent_size=1)
+    depth = 0
+    while isinstance(v, list):
+        v = v[0]
+        depth += 1
+    assert v == "x" and depth == 3000
+
+
+def test_depth_limit_is_a_decode_error() -> None:
+    with pytest.raises(ToonDecodeError) as info:
+        toonstream.load(_deep_lists(20_000), indent_size=1)
+    assert info.value.code == "too_deep"
+
+
+def test_deep_nested_field_groups() -> None:
+    n = 5000
+    doc = "a[1]{" + "x{" * n + "y" + "}" * n + "}:\n  7"
+    v = toonstream.loads(doc)["a"][0]
+    for _ in range(n):
+        v = v["x"]
+    assert v == {"y": 7}
+    e = _err("a[1]{" + "x{" * 100_000 + "y" + "}" * 100_000 + "}:\n  7")
+    assert e.code == "too_deep"
+
+
+def test_huge_declared_length_is_not_allocated() -> None:
+    e = _err("a[999999999999]: x")
+    assert e.code == "count_mismatch"
+    assert toonstream.loads("a[999999999999]: x", strict=False) == {"a": ["x"]}
+    assert _err("a[99999999999999999999999]: x").code == "bad_length"
+
+
+# ---------------------------------------------------------------- policies
+
+
+def test_non_strict_never_drops_lines() -> None:
+    # over-indented content is an error in both modes (the spec allows skipping it; we do not)
+    for doc in ("a: 1\n    b: 2", "t[1]{a}:\n  1\n    junk: 9"):
+        assert _err(doc, strict=False).code in ("over_indented", "depth_jump")
+    # tabs in indentation are rejected in both modes
+    assert _err("a:\n\tb: 1", strict=False).code == "tab_indent"
+    # row width mismatches too: there is no value to give the missing cells
+    assert _err("t[2]{a,b}:\n  1\n  2,3", strict=False).code == "width_mismatch"
+
+
+def test_non_strict_relaxes_counts_blank_lines_and_duplicates() -> None:
+    assert toonstream.loads("t[5]: a,b", strict=False) == {"t": ["a", "b"]}
+    assert toonstream.loads("t[1]:\n  - a\n\n  - b", strict=False) == {"t": ["a", "b"]}
+    assert toonstream.loads("a: 1\nb: 2\na: 3", strict=False) == {"a": 3, "b": 2}
+
+
+def test_raw_control_characters_inside_quotes_are_accepted() -> None:
+    assert toonstream.loads('a: "x\x01y"') == {"a": "x\x01y"}
+
+
+def test_prototype_keys_are_plain_keys() -> None:
+    assert toonstream.loads("__proto__:\n  x: 1\nconstructor: 2") == {"__proto__": {"x": 1}, "constructor": 2}
+
+
+def test_decoder_events_shape() -> None:
+    d = Decoder()
+    events = d.feed("t[2]{a,b{c}}:\n  1,x\n  2,y\n") + d.close()
+    assert events[0] == toonstream.StartObject()
+    table = events[2]
+    assert isinstance(table, toonstream.StartTable) and table.width == 2 and table.length == 2
+    assert events[3] == toonstream.Rows([(1, "x"), (2, "y")])

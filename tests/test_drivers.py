@@ -1,0 +1,152 @@
+"""The ijson-style drivers (parse, items, kvitems), rows(), and the async variants."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from decimal import Decimal
+from typing import Any, AsyncIterator
+
+import ijson
+import pytest
+
+import toonstream
+from toonstream import ToonDecodeError
+
+from conftest import json_equal, load_fixtures
+
+CASES = [
+    (i, c)
+    for i, c in load_fixtures("decode")
+    if not c.get("shouldError") and c.get("options", {}).get("strict", True) is not False
+]
+
+
+def _prefixes(doc: bytes) -> list[str]:
+    seen: dict[str, None] = {}
+    for prefix, _, _ in ijson.parse(doc):
+        seen[prefix] = None
+    return list(seen)
+
+
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_items_and_kvitems_match_ijson(case: dict[str, Any]) -> None:
+    doc = json.dumps(case["expected"]).encode()
+    opts = {"indent_size": case.get("options", {}).get("indentSize", 2)}
+    for prefix in _prefixes(doc):
+        assert list(toonstream.items(case["input"], prefix, **opts)) == list(ijson.items(doc, prefix)), prefix
+        assert list(toonstream.kvitems(case["input"], prefix, **opts)) == list(ijson.kvitems(doc, prefix)), prefix
+
+
+ORDERS = """orders[3]{id,customer{name,country},total}:
+  1,Ada,DK,99.5
+  2,Bob,UK,149
+  3,"Cy, Jr.",US,0.25
+meta:
+  source: shop
+servers[2:]{host,port}:
+  alpha: a.example.com,8080
+  beta: b.example.com,9090"""
+
+
+def test_items_inside_rows_and_entries() -> None:
+    assert list(toonstream.items(ORDERS, "orders.item.customer")) == [
+        {"name": "Ada", "country": "DK"},
+        {"name": "Bob", "country": "UK"},
+        {"name": "Cy, Jr.", "country": "US"},
+    ]
+    assert list(toonstream.items(ORDERS, "orders.item.customer.name")) == ["Ada", "Bob", "Cy, Jr."]
+    assert list(toonstream.items(ORDERS, "servers.beta.port")) == [9090]
+    assert list(toonstream.kvitems(ORDERS, "servers")) == [
+        ("alpha", {"host": "a.example.com", "port": 8080}),
+        ("beta", {"host": "b.example.com", "port": 9090}),
+    ]
+    assert list(toonstream.kvitems(ORDERS, "orders.item.customer"))[:2] == [("name", "Ada"), ("country", "DK")]
+
+
+def test_numbers_decimal_by_default_float_on_request() -> None:
+    assert list(toonstream.items(ORDERS, "orders.item.total")) == [Decimal("99.5"), 149, Decimal("0.25")]
+    assert list(toonstream.items(ORDERS, "orders.item.total", use_float=True)) == [99.5, 149, 0.25]
+    assert [type(v) for v in toonstream.items(ORDERS, "orders.item.total", use_float=True)] == [float, int, float]
+
+
+def test_rows_tuples_dicts_and_columns() -> None:
+    r = toonstream.rows(ORDERS, "orders")
+    assert r.columns is None
+    assert list(r) == [(1, "Ada", "DK", 99.5), (2, "Bob", "UK", 149), (3, "Cy, Jr.", "US", 0.25)]
+    assert r.columns == ["id", "customer.name", "customer.country", "total"]
+    assert r.fields is not None and r.fields[1].name == "customer"
+    assert list(toonstream.rows(ORDERS, "orders", as_dict=True))[0] == {
+        "id": 1,
+        "customer": {"name": "Ada", "country": "DK"},
+        "total": 99.5,
+    }
+    keyed = toonstream.rows(ORDERS, "servers")
+    assert list(keyed) == [("alpha", "a.example.com", 8080), ("beta", "b.example.com", 9090)]
+    assert keyed.columns == ["key", "host", "port"]
+    assert list(toonstream.rows(ORDERS, "servers", as_dict=True, key_field="name"))[1] == {
+        "name": "beta",
+        "host": "b.example.com",
+        "port": 9090,
+    }
+
+
+def test_rows_in_every_list_item_and_at_root() -> None:
+    doc = "items[2]:\n  - users[1]{id}:\n      1\n    n: a\n  - users[2]{id}:\n      2\n      3"
+    assert list(toonstream.rows(doc, "items.item.users")) == [(1,), (2,), (3,)]
+    assert list(toonstream.rows("[2]{a,b}:\n  1,x\n  2,y")) == [(1, "x"), (2, "y")]
+
+
+def test_rows_on_a_non_tabular_value_is_an_error() -> None:
+    with pytest.raises(ToonDecodeError) as info:
+        list(toonstream.rows(ORDERS, "meta"))
+    assert info.value.code == "not_tabular"
+    with pytest.raises(ToonDecodeError):
+        list(toonstream.rows("a[2]: 1,2", "a"))
+    assert list(toonstream.rows(ORDERS, "nothing.here")) == []
+
+
+def test_sources_file_objects_and_iterables() -> None:
+    doc = ORDERS.encode()
+    want = toonstream.loads(doc)
+    assert toonstream.load(io.BytesIO(doc)) == want
+    assert toonstream.load(io.StringIO(ORDERS)) == want
+    assert toonstream.load(iter([doc[:7], doc[7:50], doc[50:]])) == want
+    assert list(toonstream.parse(io.BytesIO(doc), buf_size=3)) == list(toonstream.parse(ORDERS))
+
+
+class _AsyncFile:
+    def __init__(self, data: bytes) -> None:
+        self._buf = io.BytesIO(data)
+
+    async def read(self, n: int) -> bytes:
+        await asyncio.sleep(0)
+        return self._buf.read(n)
+
+
+async def _agen(data: bytes) -> AsyncIterator[bytes]:
+    for i in range(0, len(data), 5):
+        yield data[i : i + 5]
+
+
+async def _collect(it: Any) -> list[Any]:
+    return [x async for x in it]
+
+
+def test_async_variants_agree_with_sync() -> None:
+    doc = ORDERS.encode()
+    assert asyncio.run(_collect(toonstream.parse_async(_AsyncFile(doc), buf_size=7))) == list(toonstream.parse(doc))
+    assert asyncio.run(_collect(toonstream.items_async(_agen(doc), "orders.item"))) == list(
+        toonstream.items(doc, "orders.item")
+    )
+    assert asyncio.run(_collect(toonstream.kvitems_async(_agen(doc), "servers"))) == list(
+        toonstream.kvitems(doc, "servers")
+    )
+    reader = toonstream.rows_async(_agen(doc), "servers")
+    assert asyncio.run(_collect(reader)) == list(toonstream.rows(doc, "servers"))
+    assert reader.columns == ["key", "host", "port"]
+
+
+def test_loads_value_equals_items_root() -> None:
+    assert json_equal(list(toonstream.items(ORDERS, ""))[0], toonstream.loads(ORDERS, parse_float=Decimal))
