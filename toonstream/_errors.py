@@ -81,6 +81,8 @@ class ToonEncodeError(ToonError, ValueError):
     Attributes:
         path: where the offending value sits, as a tuple of keys and indexes
             from the root (``("users", 3, "born")``).
+        line, column: for the streaming encoders that read line-oriented
+            input (JSONL), the input position of the bad record; else None.
 
     Example:
         >>> import toonstream
@@ -91,20 +93,35 @@ class ToonEncodeError(ToonError, ValueError):
         ('x',)
     """
 
-    def __init__(self, message: str, *, path: tuple[str | int, ...] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: tuple[str | int, ...] = (),
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.msg = message
         self.path = path
+        # Set when the value came from a line-oriented input (JSONL): where it was.
+        self.line = line
+        self.column = column
 
     def __str__(self) -> str:
-        if not self.path:
-            return self.msg
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
-        return f"{self.msg} (at {where.lstrip('.')})"
+        text = self.msg
+        if self.path:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
+            text = f"{text} (at {where.lstrip('.')})"
+        if self.line is not None:
+            text = f"{text} (input line {self.line})"
+        return text
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (_rebuild_encode_error, (self.msg, self.path))
+        return (_rebuild_encode_error, (self.msg, self.path, self.line, self.column))
 
 
-def _rebuild_encode_error(msg: str, path: tuple[str | int, ...]) -> ToonEncodeError:
-    return ToonEncodeError(msg, path=path)
+def _rebuild_encode_error(
+    msg: str, path: tuple[str | int, ...], line: int | None, column: int | None
+) -> ToonEncodeError:
+    return ToonEncodeError(msg, path=path, line=line, column=column)

@@ -6,8 +6,9 @@ encoders); it decides nothing about structure.
 
 from __future__ import annotations
 
+import io
 from decimal import Decimal
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from ._errors import ToonEncodeError
 from ._grammar import HEADER_SYMBOL, NEEDS_QUOTE
@@ -96,3 +97,41 @@ def header(head: str, n: int, delimiter: str, fields: Fields | None = None, *, k
     if fields is None:
         return f"{head}{bracket}:"
     return f"{head}{bracket}{fields_text(fields, delimiter)}:"
+
+
+class LineSink:
+    """Lines out to a text or binary file: LF between lines, none at the end
+    (§12), written in ~64 KiB pieces.  ``part`` continues the current line
+    (long inline arrays are written a cell at a time)."""
+
+    __slots__ = ("_fp", "_binary", "_pending", "_size", "_first", "written")
+
+    def __init__(self, fp: IO[str] | IO[bytes]) -> None:
+        self._fp = fp
+        self._binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase)) or "b" in getattr(fp, "mode", "")
+        self._pending: list[str] = []
+        self._size = 0
+        self._first = True
+        self.written = 0  # characters written so far
+
+    def line(self, text: str) -> None:
+        if self._first:
+            self._first = False
+        else:
+            self._pending.append("\n")
+        self.part(text)
+
+    def part(self, text: str) -> None:
+        self._pending.append(text)
+        self._size += len(text) + 1
+        if self._size >= 1 << 16:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending = []
+        self._size = 0
+        self.written += len(text)
+        self._fp.write(text.encode("utf-8") if self._binary else text)  # type: ignore[arg-type]

@@ -10,14 +10,13 @@ detects cycles.
 
 from __future__ import annotations
 
-import io
 from operator import itemgetter
 from typing import IO, Any, Callable, Iterator, Union
 
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS
 from ._normalize import PRIMITIVE, normalize
-from ._writer import Fields, header, key_text, primitive_formatter
+from ._writer import Fields, LineSink, header, key_text, primitive_formatter
 
 __all__ = ["dumps", "dump", "encode_lines"]
 
@@ -66,9 +65,14 @@ class _Walk:
     # ------------------------------------------------------------------ driver
 
     def lines(self, value: Any) -> Iterator[str]:
-        stack: list[Iterator[Any]] = [self._root(value)]
+        """All lines of ``value`` as the document root."""
+        return self.run(self._root(value), value)
+
+    def run(self, gen: Iterator[Any], container: Any) -> Iterator[str]:
+        """Drive a line generator (and the child generators it requests)."""
+        stack: list[Iterator[Any]] = [gen]
         path: list[Union[str, int]] = []  # one key per child generator on the stack
-        active: list[int] = [id(value)]  # ids of the containers being encoded (cycle check)
+        active: list[int] = [id(container)]  # ids of the containers being encoded (cycle check)
         max_depth = self.max_depth
         try:
             while stack:
@@ -279,30 +283,64 @@ class _Walk:
 
         return cells
 
-    def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
+    def row_writer(self, fields: Fields, depth: int) -> Callable[[Any], str]:
+        """A function from one row object to its row line at ``depth`` (§9.3)."""
         ind = self.unit * depth
-        d = self.d
+        join = self.d.join
         prim = self.prim
         get = self._cells(fields)
+        norm = self.norm
+        return lambda o: ind + join([prim(v) for v in get(norm(o))])
+
+    def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
+        row = self.row_writer(fields, depth)
         for i, o in enumerate(objs):
             try:
-                yield ind + d.join([prim(v) for v in get(o)])
+                yield row(o)
             except ToonEncodeError as e:
                 e.path = (i,) + e.path
                 raise
 
+    def entry_writer(self, fields: Fields, depth: int) -> Callable[[Any, Any], str]:
+        """A function from (entry key, entry object) to its entry row at ``depth`` (§9.5)."""
+        row = self.row_writer(fields, 0)
+        ind = self.unit * depth
+        return lambda k, o: f"{ind}{key_text(k)}: {row(o)}"
+
     def _keyed(self, head: str, obj: dict[str, Any], fields: Fields, depth: int) -> Iterator[str]:
-        d = self.d
-        yield header(head, len(obj), d, fields, keyed=True)
-        ind = self.unit * (depth + 1)
-        prim = self.prim
-        get = self._cells(fields)
+        yield header(head, len(obj), self.d, fields, keyed=True)
+        entry = self.entry_writer(fields, depth + 1)
         for k, o in obj.items():
             try:
-                yield f"{ind}{key_text(k)}: {d.join([prim(v) for v in get(self.norm(o))])}"
+                yield entry(k, o)
             except ToonEncodeError as e:
                 e.path = (k,) + e.path
                 raise
+
+    def conforms(self, obj: Any, fields: Fields) -> bool:
+        """Whether ``obj`` has exactly the shape ``fields`` describes (same keys at
+        every level, primitives at leaves, non-empty objects at groups).
+
+        An array qualifies for tabular form iff every element conforms to the
+        shape of its first (``_uniform_fields([first])``): the incremental form
+        of ``_uniform_fields`` that the streaming encoders use.
+        """
+        norm = self.norm
+        todo = [(obj, fields)]
+        while todo:
+            o, fl = todo.pop()
+            if type(o) is not dict or len(o) != len(fl):
+                return False
+            for name, sub in fl:
+                if name not in o:
+                    return False
+                v = norm(o[name])
+                if sub is None:
+                    if type(v) not in PRIMITIVE:
+                        return False
+                else:
+                    todo.append((v, sub))
+        return True
 
 
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
@@ -357,27 +395,10 @@ def dump(
 ) -> None:
     """Write ``obj`` as TOON to a text or binary file, in chunks of lines.
 
-    >>> import io
-    >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
+    >>>     >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
     '[2]: 1,2'
     """
-    binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase)) or "b" in getattr(fp, "mode", "")
-    pending: list[str] = []
-    size = 0
-    first = True
+    sink = LineSink(fp)
     for line in encode_lines(obj, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth):
-        if not first:
-            pending.append("\n")
-        first = False
-        pending.append(line)
-        size += len(line) + 1
-        if size >= 1 << 16:
-            _write(fp, "".join(pending), binary)
-            pending = []
-            size = 0
-    if pending:
-        _write(fp, "".join(pending), binary)
-
-
-def _write(fp: IO[Any], text: str, binary: bool) -> None:
-    fp.write(text.encode("utf-8") if binary else text)
+        sink.line(line)
+    sink.flush()

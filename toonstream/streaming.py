@@ -1,0 +1,538 @@
+"""Streaming encoders: JSONL, record iterables and ijson events to TOON, in
+bounded memory.
+
+TOON writes ``[N]`` and a table's field list before the rows, so every
+streamed array is handled in two passes:
+
+1. read the elements one at a time, counting them and keeping a small
+   ``_ArrayPlan`` (all primitives? tabular, and with which fields?), while the
+   elements go to a spool (or, for a seekable file, nowhere: it is re-read);
+2. write the header the plan dictates, then the elements again, one at a time.
+
+Only one element is in memory at a time, so peak memory is bounded by the
+largest element, not the input.  The output is byte-identical to ``dumps`` of
+the same data: the plan's decisions are exactly ``dumps``' decisions (see
+``_Walk.conforms``), and each element is written by the same ``_Walk`` code.
+
+Which arrays stream: the root array, and the array-valued members of a root
+object (``{"meta": {...}, "items": [...huge...]}``).  Anything deeper is part
+of one element (or one root member) and is materialized with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import tempfile
+from decimal import Decimal
+from typing import IO, Any, Callable, Iterable, Iterator, Union
+
+from ._errors import ToonEncodeError
+from ._normalize import PRIMITIVE
+from ._writer import Fields, LineSink, header, key_text
+from .encoder import DEFAULT_MAX_DEPTH, Default, _Walk
+
+__all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
+
+#: In-memory part of a spool before it moves to a temporary file.
+DEFAULT_SPOOL_MEMORY = 8 * 1024 * 1024
+
+LinesSource = Union[IO[bytes], IO[str], Iterable[Union[bytes, str]], "os.PathLike[str]"]
+
+
+class _ArrayPlan:
+    """Pass-one summary of an array: length, all-primitive, tabular shape."""
+
+    __slots__ = ("walk", "n", "primitive", "fields", "tabular")
+
+    def __init__(self, walk: _Walk) -> None:
+        self.walk = walk
+        self.n = 0
+        self.primitive = True
+        self.fields: Fields | None = None
+        self.tabular = True
+
+    def add(self, value: Any) -> None:
+        """Account for one element (already normalized to the JSON model)."""
+        if self.n == 0:
+            self.fields = self.walk._uniform_fields([value]) if type(value) is dict else None
+            self.tabular = self.fields is not None
+        elif self.tabular:
+            assert self.fields is not None
+            self.tabular = self.walk.conforms(value, self.fields)
+        if self.primitive and type(value) not in PRIMITIVE:
+            self.primitive = False
+        self.n += 1
+
+    def disqualify(self) -> None:
+        """An element that is itself streamed (not materialized) cannot be a row."""
+        self.tabular = False
+        self.primitive = False
+        if self.n == 0:
+            self.fields = None
+        self.n += 1
+
+
+def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
+    """Pass two for a non-empty array: header, then the elements (as ``_Walk._array`` would)."""
+    d = walk.d
+    if plan.primitive:  # §9.1 inline; one long line, written a cell at a time
+        prim = walk.prim
+        first = True
+        for e in elements:
+            if first:
+                sink.line(f"{header(head, plan.n, d)} {prim(walk.norm(e))}")
+                first = False
+            else:
+                sink.part(d + prim(walk.norm(e)))
+        return
+    if plan.tabular:  # §9.3
+        assert plan.fields is not None
+        sink.line(header(head, plan.n, d, plan.fields))
+        row = walk.row_writer(plan.fields, depth + 1)
+        for i, e in enumerate(elements):
+            try:
+                sink.line(row(e))
+            except ToonEncodeError as err:
+                err.path = (i,) + err.path
+                raise
+        return
+    sink.line(header(head, plan.n, d))  # §9.4
+    for i, e in enumerate(elements):
+        one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
+        try:
+            for line in walk.run(walk._items(one, depth + 1), one):
+                sink.line(line)
+        except ToonEncodeError as err:
+            err.path = (i,) + err.path[1:]
+            raise
+
+
+class _Spool:
+    """Pickled values in a temporary file (in memory up to a limit)."""
+
+    def __init__(self, memory: int) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=memory)  # noqa: SIM115
+        self._count = 0
+
+    def put(self, value: Any) -> None:
+        pickle.dump(value, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._count += 1
+
+    def replay(self) -> Iterator[Any]:
+        """Every value, in order, once; reading stops after the last one written."""
+        self._file.seek(0)
+        for _ in range(self._count):
+            yield pickle.load(self._file)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+# ---------------------------------------------------------------------- events
+
+_SCALARS = frozenset({"null", "boolean", "integer", "double", "number", "string"})
+_ARR, _OBJ, _MEMBER = 1, 2, 3  # kinds of streamed levels
+
+
+class Encoder:
+    """Push encoder for ijson events: ``send(event)`` for each event, then ``close()``.
+
+    Accepts ``ijson.basic_parse`` pairs ``(event, value)`` and ``ijson.parse``
+    triples ``(prefix, event, value)`` (the prefix is ignored).  Writes nothing
+    until ``close()``: the root array's (or the root object's array members')
+    elements are spooled, one element in memory at a time.
+
+    >>> import io, ijson
+    >>> out = io.StringIO()
+    >>> enc = Encoder(out)
+    >>> for ev in ijson.parse(b'[{"id": 1, "x": "a"}, {"id": 2, "x": "b"}]'):
+    ...     enc.send(ev)
+    >>> enc.close()
+    >>> print(out.getvalue())
+    [2]{id,x}:
+      1,a
+      2,b
+    """
+
+    def __init__(
+        self,
+        out: IO[str] | IO[bytes],
+        *,
+        indent_size: int = 2,
+        delimiter: str = ",",
+        default: Default | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        spool_memory: int = DEFAULT_SPOOL_MEMORY,
+    ) -> None:
+        self._walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+        self._sink = LineSink(out)
+        self._spool = _Spool(spool_memory)
+        self._levels: list[int] = []  # streamed containers open now
+        self._root_kind = 0
+        self._root_value: Any = None
+        self._root_plan = _ArrayPlan(self._walk)  # root array, or root object's member values
+        self._member_plans: list[_ArrayPlan] = []  # one per array-valued root member, in order
+        self._key: Any = None
+        self._stack: list[Any] = []  # the value being materialized
+        self._keys: list[Any] = []
+        self._done = False
+        self._closed = False
+
+    def send(self, event: tuple[Any, ...]) -> None:
+        """Take one ijson event (pair or triple)."""
+        if len(event) == 3:
+            ev, value = event[1], event[2]
+        else:
+            ev, value = event
+        if self._stack:
+            self._build(ev, value)
+            return
+        if self._done:
+            raise ToonEncodeError(f"event {ev!r} after the end of the document")
+        levels = self._levels
+        top = levels[-1] if levels else 0
+        if ev == "map_key":
+            if top != _OBJ:
+                raise ToonEncodeError("map_key outside an object")
+            self._key = value
+        elif ev == "end_map" or ev == "end_array":
+            if not levels or (ev == "end_map") != (top == _OBJ):
+                raise ToonEncodeError(f"unbalanced {ev}")
+            levels.pop()
+            if top == _MEMBER:
+                self._spool.put(("Z",))
+            if not levels:
+                self._done = True
+        elif not levels:  # the root value starts
+            if ev == "start_map":
+                self._root_kind = _OBJ
+                levels.append(_OBJ)
+            elif ev == "start_array":
+                self._root_kind = _ARR
+                levels.append(_ARR)
+            elif ev in _SCALARS:
+                self._root_kind = -1
+                self._root_value = value
+                self._done = True
+            else:
+                raise ToonEncodeError(f"unexpected event {ev!r}")
+        elif top == _OBJ and ev == "start_array":  # an array member of the root object streams too
+            self._root_plan.disqualify()
+            self._member_plans.append(_ArrayPlan(self._walk))
+            self._spool.put(("A", self._key))
+            levels.append(_MEMBER)
+        elif ev in _SCALARS:
+            self._element(value)
+        elif ev == "start_map" or ev == "start_array":
+            new: Any = {} if ev == "start_map" else []
+            self._stack.append(new)
+            self._keys.append(None)
+        else:
+            raise ToonEncodeError(f"unexpected event {ev!r}")
+
+    def _build(self, ev: str, value: Any) -> None:
+        stack = self._stack
+        if ev == "map_key":
+            self._keys[-1] = value
+            return
+        if ev == "start_map" or ev == "start_array":
+            new: Any = {} if ev == "start_map" else []
+            self._attach(new)
+            stack.append(new)
+            self._keys.append(None)
+            if len(stack) > self._walk.max_depth:
+                raise ToonEncodeError(f"value nested deeper than max_depth ({self._walk.max_depth})")
+        elif ev == "end_map" or ev == "end_array":
+            done = stack.pop()
+            self._keys.pop()
+            if not stack:
+                self._element(done)
+        else:
+            self._attach(value)
+
+    def _attach(self, value: Any) -> None:
+        top = self._stack[-1]
+        if type(top) is list:
+            top.append(value)
+        else:
+            top[self._keys[-1]] = value
+
+    def _element(self, value: Any) -> None:
+        """A complete child of a streamed level: an array element or a root member."""
+        top = self._levels[-1]
+        walk = self._walk
+        if top == _OBJ:
+            self._root_plan.add(walk.norm(value))
+            self._spool.put(("m", self._key, value))
+        elif top == _ARR:
+            self._root_plan.add(walk.norm(value))
+            self._spool.put(("e", value))
+        else:
+            self._member_plans[-1].add(walk.norm(value))
+            self._spool.put(("e", value))
+
+    def close(self) -> None:
+        """End of events: write the document (pass two) and flush."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if not self._done:
+                raise ToonEncodeError("incomplete event stream (no complete root value)")
+            sink = self._sink
+            walk = self._walk
+            records = self._spool.replay()
+            if self._root_kind == -1:
+                for line in walk.lines(self._root_value):
+                    sink.line(line)
+            elif self._root_kind == _ARR:
+                plan = self._root_plan
+                if plan.n == 0:
+                    sink.line("[]")
+                else:
+                    _write_array(sink, walk, "", plan, (r[1] for r in records), 0)
+            else:
+                self._write_object(records)
+            sink.flush()
+        finally:
+            self._spool.close()
+
+    def _write_object(self, records: Iterator[Any]) -> None:
+        sink = self._sink
+        walk = self._walk
+        plan = self._root_plan
+        if plan.tabular and plan.n >= 2:  # §9.5 keyed root object
+            assert plan.fields is not None
+            sink.line(header("", plan.n, walk.d, plan.fields, keyed=True))
+            entry = walk.entry_writer(plan.fields, 1)
+            for _, k, v in records:
+                sink.line(entry(k, v))
+            return
+        members = iter(self._member_plans)
+        for rec in records:
+            if rec[0] == "m":
+                _, k, v = rec
+                member = {k: v}
+                for line in walk.run(walk._fields(member, 0, None), member):
+                    sink.line(line)
+            else:  # "A": an array member; its elements follow until "Z"
+                k = rec[1]
+                mplan = next(members)
+                elements = _until_end(records)
+                if mplan.n == 0:
+                    sink.line(f"{key_text(k)}: []")
+                else:
+                    _write_array(sink, walk, key_text(k), mplan, elements, 0)
+                for _ in elements:  # drain to the "Z" marker (nothing left if written)
+                    pass
+
+
+def _until_end(records: Iterator[Any]) -> Iterator[Any]:
+    for rec in records:
+        if rec[0] == "Z":
+            return
+        yield rec[1]
+
+
+def encode_events(
+    events: Iterable[tuple[Any, ...]],
+    out: IO[str] | IO[bytes],
+    *,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Default | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    spool_memory: int = DEFAULT_SPOOL_MEMORY,
+) -> None:
+    """Encode an ijson event stream (e.g. ``ijson.parse(f)``) to ``out``.
+
+    >>> import io, ijson
+    >>> out = io.StringIO()
+    >>> encode_events(ijson.parse(b'{"a": [1, 2], "b": {"c": null}}'), out)
+    >>> print(out.getvalue())
+    a[2]: 1,2
+    b:
+      c: null
+    """
+    enc = Encoder(
+        out, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, spool_memory=spool_memory
+    )
+    for ev in events:
+        enc.send(ev)
+    enc.close()
+
+
+# ---------------------------------------------------------------------- records
+
+
+def _encode_array_stream(
+    pass_one: Iterator[Any],
+    pass_two: Callable[[], Iterator[Any]],
+    out: IO[str] | IO[bytes],
+    key: str | None,
+    walk: _Walk,
+) -> int:
+    """Shared body of encode_jsonl / encode_records: plan, then write."""
+    plan = _ArrayPlan(walk)
+    for i, value in enumerate(pass_one):
+        try:
+            plan.add(walk.norm(value))
+        except ToonEncodeError as e:
+            e.path = (i,) + e.path
+            raise
+    sink = LineSink(out)
+    head = "" if key is None else key_text(key)
+    if plan.n == 0:
+        sink.line("[]" if key is None else f"{head}: []")
+    else:
+        _write_array(sink, walk, head, plan, pass_two(), 0)
+    sink.flush()
+    return plan.n
+
+
+def encode_records(
+    records: Iterable[Any],
+    out: IO[str] | IO[bytes],
+    *,
+    key: str | None = None,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Default | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    spool_memory: int = DEFAULT_SPOOL_MEMORY,
+) -> int:
+    """Encode an iterable of values as the root array (or the array under ``key``).
+
+    A list (or other re-iterable sequence) is read twice; any other iterable
+    is spooled.  Returns the number of records.  Same output as
+    ``dumps(list(records))`` (or ``dumps({key: list(records)})``).
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> encode_records(({"id": i} for i in range(2)), out, key="rows")
+    2
+    >>> out.getvalue()
+    'rows[2]{id}:\\n  0\\n  1'
+    """
+    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    if isinstance(records, (list, tuple)):
+        seq = records
+        return _encode_array_stream(iter(seq), lambda: iter(seq), out, key, walk)
+    spool = _Spool(spool_memory)
+    try:
+
+        def first() -> Iterator[Any]:
+            for r in records:
+                spool.put(r)
+                yield r
+
+        return _encode_array_stream(first(), spool.replay, out, key, walk)
+    finally:
+        spool.close()
+
+
+# ---------------------------------------------------------------------- JSONL
+
+
+def _json_float(text: str) -> float | Decimal:
+    # A float when it holds the text exactly as Python would write it (the
+    # usual case, and fast); otherwise an exact Decimal, so no digit is lost.
+    f = float(text)
+    if repr(f) == text:
+        return f
+    return Decimal(text)
+
+
+def _json_int(text: str) -> int:
+    if len(text) > 4000:  # beyond CPython's int(str) digit limit
+        return int(Decimal(text))
+    return int(text)
+
+
+def _parse_json(data: bytes | str, lineno: int) -> Any:
+    try:
+        return json.loads(data, parse_float=_json_float, parse_int=_json_int)
+    except json.JSONDecodeError as e:
+        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=e.colno) from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        # bytes that are not UTF-8, or nesting beyond what json.loads can take
+        raise ToonEncodeError(f"invalid JSON line: {e}", line=lineno, column=1) from None
+
+
+def _jsonl_values(lines: Iterable[bytes | str]) -> Iterator[Any]:
+    """Each non-blank line parsed as one JSON value (a BOM on line 1 is skipped)."""
+    for lineno, raw in enumerate(lines, 1):
+        if lineno == 1:
+            if isinstance(raw, bytes) and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            elif isinstance(raw, str) and raw.startswith("\ufeff"):
+                raw = raw[1:]
+        if not raw.strip():
+            continue
+        yield _parse_json(raw, lineno)
+
+
+def encode_jsonl(
+    source: LinesSource,
+    out: IO[str] | IO[bytes],
+    *,
+    key: str | None = None,
+    indent_size: int = 2,
+    delimiter: str = ",",
+    default: Default | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    spool_memory: int = DEFAULT_SPOOL_MEMORY,
+) -> int:
+    """Encode JSON Lines: each non-blank line is one element of the root array
+    (or of the array under ``key``).  Returns the number of elements.
+
+    ``source``: a path, a binary or text file, or an iterable of lines.  A
+    seekable file is read twice; anything else is spooled to a temporary file
+    on the first pass.  A malformed line raises ToonEncodeError with ``line``
+    set.  Numbers are kept exact (floats whose text is not Python's shortest
+    form, and huge ints, go through Decimal).
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> encode_jsonl(io.BytesIO(b'{"a": 1}\\n\\n{"a": 2}\\n'), out)
+    2
+    >>> out.getvalue()
+    '[2]{a}:\\n  1\\n  2'
+    """
+    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    if isinstance(source, (str, bytes)):
+        raise TypeError("encode_jsonl takes a path, a file or an iterable of lines, not a str/bytes document")
+    if isinstance(source, os.PathLike):
+        with open(source, "rb") as f:
+            return encode_jsonl(
+                f, out, key=key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
+                spool_memory=spool_memory,
+            )
+    seekable = getattr(source, "seekable", None)
+    if seekable is not None and seekable():
+        fp: Any = source
+        start = fp.tell()
+
+        def again() -> Iterator[Any]:
+            fp.seek(start)
+            return _jsonl_values(fp)
+
+        return _encode_array_stream(_jsonl_values(fp), again, out, key, walk)
+    spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
+    try:
+
+        def first() -> Iterator[bytes | str]:
+            for raw in source:  # type: ignore[union-attr]
+                line = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+                spool.write(line if line.endswith(b"\n") else line + b"\n")
+                yield raw
+
+        def replay() -> Iterator[Any]:
+            spool.seek(0)
+            return _jsonl_values(spool)
+
+        return _encode_array_stream(_jsonl_values(first()), replay, out, key, walk)
+    finally:
+        spool.close()
