@@ -15,8 +15,9 @@ REPO = Path(__file__).resolve().parent.parent
 #: Override with TOONSTREAM_SPEC_DIR; default: ../shared/toon-spec beside the repo.
 SPEC_DIR = Path(os.environ.get("TOONSTREAM_SPEC_DIR", REPO.parent / "shared" / "toon-spec"))
 FIXTURES = SPEC_DIR / "tests" / "fixtures"
-#: CI sets TOONSTREAM_REQUIRE_SPEC=1: a missing fixture directory is then a failure, not a skip.
-REQUIRE_SPEC = os.environ.get("TOONSTREAM_REQUIRE_SPEC") == "1"
+#: In CI (CI=true, as .ci/run's runner sets it) or with TOONSTREAM_REQUIRE_SPEC=1, a missing
+#: fixture directory fails the suite instead of skipping it.
+REQUIRE_SPEC = os.environ.get("TOONSTREAM_REQUIRE_SPEC") == "1" or os.environ.get("CI", "").lower() == "true"
 
 
 def load_fixtures(kind: str) -> list[tuple[str, dict[str, Any]]]:

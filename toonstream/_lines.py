@@ -62,6 +62,7 @@ class LineSplitter:
             if last.endswith("\r"):
                 last = last[:-1]
             lines.append(last)
+            self.lines_emitted += 1
         return lines
 
     def _decode(self, data: bytes | bytearray | memoryview, *, final: bool) -> str:

@@ -524,7 +524,7 @@ def encode_jsonl(
     try:
 
         def first() -> Iterator[bytes | str]:
-            for raw in source:  # type: ignore[union-attr]
+            for raw in source:
                 line = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
                 spool.write(line if line.endswith(b"\n") else line + b"\n")
                 yield raw

@@ -1,0 +1,137 @@
+"""The real CLI in subprocesses: outputs, exit codes, atomicity, signals, pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import toonstream
+
+CLI = [sys.executable, "-m", "toonstream"]
+RECORDS = [{"id": i, "name": f"user{i}", "score": i / 4, "ok": i % 2 == 0} for i in range(50)]
+
+
+def run(*args: str, input: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*CLI, *args], input=input, capture_output=True, cwd=cwd, timeout=120)
+
+
+@pytest.fixture()
+def jsonl(tmp_path: Path) -> Path:
+    p = tmp_path / "in.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    return p
+
+
+def test_encode_file_to_file_and_back(tmp_path: Path, jsonl: Path) -> None:
+    out = tmp_path / "out.toon"
+    r = run("encode", str(jsonl), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == toonstream.dumps(RECORDS)
+    back = run("decode", str(out), "--to", "jsonl")
+    assert back.returncode == 0
+    assert [json.loads(line) for line in back.stdout.decode().splitlines()] == RECORDS
+    pretty = run("decode", str(out), "--indent", "2")
+    # TOON writes 0.0 as 0 (§2), so compare with the decoded value's own JSON
+    assert pretty.stdout.decode() == json.dumps(toonstream.loads(out.read_text()), indent=2) + "\n"
+    assert json.loads(pretty.stdout) == RECORDS
+
+
+def test_encode_stdin_stdout_options(jsonl: Path) -> None:
+    r = run("encode", "--delimiter", "pipe", "--key", "users", input=jsonl.read_bytes())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == toonstream.dumps({"users": RECORDS}, delimiter="|")
+    doc = {"meta": {"n": 2}, "items": [1, 2]}
+    r = run("encode", "--from", "json", "--indent-size", "4", input=json.dumps(doc, indent=1).encode())
+    assert r.stdout.decode() == toonstream.dumps(doc, indent_size=4)
+
+
+def test_stats_on_stderr(jsonl: Path) -> None:
+    r = run("encode", str(jsonl), "--stats")
+    assert r.returncode == 0
+    assert b"tokens" in r.stderr and b"bytes" in r.stderr and b"estimated" in r.stderr
+
+
+def test_data_error_is_one_line_and_leaves_destination(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\n{"a": \n')
+    out = tmp_path / "out.toon"
+    out.write_text("precious")
+    r = run("encode", str(bad), "-o", str(out))
+    assert r.returncode == 1
+    lines = r.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{bad}:2:"), lines
+    assert out.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "out.toon"]
+
+
+def test_decode_error_location(tmp_path: Path) -> None:
+    src = tmp_path / "x.toon"
+    src.write_text("a: 1\nt[2]{x,y}:\n  1,2\n  3\n")
+    r = run("decode", str(src), "-o", str(tmp_path / "x.json"))
+    assert r.returncode == 1
+    assert r.stderr.decode().strip() == f"{src}:4:3: row has 1 cells, header declares 2 fields"
+    assert not (tmp_path / "x.json").exists()
+    assert run("decode", "--no-strict", input=b"t[5]: a,b").stdout == b'{"t":["a","b"]}\n'
+
+
+def test_validate(tmp_path: Path) -> None:
+    good = tmp_path / "good.toon"
+    good.write_text("a: 1")
+    bad = tmp_path / "bad.toon"
+    bad.write_text("x:\n  y: 1\n   z: 2")
+    r = run("validate", str(good), str(bad), str(tmp_path / "missing.toon"))
+    assert r.returncode == 1
+    err = r.stderr.decode().splitlines()
+    assert err[0] == f"{bad}:3:4: indentation of 3 spaces is not a multiple of 2"
+    assert err[1].startswith(f"{tmp_path / 'missing.toon'}:")
+    assert run("validate", str(good)).returncode == 0
+
+
+def test_usage_errors(tmp_path: Path, jsonl: Path) -> None:
+    assert run("encode", "--delimiter", "semicolon").returncode == 2
+    assert run("frobnicate").returncode == 2
+    r = run("encode", str(jsonl), "-o", str(jsonl))
+    assert r.returncode == 2 and jsonl.read_text().startswith('{"id": 0')
+    assert run("encode", str(tmp_path / "nope.jsonl")).returncode == 1
+
+
+def test_closed_stdout_pipe_is_quiet(tmp_path: Path) -> None:
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(json.dumps({"i": i, "s": "x" * 50}) + "\n" for i in range(100_000)))
+    p = subprocess.run(
+        f"{sys.executable} -m toonstream encode {big} | head -c 100 > /dev/null; echo ${{PIPESTATUS[0]}}",
+        shell=True, capture_output=True, executable="/bin/bash", timeout=120,
+    )
+    assert p.stdout.decode().strip() == "141"
+    assert b"Traceback" not in p.stderr and p.stderr == b""
+
+
+def test_full_device_fails_cleanly(jsonl: Path) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    r = run("encode", str(jsonl), "-o", "/dev/full")
+    assert r.returncode == 1 and b"No space left" in r.stderr and b"Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signals_leave_destination_untouched(tmp_path: Path, sig: int, code: int) -> None:
+    out = tmp_path / "out.toon"
+    out.write_text("before")
+    proc = subprocess.Popen([*CLI, "encode", "--from", "jsonl", "-o", str(out)], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"a": 1}\n' * 1000)
+    proc.stdin.flush()
+    time.sleep(1.0)  # the CLI is now blocked reading stdin, mid-conversion
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code
+    assert b"Traceback" not in err
+    assert out.read_text() == "before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.toon"]

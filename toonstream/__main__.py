@@ -1,0 +1,5 @@
+"""``python -m toonstream`` runs the command-line interface."""
+
+from .cli import run
+
+run()
