@@ -1,0 +1,120 @@
+"""JSONL -> TOON: `toonstream encode` vs orjson+toons and json+toon_format (same run).
+
+    python benchmarks/jsonl_to_toon.py                  # 1M rows (~160 MB), all three
+    python benchmarks/jsonl_to_toon.py --rows 14000000 --only toonstream   # >= 2 GB memory check
+
+Each converter runs in its own process; peak RSS is that process's.  Peers need
+the `bench` extra (pip install -e '.[bench]').  Writes benchmarks/results/jsonl_to_toon_<rows>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / "work"
+RESULTS = HERE / "results"
+
+CITIES = ["Berlin", "Oslo", "Lisbon", "Kraków", "Zürich", "São Paulo", "Tokyo", "Austin"]
+
+
+def generate(path: Path, rows: int) -> None:
+    rnd = random.Random(7)
+    with open(path, "w", encoding="utf-8") as f:
+        buf = []
+        for i in range(rows):
+            rec = {
+                "id": i,
+                "name": f"user {rnd.randint(1, 10**6)}",
+                "email": f"u{i}@example.com",
+                "age": rnd.randint(18, 90),
+                "score": round(rnd.random() * 1000, 3),
+                "active": rnd.random() < 0.7,
+                "created": f"2024-{rnd.randint(1, 12):02d}-{rnd.randint(1, 28):02d}",
+                "city": rnd.choice(CITIES) if rnd.random() > 0.01 else "Washington, D.C.",
+            }
+            buf.append(json.dumps(rec, ensure_ascii=False))
+            if len(buf) == 10_000:
+                f.write("\n".join(buf) + "\n")
+                buf = []
+        if buf:
+            f.write("\n".join(buf) + "\n")
+
+
+PEERS = {
+    "orjson+toons": (
+        "import orjson, toons, sys\n"
+        "rows = [orjson.loads(l) for l in open(sys.argv[1], 'rb') if l.strip()]\n"
+        "open(sys.argv[2], 'w').write(toons.dumps(rows))\n"
+    ),
+    "json+toon_format": (
+        "import json, toon_format, sys\n"
+        "rows = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8') if l.strip()]\n"
+        "open(sys.argv[2], 'w').write(toon_format.encode(rows))\n"
+    ),
+}
+
+
+def measure(cmd: list[str]) -> dict[str, float]:
+    out = subprocess.run([sys.executable, str(HERE / "_measure.py"), *cmd], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()[:12]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--only", help="comma-separated subset: toonstream,orjson+toons,json+toon_format")
+    ap.add_argument("--keep", action="store_true", help="keep the generated input")
+    args = ap.parse_args()
+    WORK.mkdir(exist_ok=True)
+    RESULTS.mkdir(exist_ok=True)
+    src = WORK / f"rows_{args.rows}.jsonl"
+    if not src.exists():
+        t0 = time.perf_counter()
+        generate(src, args.rows)
+        print(f"generated {src} in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    size = src.stat().st_size
+    names = ["toonstream", *PEERS] if not args.only else args.only.split(",")
+    results = []
+    for name in names:
+        dst = WORK / f"out_{name}.toon"
+        if name == "toonstream":
+            cmd = [sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(dst), "--no-progress"]
+        else:
+            cmd = [sys.executable, "-c", PEERS[name], str(src), str(dst)]
+        r = measure(cmd)
+        r.update(name=name, mb_per_s=size / 1e6 / r["seconds"], rows_per_s=args.rows / r["seconds"],
+                 output_bytes=dst.stat().st_size if dst.exists() else 0, sha=digest(dst) if dst.exists() else "")
+        results.append(r)
+        dst.unlink(missing_ok=True)
+    base = next((r for r in results if r["name"] == "toonstream"), None)
+    print(f"\ninput: {args.rows:,} JSONL rows, {size / 1e6:.0f} MB; Python {platform.python_version()}\n")
+    print("| converter | seconds | MB/s | rows/s | peak RSS (MB) | time vs toonstream | output sha256[:12] |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        ratio = r["seconds"] / base["seconds"] if base else float("nan")
+        print(f"| {r['name']} | {r['seconds']:.1f} | {r['mb_per_s']:.1f} | {r['rows_per_s']:,.0f} | {r['peak_rss_mb']:.0f} | {ratio:.2f}x | {r['sha']} |")
+    (RESULTS / f"jsonl_to_toon_{args.rows}.json").write_text(json.dumps(
+        {"date": time.strftime("%Y-%m-%d"), "rows": args.rows, "input_bytes": size, "results": results}, indent=2))
+    if not args.keep:
+        src.unlink()
+
+
+if __name__ == "__main__":
+    main()
