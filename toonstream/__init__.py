@@ -44,6 +44,9 @@ from .decoder import (
     rows_async,
 )
 from .encoder import dump, dumps, encode_lines
+from .llm import extract
+from .streaming import Encoder, encode_events, encode_jsonl, encode_records
+from .tojson import decode_to_json, decode_to_jsonl
 
 __version__ = "0.1.0"
 SPEC_VERSION = "4.0"
@@ -58,6 +61,13 @@ __all__ = [
     "dumps",
     "dump",
     "encode_lines",
+    "Encoder",
+    "encode_events",
+    "encode_jsonl",
+    "encode_records",
+    "decode_to_json",
+    "decode_to_jsonl",
+    "extract",
     "parse",
     "items",
     "kvitems",

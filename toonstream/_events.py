@@ -68,7 +68,9 @@ class Values(NamedTuple):
 class StartTable(NamedTuple):
     """A tabular array (``keyed=False``) or keyed tabular object (``keyed=True``).
 
-    ``fields`` is the header's field tree; ``width`` its number of leaf fields.
+    ``fields`` is the header's field tree; ``width`` its number of leaf fields;
+    ``line`` and ``line_text`` locate the header (for errors raised by
+    consumers, such as a schema-drift check).
     """
 
     fields: Fields
@@ -76,6 +78,8 @@ class StartTable(NamedTuple):
     keyed: bool
     delimiter: str
     width: int
+    line: int = 0
+    line_text: str = ""
 
 
 class Rows(NamedTuple):

@@ -388,7 +388,7 @@ class Machine:
             frame.width = h.width
             if h.keyed and self.strict:
                 frame.keys = set()
-            out.append(StartTable(h.fields, h.length, h.keyed, h.delim, h.width))
+            out.append(StartTable(h.fields, h.length, h.keyed, h.delim, h.width, self._lineno, self._text))
             return
         rest = h.rest.strip(" ")
         if not rest:

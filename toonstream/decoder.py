@@ -15,7 +15,8 @@ async drivers only move chunks in and outputs out, so they cannot disagree.
 from __future__ import annotations
 
 import inspect
-from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Union
+from operator import itemgetter
+from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence, Union
 
 from ._build import ValueBuilder, leaf_names, row_maker
 from ._errors import ToonDecodeError
@@ -83,6 +84,8 @@ class Decoder:
         max_depth, max_line_length, max_number_length: resource limits; a
             breach is a ``ToonDecodeError`` with code ``too_deep``,
             ``line_too_long`` or ``number_too_long``.
+        start_line: the number of the first line (default 1), for a document
+            that is part of a larger text.
 
     Example:
         >>> d = Decoder()
@@ -105,8 +108,11 @@ class Decoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
         max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+        start_line: int = 1,
     ) -> None:
         self._lines = LineSplitter(max_line_length=max_line_length)
+        # Line numbers in events and errors start here (a document embedded in a larger text).
+        self._lines.lines_emitted = start_line - 1
         self._machine = Machine(
             convert=make_converter(parse_float=parse_float, max_number_length=max_number_length),
             indent_size=indent_size,
@@ -556,11 +562,20 @@ class AsyncRowReader:
 class _RowsAdapter:
     """Rows of tables at ``prefix``: leaf tuples, or dicts with ``as_dict``."""
 
-    def __init__(self, prefix: str, *, as_dict: bool, key_field: str, where: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        prefix: str,
+        *,
+        as_dict: bool,
+        key_field: str,
+        where: Callable[[], int],
+        expect_fields: Sequence[str] | None = None,
+    ) -> None:
         self.target = prefix
         self.as_dict = as_dict
         self.key_field = key_field
         self.where = where
+        self.expect = list(expect_fields) if expect_fields is not None else None
         self.scopes: list[_Scope] = []
         self.fields: Fields | None = None
         self.columns: list[str] | None = None
@@ -574,11 +589,12 @@ class _RowsAdapter:
             t = type(ev)
             if t is Rows:
                 top = scopes[-1]
-                if top.mark is not None:
-                    if self.as_dict:
-                        out.extend(map(top.mark, ev.rows))
-                    else:
+                mark = top.mark
+                if mark is not None:
+                    if mark is True:
                         out.extend(ev.rows)
+                    else:  # a row maker (as_dict) or a reordering itemgetter
+                        out.extend(map(mark, ev.rows))
             elif t is Entries:
                 top = scopes[-1]
                 make = top.mark
@@ -589,8 +605,10 @@ class _RowsAdapter:
                             d = {kf: k}
                             d.update(make(row))
                             out.append(d)
-                    else:
+                    elif make is True:
                         out.extend((k, *row) for k, row in ev.entries)
+                    else:
+                        out.extend((k, *make(row)) for k, row in ev.entries)
             elif t is Key:
                 top = scopes[-1]
                 top.child = top.key(ev.key)
@@ -602,8 +620,13 @@ class _RowsAdapter:
                     if vp == target:
                         self.fields = ev.fields
                         cols = leaf_names(ev.fields)
-                        self.columns = [self.key_field, *cols] if keyed else cols
                         scope.mark = row_maker(ev.fields) if self.as_dict else True
+                        if self.expect is not None:
+                            order = check_fields(ev, self.expect)
+                            if order is not None and not self.as_dict:
+                                scope.mark = order  # reorder tuples to the expected order
+                            cols = list(self.expect)
+                        self.columns = [self.key_field, *cols] if keyed else cols
                 elif vp == target:
                     raise ToonDecodeError(
                         f"the value at prefix {target!r} is not a tabular array or keyed table",
@@ -629,6 +652,36 @@ class _RowsAdapter:
             else:
                 scopes.pop()
         return out
+
+
+def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
+    """Schema-drift guard: the table's leaf fields must be exactly ``expected``
+    (any order).  Returns a tuple reordering function when only the order
+    differs, None when it is identical; raises ToonDecodeError otherwise."""
+    cols = leaf_names(table.fields)
+    if cols == list(expected):
+        return None
+    missing = [f for f in expected if f not in cols]
+    extra = [c for c in cols if c not in expected]
+    if missing or extra or len(cols) != len(expected):
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(missing))
+        if extra:
+            parts.append("unexpected " + ", ".join(extra))
+        if not parts:
+            parts.append("duplicate fields")
+        raise ToonDecodeError(
+            f"table header does not carry the expected fields: {'; '.join(parts)}",
+            code="unexpected_fields",
+            line=table.line,
+            column=1,
+            line_text=table.line_text,
+        )
+    pick = itemgetter(*[cols.index(f) for f in expected])
+    if len(expected) == 1:
+        return lambda row: (pick(row),)
+    return pick
 
 
 # ---------------------------------------------------------------------- drivers
@@ -677,6 +730,7 @@ def rows(
     *,
     as_dict: bool = False,
     key_field: str = "key",
+    expect_fields: Sequence[str] | None = None,
     use_float: bool = True,
     buf_size: int = DEFAULT_BUF_SIZE,
     **options: Any,
@@ -690,11 +744,18 @@ def rows(
     ``"data.items.item.users"``); a non-tabular value there is an error.
     Numbers are floats by default here (``use_float=False`` for Decimal).
 
+    ``expect_fields`` (leaf names, dotted for nested groups) is a schema-drift
+    guard: a matching table whose header does not carry exactly these fields
+    raises ToonDecodeError (code ``unexpected_fields``) at the header line;
+    if only the order differs, tuples come in the ``expect_fields`` order.
+
     >>> list(rows("[2:]{age}:\\n  ada: 36\\n  bob: 41", as_dict=True))
     [{'key': 'ada', 'age': 36}, {'key': 'bob', 'age': 41}]
     """
     decoder = _decoder(use_float, options)
-    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line)
+    adapter = _RowsAdapter(
+        prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line, expect_fields=expect_fields
+    )
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
 
 
@@ -720,12 +781,15 @@ def rows_async(
     *,
     as_dict: bool = False,
     key_field: str = "key",
+    expect_fields: Sequence[str] | None = None,
     use_float: bool = True,
     buf_size: int = DEFAULT_BUF_SIZE,
     **options: Any,
 ) -> AsyncRowReader:
     """Async :func:`rows`."""
     decoder = _decoder(use_float, options)
-    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line)
+    adapter = _RowsAdapter(
+        prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line, expect_fields=expect_fields
+    )
     return AsyncRowReader(adapter, _adrive(source, decoder, adapter.push, buf_size))
 

@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import IO, Any, Callable, Iterator, Union
 
 from ._errors import ToonEncodeError
-from ._grammar import DELIMITERS
+from ._grammar import DELIMITERS, NEEDS_QUOTE
 from ._normalize import PRIMITIVE, normalize
 from ._writer import Fields, LineSink, header, key_text, primitive_formatter
 
@@ -290,7 +290,25 @@ class _Walk:
         prim = self.prim
         get = self._cells(fields)
         norm = self.norm
-        return lambda o: ind + join([prim(v) for v in get(norm(o))])
+        plain = NEEDS_QUOTE[self.d].search
+
+        def row(o: Any) -> str:
+            if type(o) is not dict:
+                o = norm(o)
+            # Inline fast paths for the commonest cells (plain strings, small
+            # ints); everything else goes through the full formatter.
+            return ind + join(
+                [
+                    v
+                    if type(v) is str and plain(v) is None
+                    else str(v)
+                    if type(v) is int and -_SMALL_INT < v < _SMALL_INT
+                    else prim(v)
+                    for v in get(o)
+                ]
+            )
+
+        return row
 
     def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
         row = self.row_writer(fields, depth)
@@ -344,6 +362,7 @@ class _Walk:
 
 
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
+_SMALL_INT = 10**18
 
 
 def encode_lines(

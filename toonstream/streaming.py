@@ -42,25 +42,52 @@ LinesSource = Union[IO[bytes], IO[str], Iterable[Union[bytes, str]], "os.PathLik
 
 
 class _ArrayPlan:
-    """Pass-one summary of an array: length, all-primitive, tabular shape."""
+    """Pass-one summary of an array: length, all-primitive, tabular shape.
 
-    __slots__ = ("walk", "n", "primitive", "fields", "tabular")
+    While the array still looks tabular, each element's row line is also
+    written ahead into a text spool: if the array ends up tabular (the common
+    case), pass two copies that text instead of reading and formatting every
+    element again.  The first element that breaks the shape drops the spool.
+    """
 
-    def __init__(self, walk: _Walk) -> None:
+    __slots__ = ("walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_row", "_spool_memory")
+
+    def __init__(self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY) -> None:
         self.walk = walk
         self.n = 0
         self.primitive = True
         self.fields: Fields | None = None
         self.tabular = True
+        self.keyset: frozenset[str] | None = None  # set when the shape is flat
+        self.rows: Any = None  # text spool of "\n<row line>" pieces
+        self._row: Callable[[Any], str] | None = None
+        self._spool_memory = spool_memory
 
     def add(self, value: Any) -> None:
         """Account for one element (already normalized to the JSON model)."""
         if self.n == 0:
             self.fields = self.walk._uniform_fields([value]) if type(value) is dict else None
             self.tabular = self.fields is not None
+            if self.fields is not None:
+                if all(sub is None for _, sub in self.fields):
+                    self.keyset = frozenset(value)
+                self._row = self.walk.row_writer(self.fields, 1)
+                self.rows = tempfile.SpooledTemporaryFile(max_size=self._spool_memory, mode="w+", encoding="utf-8")
         elif self.tabular:
             assert self.fields is not None
-            self.tabular = self.walk.conforms(value, self.fields)
+            keyset = self.keyset
+            if not (
+                keyset is not None
+                and type(value) is dict
+                and value.keys() == keyset
+                and all(map(_PRIMITIVE_TYPES.__contains__, map(type, value.values())))
+            ):
+                self.tabular = self.walk.conforms(value, self.fields)
+                if not self.tabular:
+                    self.drop_rows()
+        if self.rows is not None:
+            assert self._row is not None
+            self.rows.write("\n" + self._row(value))
         if self.primitive and type(value) not in PRIMITIVE:
             self.primitive = False
         self.n += 1
@@ -69,13 +96,31 @@ class _ArrayPlan:
         """An element that is itself streamed (not materialized) cannot be a row."""
         self.tabular = False
         self.primitive = False
+        self.drop_rows()
         if self.n == 0:
             self.fields = None
         self.n += 1
 
+    def drop_rows(self) -> None:
+        if self.rows is not None:
+            self.rows.close()
+            self.rows = None
+
+    @property
+    def rows_ready(self) -> bool:
+        """Pass one wrote every row already (tabular, rows at depth 1)."""
+        return self.tabular and self.rows is not None
+
+
+_PRIMITIVE_TYPES = PRIMITIVE
+
 
 def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
-    """Pass two for a non-empty array: header, then the elements (as ``_Walk._array`` would)."""
+    """Pass two for a non-empty array: header, then the elements (as ``_Walk._array`` would).
+
+    With ``plan.rows_ready`` the rows are copied from the plan's spool and
+    ``elements`` is not read at all.
+    """
     d = walk.d
     if plan.primitive:  # §9.1 inline; one long line, written a cell at a time
         prim = walk.prim
@@ -90,6 +135,13 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
     if plan.tabular:  # §9.3
         assert plan.fields is not None
         sink.line(header(head, plan.n, d, plan.fields))
+        if plan.rows_ready and depth == 0:
+            spool = plan.rows
+            spool.seek(0)
+            while chunk := spool.read(1 << 16):
+                sink.part(chunk)
+            plan.drop_rows()
+            return
         row = walk.row_writer(plan.fields, depth + 1)
         for i, e in enumerate(elements):
             try:
@@ -169,10 +221,11 @@ class Encoder:
         self._walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
         self._sink = LineSink(out)
         self._spool = _Spool(spool_memory)
+        self._spool_memory = spool_memory
         self._levels: list[int] = []  # streamed containers open now
         self._root_kind = 0
         self._root_value: Any = None
-        self._root_plan = _ArrayPlan(self._walk)  # root array, or root object's member values
+        self._root_plan = _ArrayPlan(self._walk, spool_memory)  # root array, or root object's member values
         self._member_plans: list[_ArrayPlan] = []  # one per array-valued root member, in order
         self._key: Any = None
         self._stack: list[Any] = []  # the value being materialized
@@ -220,7 +273,7 @@ class Encoder:
                 raise ToonEncodeError(f"unexpected event {ev!r}")
         elif top == _OBJ and ev == "start_array":  # an array member of the root object streams too
             self._root_plan.disqualify()
-            self._member_plans.append(_ArrayPlan(self._walk))
+            self._member_plans.append(_ArrayPlan(self._walk, self._spool_memory))
             self._spool.put(("A", self._key))
             levels.append(_MEMBER)
         elif ev in _SCALARS:
@@ -298,6 +351,8 @@ class Encoder:
             sink.flush()
         finally:
             self._spool.close()
+            for plan in (self._root_plan, *self._member_plans):
+                plan.drop_rows()
 
     def _write_object(self, records: Iterator[Any]) -> None:
         sink = self._sink
@@ -373,9 +428,13 @@ def _encode_array_stream(
     out: IO[str] | IO[bytes],
     key: str | None,
     walk: _Walk,
+    spool_memory: int,
 ) -> int:
-    """Shared body of encode_jsonl / encode_records: plan, then write."""
-    plan = _ArrayPlan(walk)
+    """Shared body of encode_jsonl / encode_records: plan, then write.
+
+    ``pass_two`` is called only if pass one could not write the rows ahead.
+    """
+    plan = _ArrayPlan(walk, spool_memory)
     for i, value in enumerate(pass_one):
         try:
             plan.add(walk.norm(value))
@@ -384,11 +443,14 @@ def _encode_array_stream(
             raise
     sink = LineSink(out)
     head = "" if key is None else key_text(key)
-    if plan.n == 0:
-        sink.line("[]" if key is None else f"{head}: []")
-    else:
-        _write_array(sink, walk, head, plan, pass_two(), 0)
-    sink.flush()
+    try:
+        if plan.n == 0:
+            sink.line("[]" if key is None else f"{head}: []")
+        else:
+            _write_array(sink, walk, head, plan, iter(()) if plan.rows_ready else pass_two(), 0)
+        sink.flush()
+    finally:
+        plan.drop_rows()
     return plan.n
 
 
@@ -419,7 +481,7 @@ def encode_records(
     walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
     if isinstance(records, (list, tuple)):
         seq = records
-        return _encode_array_stream(iter(seq), lambda: iter(seq), out, key, walk)
+        return _encode_array_stream(iter(seq), lambda: iter(seq), out, key, walk, spool_memory)
     spool = _Spool(spool_memory)
     try:
 
@@ -428,7 +490,7 @@ def encode_records(
                 spool.put(r)
                 yield r
 
-        return _encode_array_stream(first(), spool.replay, out, key, walk)
+        return _encode_array_stream(first(), spool.replay, out, key, walk, spool_memory)
     finally:
         spool.close()
 
@@ -451,13 +513,29 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
+# One decoder, built once (json.loads with hooks builds a new one per call).
+# Integers use the C scanner's own int(); only a line whose int is too long
+# for int(str) is parsed again with the slower parse_int hook.
+_JSON = json.JSONDecoder(parse_float=_json_float)
+_JSON_BIGINT = json.JSONDecoder(parse_float=_json_float, parse_int=_json_int)
+
+
 def _parse_json(data: bytes | str, lineno: int) -> Any:
     try:
-        return json.loads(data, parse_float=_json_float, parse_int=_json_int)
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as e:
+        raise ToonEncodeError(f"invalid UTF-8 in JSON line: {e.reason}", line=lineno, column=e.start + 1) from None
+    try:
+        return _JSON.decode(text)
     except json.JSONDecodeError as e:
         raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=e.colno) from None
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        # bytes that are not UTF-8, or nesting beyond what json.loads can take
+    except ValueError:
+        pass  # an integer longer than int(str) accepts
+    except RecursionError:
+        raise ToonEncodeError("JSON nested too deeply for this reader", line=lineno, column=1) from None
+    try:
+        return _JSON_BIGINT.decode(text)
+    except (ValueError, RecursionError) as e:
         raise ToonEncodeError(f"invalid JSON line: {e}", line=lineno, column=1) from None
 
 
@@ -519,7 +597,7 @@ def encode_jsonl(
             fp.seek(start)
             return _jsonl_values(fp)
 
-        return _encode_array_stream(_jsonl_values(fp), again, out, key, walk)
+        return _encode_array_stream(_jsonl_values(fp), again, out, key, walk, spool_memory)
     spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
     try:
 
@@ -533,6 +611,6 @@ def encode_jsonl(
             spool.seek(0)
             return _jsonl_values(spool)
 
-        return _encode_array_stream(_jsonl_values(first()), replay, out, key, walk)
+        return _encode_array_stream(_jsonl_values(first()), replay, out, key, walk, spool_memory)
     finally:
         spool.close()
