@@ -188,3 +188,32 @@ def test_dump_to_text_and_binary_files() -> None:
     b = io.BytesIO()
     toonstream.dump(value, b)
     assert b.getvalue() == text.encode()
+
+
+# ---------------------------------------------------------------- column-wise fast path
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from toonstream._columns import format_column  # noqa: E402
+from toonstream._writer import primitive_formatter  # noqa: E402
+
+_CELL_TEXT = st.one_of(
+    st.text(st.sampled_from(list("ab 09-+.eE#:,|\t\"\\[]{}\x01\né")), max_size=6),
+    st.sampled_from(["true", "null", "false", "", "-", "05", "1e5", "+1", "-3.5", "2024-01-02", " x"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.lists(_CELL_TEXT, min_size=1, max_size=30),
+        st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30),
+        st.lists(st.integers(), min_size=1, max_size=30),
+        st.lists(st.one_of(st.booleans(), st.none(), st.integers(), _CELL_TEXT), min_size=1, max_size=30),
+    ),
+    st.sampled_from([",", "\t", "|"]),
+)
+def test_column_formatting_equals_per_value(col: list[Any], delimiter: str) -> None:
+    prim = primitive_formatter(delimiter, None)
+    assert format_column(col, delimiter, prim) == [prim(v) for v in col]

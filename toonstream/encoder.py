@@ -11,8 +11,9 @@ detects cycles.
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import IO, Any, Callable, Iterator, Union
+from typing import IO, Any, Callable, Iterator, Sequence, Union
 
+from ._columns import format_rows
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS, NEEDS_QUOTE
 from ._normalize import PRIMITIVE, normalize
@@ -24,6 +25,8 @@ Default = Callable[[Any], Any]
 _Request = tuple[Union[str, int], Any, Iterator[Any]]
 
 DEFAULT_MAX_DEPTH = 10_000
+#: Rows formatted per column-wise batch (dumps and the streaming encoders).
+ROW_BATCH = 1024
 _DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
 
 
@@ -310,14 +313,30 @@ class _Walk:
 
         return row
 
-    def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
-        row = self.row_writer(fields, depth)
-        for i, o in enumerate(objs):
+    def rows_text(self, objs: Sequence[Any], fields: Fields, depth: int, *, batch: int = ROW_BATCH) -> Iterator[str]:
+        """Row lines at ``depth`` for row objects, as multi-line chunks of up
+        to ``batch`` rows (formatted column-wise, see ``_columns.py``)."""
+        get = self._cells(fields)
+        norm = self.norm
+        width = _leaf_count(fields)
+        ind = self.unit * depth
+        for start in range(0, len(objs), batch):
+            part = objs[start : start + batch]
             try:
-                yield row(o)
+                tuples = [get(o if type(o) is dict else norm(o)) for o in part]
+                yield format_rows(tuples, width, self.d, self.prim, ind)
             except ToonEncodeError as e:
-                e.path = (i,) + e.path
+                row = self.row_writer(fields, depth)
+                for i, o in enumerate(part):  # error path only: find the row
+                    try:
+                        row(o)
+                    except ToonEncodeError:
+                        e.path = (start + i,) + e.path
+                        break
                 raise
+
+    def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
+        return self.rows_text(objs, fields, depth)
 
     def entry_writer(self, fields: Fields, depth: int) -> Callable[[Any, Any], str]:
         """A function from (entry key, entry object) to its entry row at ``depth`` (§9.5)."""
@@ -362,6 +381,17 @@ class _Walk:
 
 
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
+
+def _leaf_count(fields: Fields) -> int:
+    n = 0
+    todo = [fields]
+    while todo:
+        for _, sub in todo.pop():
+            if sub is None:
+                n += 1
+            else:
+                todo.append(sub)
+    return n
 _SMALL_INT = 10**18
 
 
@@ -378,7 +408,11 @@ def encode_lines(
     >>> list(encode_lines({"tags": ["a", "b"], "n": 1}))
     ['tags[2]: a,b', 'n: 1']
     """
-    return _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth).lines(obj)
+    for chunk in _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth).lines(obj):
+        if "\n" in chunk:  # a batch of table rows
+            yield from chunk.split("\n")
+        else:
+            yield chunk
 
 
 def dumps(
@@ -400,7 +434,8 @@ def dumps(
       1,Ada
       2,Bob
     """
-    return "\n".join(encode_lines(obj, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth))
+    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    return "\n".join(walk.lines(obj))  # pieces are lines or batches of row lines
 
 
 def dump(
@@ -418,6 +453,7 @@ def dump(
     '[2]: 1,2'
     """
     sink = LineSink(fp)
-    for line in encode_lines(obj, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth):
-        sink.line(line)
+    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    for piece in walk.lines(obj):
+        sink.line(piece)
     sink.flush()

@@ -31,7 +31,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Union
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE
 from ._writer import Fields, LineSink, header, key_text
-from .encoder import DEFAULT_MAX_DEPTH, Default, _Walk
+from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, _Walk
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
 
@@ -50,7 +50,7 @@ class _ArrayPlan:
     element again.  The first element that breaks the shape drops the spool.
     """
 
-    __slots__ = ("walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_row", "_spool_memory")
+    __slots__ = ("walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "_spool_memory")
 
     def __init__(self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY) -> None:
         self.walk = walk
@@ -59,8 +59,9 @@ class _ArrayPlan:
         self.fields: Fields | None = None
         self.tabular = True
         self.keyset: frozenset[str] | None = None  # set when the shape is flat
-        self.rows: Any = None  # text spool of "\n<row line>" pieces
-        self._row: Callable[[Any], str] | None = None
+        self.rows: Any = None  # text spool of "\n<row lines>" pieces
+        # Elements waiting to be formatted as one column-wise batch (ROW_BATCH at most).
+        self._pending: list[Any] = []
         self._spool_memory = spool_memory
 
     def add(self, value: Any) -> None:
@@ -71,7 +72,6 @@ class _ArrayPlan:
             if self.fields is not None:
                 if all(sub is None for _, sub in self.fields):
                     self.keyset = frozenset(value)
-                self._row = self.walk.row_writer(self.fields, 1)
                 self.rows = tempfile.SpooledTemporaryFile(max_size=self._spool_memory, mode="w+", encoding="utf-8")
         elif self.tabular:
             assert self.fields is not None
@@ -86,8 +86,9 @@ class _ArrayPlan:
                 if not self.tabular:
                     self.drop_rows()
         if self.rows is not None:
-            assert self._row is not None
-            self.rows.write("\n" + self._row(value))
+            self._pending.append(value)
+            if len(self._pending) >= ROW_BATCH:
+                self.flush_rows()
         if self.primitive and type(value) not in PRIMITIVE:
             self.primitive = False
         self.n += 1
@@ -101,7 +102,16 @@ class _ArrayPlan:
             self.fields = None
         self.n += 1
 
+    def flush_rows(self) -> None:
+        """Format the pending elements into the row spool (column-wise)."""
+        if self.rows is not None and self._pending:
+            assert self.fields is not None
+            for chunk in self.walk.rows_text(self._pending, self.fields, 1):
+                self.rows.write("\n" + chunk)
+        self._pending = []
+
     def drop_rows(self) -> None:
+        self._pending = []
         if self.rows is not None:
             self.rows.close()
             self.rows = None
@@ -136,19 +146,22 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
         assert plan.fields is not None
         sink.line(header(head, plan.n, d, plan.fields))
         if plan.rows_ready and depth == 0:
+            plan.flush_rows()
             spool = plan.rows
             spool.seek(0)
             while chunk := spool.read(1 << 16):
                 sink.part(chunk)
             plan.drop_rows()
             return
-        row = walk.row_writer(plan.fields, depth + 1)
-        for i, e in enumerate(elements):
-            try:
-                sink.line(row(e))
-            except ToonEncodeError as err:
-                err.path = (i,) + err.path
-                raise
+        batch: list[Any] = []
+        done = 0
+        for e in elements:
+            batch.append(e)
+            if len(batch) == ROW_BATCH:
+                _write_rows(sink, walk, batch, plan.fields, depth + 1, done)
+                done += len(batch)
+                batch = []
+        _write_rows(sink, walk, batch, plan.fields, depth + 1, done)
         return
     sink.line(header(head, plan.n, d))  # §9.4
     for i, e in enumerate(elements):
@@ -159,6 +172,16 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
         except ToonEncodeError as err:
             err.path = (i,) + err.path[1:]
             raise
+
+
+def _write_rows(sink: LineSink, walk: _Walk, batch: list[Any], fields: Fields, depth: int, offset: int) -> None:
+    try:
+        for chunk in walk.rows_text(batch, fields, depth):
+            sink.line(chunk)
+    except ToonEncodeError as err:
+        if err.path and isinstance(err.path[0], int):
+            err.path = (err.path[0] + offset,) + err.path[1:]
+        raise
 
 
 class _Spool:
