@@ -506,7 +506,23 @@ class _ItemsAdapter:
                 _matches(make(row), item_prefix, target, emit)
 
 
-class RowReader:
+class _Columns:
+    """``fields`` and ``columns`` of the table(s) a row reader follows."""
+
+    _adapter: _RowsAdapter
+
+    @property
+    def fields(self) -> Fields | None:
+        """The field tree of the latest matching header (None before one was read)."""
+        return self._adapter.fields
+
+    @property
+    def columns(self) -> list[str] | None:
+        """Leaf column names in tuple order (dotted for nested groups; the entry key first)."""
+        return self._adapter.columns
+
+
+class RowReader(_Columns):
     """Iterator over the rows of the tabular arrays (or keyed tables) at a prefix.
 
     ``fields`` (the header's field tree) and ``columns`` (leaf names, dotted for
@@ -528,16 +544,8 @@ class RowReader:
     def __next__(self) -> Any:
         return next(self._it)
 
-    @property
-    def fields(self) -> Fields | None:
-        return self._adapter.fields
 
-    @property
-    def columns(self) -> list[str] | None:
-        return self._adapter.columns
-
-
-class AsyncRowReader:
+class AsyncRowReader(_Columns):
     """Async counterpart of :class:`RowReader` (``async for row in rows_async(...)``)."""
 
     def __init__(self, adapter: _RowsAdapter, it: AsyncIterator[Any]) -> None:
@@ -549,14 +557,6 @@ class AsyncRowReader:
 
     async def __anext__(self) -> Any:
         return await self._it.__anext__()
-
-    @property
-    def fields(self) -> Fields | None:
-        return self._adapter.fields
-
-    @property
-    def columns(self) -> list[str] | None:
-        return self._adapter.columns
 
 
 class _RowsAdapter:
@@ -693,6 +693,21 @@ def _decoder(use_float: bool, options: dict[str, Any]) -> Decoder:
     return Decoder(**options)
 
 
+def _rows_setup(
+    prefix: str,
+    as_dict: bool,
+    key_field: str,
+    expect_fields: Sequence[str] | None,
+    use_float: bool,
+    options: dict[str, Any],
+) -> tuple[Decoder, _RowsAdapter]:
+    decoder = _decoder(use_float, options)
+    adapter = _RowsAdapter(
+        prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line, expect_fields=expect_fields
+    )
+    return decoder, adapter
+
+
 def parse(source: Source, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[tuple[str, str, Any]]:
     """Yield ``(prefix, event, value)`` triples exactly like ``ijson.parse``.
 
@@ -752,10 +767,7 @@ def rows(
     >>> list(rows("[2:]{age}:\\n  ada: 36\\n  bob: 41", as_dict=True))
     [{'key': 'ada', 'age': 36}, {'key': 'bob', 'age': 41}]
     """
-    decoder = _decoder(use_float, options)
-    adapter = _RowsAdapter(
-        prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line, expect_fields=expect_fields
-    )
+    decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
 
 
@@ -787,9 +799,6 @@ def rows_async(
     **options: Any,
 ) -> AsyncRowReader:
     """Async :func:`rows`."""
-    decoder = _decoder(use_float, options)
-    adapter = _RowsAdapter(
-        prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line, expect_fields=expect_fields
-    )
+    decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return AsyncRowReader(adapter, _adrive(source, decoder, adapter.push, buf_size))
 

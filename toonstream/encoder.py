@@ -449,7 +449,8 @@ def dump(
 ) -> None:
     """Write ``obj`` as TOON to a text or binary file, in chunks of lines.
 
-    >>>     >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
+    >>> import io
+    >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
     '[2]: 1,2'
     """
     sink = LineSink(fp)

@@ -29,7 +29,7 @@ def estimate_tokens(text: str) -> int:
     """Estimated o200k token count of ``text`` (see the module docstring).
 
     >>> estimate_tokens("users[2]{id,name}:")
-    9
+    10
     """
     letters = _LETTERS.findall(text)
     n = sum((len(w) + 4) // 5 for w in letters)
