@@ -17,6 +17,7 @@ explicit stack, so 100k levels of nesting cost memory, not Python stack.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from ._errors import ToonDecodeError
@@ -113,6 +114,7 @@ class Machine:
         self,
         *,
         convert: TokenConverter,
+        convert_column: Callable[[tuple[str, ...]], Any] | None = None,
         indent_size: int = 2,
         strict: bool = True,
         max_depth: int = 10_000,
@@ -120,6 +122,9 @@ class Machine:
         if indent_size < 1:
             raise ValueError("indent_size must be >= 1")
         self.convert = convert
+        # Decodes a whole column of row tokens at once (the row-block fast path);
+        # None disables that path.
+        self.convert_column = convert_column
         self.indent_size = indent_size
         self.strict = strict
         self.max_depth = max_depth
@@ -138,13 +143,22 @@ class Machine:
         """Process complete lines; ``first_lineno`` is the 1-based number of ``lines[0]``."""
         if self.failed is not None:
             raise self.failed
-        lineno = first_lineno
+        stack = self.stack
+        fast = self.convert_column is not None
+        i = 0
+        n = len(lines)
         try:
-            for text in lines:
-                self._lineno = lineno
+            while i < n:
+                if fast and stack and stack[-1].kind == TABLE and not self.blank_line:
+                    j = self._row_block(stack[-1], lines, i, first_lineno)
+                    if j > i:
+                        i = j
+                        continue
+                text = lines[i]
+                self._lineno = first_lineno + i
                 self._text = text
                 self._line(text)
-                lineno += 1
+                i += 1
         except ToonDecodeError as e:
             raise self._located(e) from None
         out = self.out
@@ -604,6 +618,66 @@ class Machine:
         else:
             out.append(Rows([row]))
 
+    # Fewer consecutive simple rows than this go through the per-line path.
+    _MIN_BLOCK = 8
+
+    def _row_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
+        """Decode a run of simple row lines at once, column by column.
+
+        A line qualifies when it sits exactly at row depth and holds no quote,
+        colon, comment marker or space next to a delimiter: then the per-line
+        path would split it on the delimiter and convert each cell, which is
+        what this does with C-level ``str.split``/``zip``/``map``.  Anything
+        else, including every line that would be an error, is left to the
+        per-line path (which reports it precisely).  Returns the index after
+        the run (``i`` when there is none worth taking).
+        """
+        plen = frame.depth * self.indent_size
+        limit = len(lines)
+        if self.strict and frame.length is not None:
+            limit = min(limit, i + frame.length - frame.count)  # an extra row takes the slow path
+        if limit - i < self._MIN_BLOCK:
+            return i
+        # Find where the run of simple lines ends with C-level searches over
+        # the joined lines ("\n" before each line), not a Python loop per line.
+        text = "\n" + "\n".join(lines[i:limit])
+        end = len(text)
+        m = _not_row_start(plen).search(text)
+        if m is not None:
+            end = m.start()
+        for ch in ('"', ":"):
+            k = text.find(ch, 0, end)
+            if k != -1:
+                end = text.rfind("\n", 0, k)
+        j = i + text.count("\n", 0, end)  # lines wholly before `end`
+        if j - i < self._MIN_BLOCK:
+            return i
+        block = lines[i:j]
+        d = frame.delim
+        text = text[:end] + "\n"
+        if " " + d in text or d + " " in text or " \n" in text:
+            return i  # cells to trim: the per-line path does that
+        cells = [line[plen:].split(d) for line in block]
+        if set(map(len, cells)) != {frame.width}:
+            return i
+        assert self.convert_column is not None
+        try:
+            columns = [self.convert_column(col) for col in zip(*cells)]
+        except ToonDecodeError:
+            return i  # e.g. an over-long number: let the per-line path locate it
+        rows = list(zip(*columns))
+        if frame.count == 0:
+            self.started_arrays += 1
+        frame.count += len(rows)
+        self._lineno = first_lineno + j - 1
+        self._text = block[-1]
+        out = self.out
+        if out and type(out[-1]) is Rows:
+            out[-1].rows.extend(rows)
+        else:
+            out.append(Rows(rows))
+        return j
+
     def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
         """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
         colon = find_unquoted(c, ":")
@@ -657,6 +731,18 @@ class Machine:
                     raise e from None
                 pos += len(t) + 1
             raise
+
+
+_ROW_START: dict[int, re.Pattern[str]] = {}
+
+
+def _not_row_start(plen: int) -> re.Pattern[str]:
+    """Matches the "\\n" before a line that is not ``plen`` spaces followed by
+    row content (deeper, shallower, blank, comment or tab-indented)."""
+    pattern = _ROW_START.get(plen)
+    if pattern is None:
+        pattern = _ROW_START[plen] = re.compile("\n(?! {%d}[^ #\t\n])" % plen)
+    return pattern
 
 
 _HANDLERS: dict[int, Callable[[Machine, _Frame, str, int], None]] = {

@@ -8,7 +8,10 @@ inside the string the helper was given; the machine turns them into columns.
 from __future__ import annotations
 
 import math
+import re
+from bisect import bisect_right
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any, Callable
 
 from ._errors import ToonDecodeError
@@ -314,3 +317,77 @@ def encode_int(i: int) -> str:
     if i.bit_length() < _INT_STR_SAFE_BITS:
         return str(i)
     return format(Decimal(i), "f")
+
+
+# ------------------------------------------------------------- column decoding
+
+# Whole-column checks over tokens joined by "\n" (no token holds "\n": they
+# come from one line each).  Small ints only (< 10**18) take the int() fast
+# path, so the digit limits never apply there.
+_FLOAT_TOKEN = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
+_LEADING_ZERO = re.compile(r"\n-?0[0-9]")
+
+
+def _small_int_column(col: tuple[str, ...], framed: str) -> bool:
+    """Every token is a §4 integer of at most 18 digits (C-level string checks)."""
+    digits = framed.replace("\n", "").replace("-", "")
+    return (
+        digits.isascii()
+        and digits.isdigit()  # also rules out empty tokens... together with the next checks
+        and framed.count("-") == framed.count("\n-")  # "-" only as a sign
+        and "\n\n" not in framed
+        and "\n-\n" not in framed
+        and _LEADING_ZERO.search(framed) is None
+        and max(map(len, col)) <= 18
+    )
+# Tokens that are something other than a plain string: a §4 number, or an
+# empty, quoted or literal token.  Both patterns start with a literal "\n", so
+# the regex engine jumps from line to line.  Unflagged tokens are returned as
+# the strings they are.
+_NUMBER_TOKEN = re.compile(r"\n(?=-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\n)")
+_SPECIAL_TOKEN = re.compile(r"\n(?=[\"\n]|true\n|false\n|null\n)")
+_BOOLS = {"true": True, "false": False}
+
+
+def make_column_converter(
+    convert: TokenConverter,
+    *,
+    parse_float: Callable[[str], Any] | None = None,
+    max_number_length: int = 10_000,
+) -> Callable[[tuple[str, ...]], Any]:
+    """Build the function that decodes a whole column of trimmed tokens at once.
+
+    Returns a sequence of values equal to ``[convert(t) for t in col]``, using
+    C-level ``map(int, ...)`` / ``map(float, ...)`` or returning the tokens
+    themselves when a whole column qualifies, and ``convert`` per token
+    otherwise (only for the tokens that need it).
+    """
+
+    def column(col: tuple[str, ...]) -> Any:
+        joined = "\n".join(col)
+        framed = "\n" + joined + "\n"
+        first = joined[:1]
+        if first in NUMBER_START:
+            if _small_int_column(col, framed):
+                return list(map(int, col))
+            if parse_float is None and all(map(_FLOAT_TOKEN.fullmatch, col)) and max(map(len, col)) <= max_number_length:
+                values = list(map(float, col))
+                if math.inf in values or -math.inf in values:
+                    return [convert(t) for t in col]  # overflow follows the token policy
+                if 0.0 in values and "-" in joined:
+                    values = [v if v else 0.0 for v in values]  # -0.0 -> 0.0 (§4)
+                return values
+        elif (first == "t" or first == "f") and set(col) <= _BOOLS.keys():
+            return list(map(_BOOLS.__getitem__, col))
+        positions = [m.start() for m in _NUMBER_TOKEN.finditer(framed)]
+        positions += [m.start() for m in _SPECIAL_TOKEN.finditer(framed)]
+        if not positions:
+            return col  # every token is a plain string
+        out = list(col)
+        starts = list(accumulate(map(len, col), lambda a, n: a + n + 1, initial=1))
+        for p in positions:
+            i = bisect_right(starts, p + 1) - 1
+            out[i] = convert(col[i])
+        return out
+
+    return column

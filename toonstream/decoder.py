@@ -37,7 +37,7 @@ from ._events import (
 )
 from ._lines import LineSplitter
 from ._machine import Machine
-from ._scalars import decimal_float, make_converter
+from ._scalars import decimal_float, make_column_converter, make_converter
 
 __all__ = [
     "Decoder",
@@ -113,8 +113,12 @@ class Decoder:
         self._lines = LineSplitter(max_line_length=max_line_length)
         # Line numbers in events and errors start here (a document embedded in a larger text).
         self._lines.lines_emitted = start_line - 1
+        convert = make_converter(parse_float=parse_float, max_number_length=max_number_length)
         self._machine = Machine(
-            convert=make_converter(parse_float=parse_float, max_number_length=max_number_length),
+            convert=convert,
+            convert_column=make_column_converter(
+                convert, parse_float=parse_float, max_number_length=max_number_length
+            ),
             indent_size=indent_size,
             strict=strict,
             max_depth=max_depth,
