@@ -135,3 +135,17 @@ def test_signals_leave_destination_untouched(tmp_path: Path, sig: int, code: int
     assert b"Traceback" not in err
     assert out.read_text() == "before"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.toon"]
+
+
+def test_progress_bar_on_request(jsonl: Path) -> None:
+    r = run("encode", str(jsonl), "--progress")
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(RECORDS)
+    assert b"encode" in r.stderr  # tqdm's bar, on stderr only
+    quiet = run("encode", str(jsonl))  # stderr is not a terminal here: no bar by default
+    assert quiet.stderr == b""
+
+
+def test_import_does_not_load_arrow_or_polars() -> None:
+    code = "import sys, toonstream; print('pyarrow' in sys.modules, 'polars' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"]
