@@ -118,6 +118,7 @@ class Machine:
         indent_size: int = 2,
         strict: bool = True,
         max_depth: int = 10_000,
+        max_fields: int = 10_000,
     ) -> None:
         if indent_size < 1:
             raise ValueError("indent_size must be >= 1")
@@ -128,6 +129,7 @@ class Machine:
         self.indent_size = indent_size
         self.strict = strict
         self.max_depth = max_depth
+        self.max_fields = max_fields
         self.stack: list[_Frame] = []
         self.root = ROOT_NEW
         self.out: list[Event] = []
@@ -183,10 +185,11 @@ class Machine:
         return out
 
     def _located(self, e: ToonDecodeError) -> ToonDecodeError:
-        if isinstance(e, _Fail) and e.column is None:
-            # A helper's offset is relative to the token it saw; find the token
-            # in the line only now, on the error path.
-            e.column = max(1, self._col_base + e.offset + 1)
+        if isinstance(e, _Fail):
+            # A helper's offset is relative to the substring it saw; the
+            # public error is a plain ToonDecodeError with the line's column.
+            column = e.column if e.column is not None else max(1, self._col_base + e.offset + 1)
+            e = ToonDecodeError(e.msg, code=e.code, column=column)
         e.locate(self._lineno, None, self._text)
         self.failed = e
         return e
@@ -493,8 +496,10 @@ class Machine:
                 if ":" in name:
                     return _Malformed("unmatched brace in field list", "bad_fields", start)
             if i < n and c[i] == "{":
-                if len(groups) >= self.max_depth:
-                    return _Malformed(f"field groups nested deeper than max_depth ({self.max_depth})", "too_deep", i)
+                if len(groups) >= self.max_depth:  # a limit: an error in every mode
+                    raise _fail(
+                        f"field groups nested deeper than max_depth ({self.max_depth})", "too_deep", self._col_base + i + 1
+                    )
                 sub: list[Any] = []
                 groups[-1].append([name, sub])
                 groups.append(sub)
@@ -502,6 +507,8 @@ class Machine:
                 continue
             groups[-1].append([name, None])
             width += 1
+            if width > self.max_fields:
+                raise _fail(f"more than max_fields ({self.max_fields}) fields in a header", "too_many_fields", self._col_base + i + 1)
             # ---- after an entry: delimiter, or closing braces
             while True:
                 if i >= n:
@@ -618,8 +625,11 @@ class Machine:
         else:
             out.append(Rows([row]))
 
-    # Fewer consecutive simple rows than this go through the per-line path.
+    # Fewer consecutive simple rows than this go through the per-line path;
+    # one attempt looks at no more than _MAX_BLOCK lines.
     _MIN_BLOCK = 8
+    _MAX_BLOCK = 4096
+    _fast_cooldown = 0
 
     def _row_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
         """Decode a run of simple row lines at once, column by column.
@@ -632,25 +642,43 @@ class Machine:
         per-line path (which reports it precisely).  Returns the index after
         the run (``i`` when there is none worth taking).
         """
+        if self._fast_cooldown:
+            self._fast_cooldown -= 1
+            return i
         plen = frame.depth * self.indent_size
-        limit = len(lines)
+        limit = min(len(lines), i + self._MAX_BLOCK)  # bounded work per attempt
         if self.strict and frame.length is not None:
             limit = min(limit, i + frame.length - frame.count)  # an extra row takes the slow path
         if limit - i < self._MIN_BLOCK:
             return i
+        prefix = " " * plen
+        for line in lines[i : i + self._MIN_BLOCK]:  # cheap look before joining a window
+            if not line.startswith(prefix) or line[plen : plen + 1] in (" ", "#", "", "\t") or '"' in line or ":" in line:
+                # not a run of simple rows here: the next few lines go the per-line way
+                self._fast_cooldown = self._MIN_BLOCK
+                return i
         # Find where the run of simple lines ends with C-level searches over
         # the joined lines ("\n" before each line), not a Python loop per line.
-        text = "\n" + "\n".join(lines[i:limit])
-        end = len(text)
-        m = _not_row_start(plen).search(text)
-        if m is not None:
-            end = m.start()
-        for ch in ('"', ":"):
-            k = text.find(ch, 0, end)
-            if k != -1:
-                end = text.rfind("\n", 0, k)
+        # The window grows 4x while the run fills it, so a short run costs a
+        # short join.
+        window = 64
+        while True:
+            hi = min(limit, i + window)
+            text = "\n" + "\n".join(lines[i:hi])
+            end = len(text)
+            m = _not_row_start(plen).search(text)
+            if m is not None:
+                end = m.start()
+            for ch in ('"', ":"):
+                k = text.find(ch, 0, end)
+                if k != -1:
+                    end = text.rfind("\n", 0, k)
+            if end < len(text) or hi == limit:
+                break
+            window *= 4
         j = i + text.count("\n", 0, end)  # lines wholly before `end`
         if j - i < self._MIN_BLOCK:
+            self._fast_cooldown = self._MIN_BLOCK
             return i
         block = lines[i:j]
         d = frame.delim

@@ -54,20 +54,19 @@ def find_unquoted(s: str, ch: str, start: int = 0) -> int:
     Inside quotes a backslash protects the next character (Appendix B.3);
     whether the escape is valid is checked later, when the token is decoded.
     """
-    if '"' not in s:
-        return s.find(ch, start)
+    # Every search is bounded by the next candidate, so repeated calls over
+    # one line (split_cells) stay linear in its length.
+    hit = s.find(ch, start)
     i = start
-    n = len(s)
-    while i < n:
-        q = s.find('"', i)
-        hit = s.find(ch, i)
-        if hit != -1 and (q == -1 or hit < q):
-            return hit
+    while hit != -1:
+        q = s.find('"', i, hit)  # does a quoted string open before the candidate?
         if q == -1:
-            return -1
+            return hit
         i = _skip_quoted(s, q)
         if i < 0:
             return -1  # unterminated: no unquoted occurrence after it
+        if hit < i:  # the candidate was inside the quotes: look again after them
+            hit = s.find(ch, i)
     return -1
 
 

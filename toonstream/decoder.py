@@ -66,6 +66,7 @@ _SLICE = 1 << 20
 DEFAULT_MAX_LINE_LENGTH = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_NUMBER_LENGTH = 10_000
+DEFAULT_MAX_FIELDS = 10_000
 
 
 class Decoder:
@@ -81,9 +82,12 @@ class Decoder:
             duplicate keys); default True.
         parse_float: called with the text of every non-integer number
             (e.g. ``decimal.Decimal``); default: float (overflow -> Decimal).
-        max_depth, max_line_length, max_number_length: resource limits; a
-            breach is a ``ToonDecodeError`` with code ``too_deep``,
-            ``line_too_long`` or ``number_too_long``.
+        max_depth, max_line_length, max_number_length, max_fields: resource
+            limits (nesting of scopes and field groups; characters per line;
+            characters per number token; leaf fields per header).  A breach is
+            a ``ToonDecodeError`` with code ``too_deep``, ``line_too_long``,
+            ``number_too_long`` or ``too_many_fields``, in strict and
+            non-strict mode alike.
         start_line: the number of the first line (default 1), for a document
             that is part of a larger text.
 
@@ -108,6 +112,7 @@ class Decoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
         max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+        max_fields: int = DEFAULT_MAX_FIELDS,
         start_line: int = 1,
     ) -> None:
         self._lines = LineSplitter(max_line_length=max_line_length)
@@ -122,6 +127,7 @@ class Decoder:
             indent_size=indent_size,
             strict=strict,
             max_depth=max_depth,
+            max_fields=max_fields,
         )
 
     def feed(self, data: Chunk) -> list[Event]:
@@ -224,6 +230,7 @@ def loads(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
     max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+    max_fields: int = DEFAULT_MAX_FIELDS,
 ) -> Any:
     """Decode a whole TOON document (str, or UTF-8 bytes) to Python values.
 
@@ -240,6 +247,7 @@ def loads(
         max_depth=max_depth,
         max_line_length=max_line_length,
         max_number_length=max_number_length,
+        max_fields=max_fields,
     )
     return _build(_chunks(data, DEFAULT_BUF_SIZE), decoder)
 
@@ -253,6 +261,7 @@ def load(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
     max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
+    max_fields: int = DEFAULT_MAX_FIELDS,
 ) -> Any:
     """Decode a TOON document from a binary or text file (read in chunks).
 
@@ -267,6 +276,7 @@ def load(
         max_depth=max_depth,
         max_line_length=max_line_length,
         max_number_length=max_number_length,
+        max_fields=max_fields,
     )
     return _build(_chunks(fp, DEFAULT_BUF_SIZE), decoder)
 
