@@ -27,7 +27,7 @@ class LineSplitter:
     the caller from ``lines_emitted``.
     """
 
-    __slots__ = ("_utf8", "_pieces", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed")
+    __slots__ = ("_utf8", "_pieces", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed", "error")
 
     def __init__(self, *, max_line_length: int) -> None:
         # 'strict' makes invalid, truncated and surrogate-encoding sequences
@@ -40,21 +40,25 @@ class LineSplitter:
         self.lines_emitted = 0
         self._started = False
         self._closed = False
+        # Invalid UTF-8 found in the last chunk, raised by the caller *after*
+        # it processed the lines before it: errors come in document order
+        # however the input is chunked.
+        self.error: ToonDecodeError | None = None
 
     def feed(self, data: bytes | bytearray | memoryview | str) -> list[str]:
+        """Complete lines in ``data`` (and before it); see ``error`` after the call."""
         if self._closed:
             raise ToonDecodeError("data fed after close()", code="closed", line=self.lines_emitted + 1, column=1, line_text="")
         if isinstance(data, str):
-            text = data
-        else:
-            text = self._decode(data, final=False)
-        return self._split(text)
+            return self._split(data)
+        return self._decode_and_split(data, final=False)
 
     def close(self) -> list[str]:
         if self._closed:
             return []
-        tail = self._decode(b"", final=True)
-        lines = self._split(tail) if tail else []
+        lines = self._decode_and_split(b"", final=True)
+        if self.error is not None:
+            return lines
         self._closed = True
         if self._pieces:
             last = "".join(self._pieces)
@@ -65,23 +69,28 @@ class LineSplitter:
             self.lines_emitted += 1
         return lines
 
-    def _decode(self, data: bytes | bytearray | memoryview, *, final: bool) -> str:
+    def _decode_and_split(self, data: bytes | bytearray | memoryview, *, final: bool) -> list[str]:
         try:
-            return self._utf8.decode(data, final)
+            return self._split(self._utf8.decode(data, final))
         except UnicodeDecodeError as e:
-            # Report the position of the bad byte as line/column of the text so far.
-            good = bytes(data[: e.start]).decode("utf-8", "replace")
-            before = "".join(self._pieces) + good
-            nl = before.count("\n")
-            line = self.lines_emitted + 1 + nl
-            col = len(before) - (before.rfind("\n") + 1) + 1
-            text = before[before.rfind("\n") + 1 :]
+            # The lines before the bad byte are returned (the caller processes
+            # them first); the error waits in `error`, located at the bad byte.
             self._closed = True
-            raise ToonDecodeError(
-                f"invalid UTF-8 ({e.reason})", code="invalid_utf8", line=line, column=col, line_text=text
-            ) from None
+            good = bytes(data[: e.start]).decode("utf-8", "replace") if e.start else ""
+            lines = self._split(good)
+            partial = "".join(self._pieces)
+            self.error = ToonDecodeError(
+                f"invalid UTF-8 ({e.reason})",
+                code="invalid_utf8",
+                line=self.lines_emitted + 1,
+                column=len(partial) + 1,
+                line_text=partial,
+            )
+            return lines
 
     def _split(self, text: str) -> list[str]:
+        if self.error is not None:
+            return []
         if not self._started and text:
             self._started = True
             if text[0] == BOM:  # one leading BOM is skipped (documented policy)
@@ -110,14 +119,17 @@ class LineSplitter:
                 if len(line) > max_line:
                     self.lines_emitted += i
                     self._too_long()
+                    return lines[:i]
         self.lines_emitted += len(lines)
         if self._pending_len > max_line:
             self._too_long()
         return lines
 
     def _too_long(self) -> None:
+        # Like invalid UTF-8: reported after the lines before it are processed.
         self._closed = True
-        raise ToonDecodeError(
+        self._pieces = []
+        self.error = ToonDecodeError(
             f"line longer than max_line_length ({self._max_line} characters)",
             code="line_too_long",
             line=self.lines_emitted + 1,

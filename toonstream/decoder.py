@@ -132,28 +132,29 @@ class Decoder:
 
     def feed(self, data: Chunk) -> list[Event]:
         """Add a chunk of input; return the events it completed."""
-        first = self._lines.lines_emitted + 1
-        try:
-            lines = self._lines.feed(data)
-        except ToonDecodeError as e:
-            self._machine.failed = e
-            raise
-        if not lines:
-            if self._machine.failed is not None:
-                raise self._machine.failed
-            return []
-        return self._machine.lines(first, lines)
+        return self._step(self._lines.feed, data)
 
     def close(self) -> list[Event]:
         """Signal end of input; return the remaining events (scope ends, count checks)."""
+        events = self._step(lambda _: self._lines.close(), b"")
+        return events + self._machine.close()
+
+    def _step(self, split: Callable[[Any], list[str]], data: Any) -> list[Event]:
+        machine = self._machine
+        if machine.failed is not None:
+            raise machine.failed
         first = self._lines.lines_emitted + 1
         try:
-            lines = self._lines.close()
-        except ToonDecodeError as e:
-            self._machine.failed = e
+            lines = split(data)
+        except ToonDecodeError as e:  # data after close(), or an over-long line
+            machine.failed = e
             raise
-        events = self._machine.lines(first, lines) if lines else []
-        return events + self._machine.close()
+        events = machine.lines(first, lines) if lines else []
+        error = self._lines.error
+        if error is not None:  # invalid UTF-8 after these lines (now processed without error)
+            machine.failed = error
+            raise error
+        return events
 
     @property
     def line(self) -> int:
