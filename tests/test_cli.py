@@ -149,3 +149,73 @@ def test_import_does_not_load_arrow_or_polars() -> None:
     code = "import sys, toonstream; print('pyarrow' in sys.modules, 'polars' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"]
+
+
+# ---------------------------------------------------------------- fault injection
+
+
+def _big_jsonl(path: Path, n: int = 200_000) -> None:
+    with open(path, "w") as f:
+        for start in range(0, n, 10_000):
+            f.write("".join(json.dumps({"i": i, "s": f"row {i}", "x": i / 3}) + "\n" for i in range(start, start + 10_000)))
+
+
+def test_signals_at_random_points(tmp_path: Path) -> None:
+    import random
+
+    src = tmp_path / "big.jsonl"
+    _big_jsonl(src)
+    out = tmp_path / "out.toon"
+    rnd = random.Random(1234)
+    complete: str | None = None
+    for trial in range(6):
+        out.write_text("before")
+        sig = rnd.choice([signal.SIGINT, signal.SIGTERM])
+        proc = subprocess.Popen([*CLI, "encode", str(src), "-o", str(out)], stderr=subprocess.PIPE)
+        time.sleep(rnd.uniform(0.05, 1.5))
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert b"Traceback" not in err, err
+        leftovers = sorted(p.name for p in tmp_path.iterdir())
+        assert leftovers == ["big.jsonl", "out.toon"], leftovers  # no temporary file left behind
+        if proc.returncode == 0:  # finished before the signal: the whole output
+            if complete is None:
+                complete = run("encode", str(src)).stdout.decode()
+            assert out.read_text() == complete
+        else:
+            assert proc.returncode == (130 if sig == signal.SIGINT else 143), (trial, proc.returncode)
+            assert out.read_text() == "before"
+
+
+def _mount_tmpfs(path: Path, options: str) -> bool:
+    path.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True)
+    return r.returncode == 0
+
+
+def test_tiny_filesystem_leaves_no_partial_file(tmp_path: Path) -> None:
+    mnt = tmp_path / "tiny"
+    if not _mount_tmpfs(mnt, "size=64k"):
+        pytest.skip("cannot mount a tmpfs here (needs root and mount permission)")
+    try:
+        src = tmp_path / "big.jsonl"
+        _big_jsonl(src, 20_000)
+        r = run("encode", str(src), "-o", str(mnt / "out.toon"))
+        assert r.returncode == 1 and b"No space left" in r.stderr and b"Traceback" not in r.stderr
+        assert list(mnt.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+def test_unreadable_and_unwritable_paths(tmp_path: Path, jsonl: Path) -> None:
+    r = run("encode", str(tmp_path), "--from", "jsonl")  # a directory is not readable as a file
+    assert r.returncode == 1 and b"Traceback" not in r.stderr and r.stderr.count(b"\n") == 1
+    r = run("encode", str(jsonl), "-o", str(tmp_path / "no" / "such" / "dir" / "out.toon"))
+    assert r.returncode == 1 and b"Traceback" not in r.stderr
+    ro = tmp_path / "ro"
+    if _mount_tmpfs(ro, "size=64k,ro"):
+        try:
+            r = run("encode", str(jsonl), "-o", str(ro / "out.toon"))
+            assert r.returncode == 1 and b"Read-only" in r.stderr and b"Traceback" not in r.stderr
+        finally:
+            subprocess.run(["umount", str(ro)])
