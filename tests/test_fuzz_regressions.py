@@ -7,6 +7,7 @@ where to cut the document in two; the rest: the document) and what went wrong.
 from __future__ import annotations
 
 import base64
+from decimal import Decimal
 
 import pytest
 
@@ -18,6 +19,11 @@ FINDINGS = [
     # the bad bytes are processed first, so errors come in document order for every chunking.
     "ARYiIlsye2ldAAAAJG1lfToKICAsMQFBUzBkYf/f383TvZCd",
 ]
+
+# A decoded Decimal with more than 28 significant digits came back rounded from dumps():
+# encode_decimal called Decimal.normalize(), which rounds to the context precision.
+# Fix: no Decimal arithmetic in the encoder (as_tuple/copy_abs/format are exact).
+ROUND_TRIPS = ["AABpdGVtc1sxXToKICAtIGlkOiAxCiAgICBpZDogMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzNFMzMzMw=="]
 
 
 def _outcome(chunks: list[bytes], strict: bool) -> object:
@@ -51,3 +57,24 @@ def test_long_line_reported_after_earlier_errors() -> None:
     with pytest.raises(ToonDecodeError) as info:
         d.feed(b"ok: 1\n" + b"z" * 60 + b"\n")
     assert info.value.code == "line_too_long" and info.value.line == 2
+
+
+@pytest.mark.parametrize("b64", ROUND_TRIPS)
+def test_round_trip_finding(b64: str) -> None:
+    import toonstream
+
+    doc = base64.b64decode(b64)[2:]
+    value = toonstream.loads(doc, strict=False, parse_float=Decimal)
+    assert toonstream.loads(toonstream.dumps(value), parse_float=Decimal) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["33333333333333333333333333333E3333", "-1.2345678901234567890123456789012345e-40", "1.000e25",
+     "12345678901234567890123456789012345678901234567890.5", "0.100000000000000000000000000000000001"],
+)
+def test_decimals_beyond_context_precision_are_exact(text: str) -> None:
+    import toonstream
+
+    d = Decimal(text)
+    assert toonstream.loads(toonstream.dumps([d]), parse_float=Decimal) == [d]

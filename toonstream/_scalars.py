@@ -291,15 +291,23 @@ def encode_decimal(d: Decimal) -> str:
         return "null"
     if d.is_zero():
         return "0"
-    ad = abs(d)
-    if Decimal("1e-6") <= ad < Decimal("1e21"):
+    # No arithmetic here: abs(), normalize() and friends round to the context
+    # precision (28 digits by default).  copy_abs, comparisons, as_tuple and
+    # format(d, "f") are exact.
+    ad = d.copy_abs()
+    if _DEC_MIN_PLAIN <= ad < _DEC_MAX_PLAIN:
         return _plain(d)
-    sign, digits, exp = d.normalize().as_tuple()
+    sign, digits, exp = d.as_tuple()
     assert isinstance(exp, int)
-    ds = "".join(map(str, digits))
+    ds = "".join(map(str, digits)).rstrip("0")
+    exp += len(digits) - len(ds)  # the trailing zeros move into the exponent
     e = exp + len(ds) - 1  # scientific exponent for the form d.ddd
     mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
     return f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+_DEC_MIN_PLAIN = Decimal("1e-6")
+_DEC_MAX_PLAIN = Decimal("1e21")
 
 
 def _plain(d: Decimal) -> str:
