@@ -27,13 +27,10 @@ class LineSplitter:
     the caller from ``lines_emitted``.
     """
 
-    __slots__ = ("_utf8", "_pieces", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed", "error")
+    __slots__ = ("_carry", "_pieces", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed", "error")
 
     def __init__(self, *, max_line_length: int) -> None:
-        # 'strict' makes invalid, truncated and surrogate-encoding sequences
-        # errors (§4); the incremental decoder keeps a sequence split across
-        # chunks until its last byte arrives.
-        self._utf8 = codecs.getincrementaldecoder("utf-8")("strict")
+        self._carry = b""  # an incomplete UTF-8 sequence from the end of the last chunk
         self._pieces: list[str] = []
         self._pending_len = 0
         self._max_line = max_line_length
@@ -70,13 +67,20 @@ class LineSplitter:
         return lines
 
     def _decode_and_split(self, data: bytes | bytearray | memoryview, *, final: bool) -> list[str]:
+        # 'strict' makes invalid, truncated and surrogate-encoding sequences
+        # errors (§4).  An incomplete sequence at the end of a chunk is carried
+        # into the next one; the carry is ours (not a codec's hidden state) so
+        # that the bytes before an error can be decoded exactly.
+        if self._carry:
+            data = self._carry + bytes(data)
         try:
-            return self._split(self._utf8.decode(data, final))
+            text, used = codecs.utf_8_decode(data, "strict", final)
         except UnicodeDecodeError as e:
             # The lines before the bad byte are returned (the caller processes
             # them first); the error waits in `error`, located at the bad byte.
             self._closed = True
-            good = bytes(data[: e.start]).decode("utf-8", "replace") if e.start else ""
+            self._carry = b""
+            good = bytes(data[: e.start]).decode("utf-8") if e.start else ""
             lines = self._split(good)
             partial = "".join(self._pieces)
             self.error = ToonDecodeError(
@@ -87,6 +91,8 @@ class LineSplitter:
                 line_text=partial,
             )
             return lines
+        self._carry = bytes(data[used:])
+        return self._split(text)
 
     def _split(self, text: str) -> list[str]:
         if self.error is not None:
