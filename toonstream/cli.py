@@ -223,12 +223,13 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             sink: IO[bytes] = out
             if out_stats is not None:
                 sink = io.BufferedWriter(_CountingWriter(out, out_stats.feed), buffer_size=1 << 16)
+            options = {"indent_size": args.indent_size, "delimiter": delimiter, "missing_as_null": args.missing_as_null}
             if fmt == "jsonl":
-                encode_jsonl(counted, sink, key=args.key, indent_size=args.indent_size, delimiter=delimiter)
+                encode_jsonl(counted, sink, key=args.key, **options)
             else:
                 if args.key is not None:
                     raise _Usage("--key applies to JSON Lines input")
-                enc = Encoder(sink, indent_size=args.indent_size, delimiter=delimiter)
+                enc = Encoder(sink, **options)
                 try:
                     for event in ijson.parse(counted):
                         enc.send(event)
@@ -363,6 +364,10 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("--delimiter", choices=sorted(_DELIMS), default="comma")
     enc.add_argument("--indent-size", type=_positive, default=2)
     enc.add_argument("--key", help="JSON Lines: put the records under this key instead of a root array")
+    enc.add_argument(
+        "--missing-as-null", action="store_true",
+        help="lossy, opt-in: records that differ only by missing keys become one table, a missing key written as null",
+    )
     enc.add_argument("--stats", action="store_true", help="print input/output bytes and token counts to stderr")
     enc.add_argument("--exact", action="store_true", help="with --stats: exact o200k token counts (needs tiktoken, offline)")
     progress_flags(enc)

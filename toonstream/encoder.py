@@ -38,9 +38,18 @@ def _check_delimiter(delimiter: str) -> str:
 
 
 class _Walk:
-    def __init__(self, *, indent_size: int, delimiter: str, default: Default | None, max_depth: int) -> None:
+    def __init__(
+        self,
+        *,
+        indent_size: int,
+        delimiter: str,
+        default: Default | None,
+        max_depth: int,
+        missing_as_null: bool = False,
+    ) -> None:
         if indent_size < 1:
             raise ValueError("indent_size must be >= 1")
+        self.missing_as_null = missing_as_null
         self.unit = " " * indent_size
         self.d = _check_delimiter(delimiter)
         self.default = default
@@ -183,6 +192,12 @@ class _Walk:
                 yield header(head, n, d, fields)
                 yield from self._rows(items, fields, depth + 1)
                 return
+            if self.missing_as_null:
+                fields = self._union_fields(items)
+                if fields is not None:  # opt-in: a missing key is written as null
+                    yield header(head, n, d, fields)
+                    yield from self.rows_text(items, fields, depth + 1, lenient=True)
+                    return
         yield header(head, n, d)  # §9.4
         yield from self._items(items, depth + 1)
 
@@ -243,6 +258,16 @@ class _Walk:
                     return None
         return root
 
+    def _union_fields(self, objs: list[Any]) -> Fields | None:
+        """``missing_as_null`` tables: non-empty objects that differ only by
+        missing keys.  Fields are the union of keys in first-seen order; a key
+        missing anywhere must hold primitives wherever present (it becomes
+        null), a key present everywhere follows the §9.3 column rules."""
+        union = UnionShape(self)
+        for o in objs:
+            union.add(o)
+        return union.fields(len(objs))
+
     def _keyed_fields(self, obj: dict[Any, Any]) -> Fields | None:
         """§9.5 keyed tabular detection: >= 2 entries, all uniform non-empty objects."""
         if len(obj) < 2:
@@ -252,8 +277,27 @@ class _Walk:
             return None
         return self._uniform_fields(values)
 
-    def _cells(self, fields: Fields) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
-        """A function from a row object to its leaf values, depth-first (§9.3)."""
+    def _cells(self, fields: Fields, lenient: bool = False) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+        """A function from a row object to its leaf values, depth-first (§9.3).
+
+        ``lenient``: a top-level key the object lacks gives None (missing_as_null)."""
+        if lenient:
+            names = [name for name, _ in fields]
+            nested = {name: self._cells(sub) for name, sub in fields if sub is not None}
+            if not nested:
+                return lambda o: tuple(map(o.get, names))
+
+            def lenient_cells(o: dict[str, Any]) -> tuple[Any, ...]:
+                out: list[Any] = []
+                for name in names:
+                    get = nested.get(name)
+                    if get is None:
+                        out.append(o.get(name))
+                    else:
+                        out.extend(get(self.norm(o[name])))
+                return tuple(out)
+
+            return lenient_cells
         if all(sub is None for _, sub in fields):
             names = [name for name, _ in fields]
             if len(names) == 1:
@@ -313,10 +357,12 @@ class _Walk:
 
         return row
 
-    def rows_text(self, objs: Sequence[Any], fields: Fields, depth: int, *, batch: int = ROW_BATCH) -> Iterator[str]:
+    def rows_text(
+        self, objs: Sequence[Any], fields: Fields, depth: int, *, batch: int = ROW_BATCH, lenient: bool = False
+    ) -> Iterator[str]:
         """Row lines at ``depth`` for row objects, as multi-line chunks of up
         to ``batch`` rows (formatted column-wise, see ``_columns.py``)."""
-        get = self._cells(fields)
+        get = self._cells(fields, lenient)
         norm = self.norm
         width = _leaf_count(fields)
         ind = self.unit * depth
@@ -380,6 +426,62 @@ class _Walk:
         return True
 
 
+class UnionShape:
+    """Incremental shape of a ``missing_as_null`` table (see ``_Walk._union_fields``):
+    add the elements one at a time, then ask for the fields."""
+
+    def __init__(self, walk: _Walk) -> None:
+        self.walk = walk
+        self.ok = True
+        # key -> [times present, sub-shape (None: primitives so far), bad]
+        self.keys: dict[str, list[Any]] = {}
+
+    def add(self, obj: Any) -> None:
+        if not self.ok:
+            return
+        walk = self.walk
+        obj = walk.norm(obj)
+        if type(obj) is not dict or not obj:
+            self.ok = False
+            return
+        keys = self.keys
+        for k, raw in obj.items():
+            if type(k) is not str:
+                self.ok = False
+                return
+            v = walk.norm(raw)
+            entry = keys.get(k)
+            if entry is None:
+                if type(v) in PRIMITIVE:
+                    keys[k] = [1, None]
+                elif type(v) is dict and (sub := walk._uniform_fields([v])) is not None:
+                    keys[k] = [1, sub]
+                else:
+                    self.ok = False
+                    return
+                continue
+            entry[0] += 1
+            sub = entry[1]
+            if sub is None:
+                if type(v) not in PRIMITIVE:
+                    self.ok = False
+                    return
+            elif not walk.conforms(v, sub):
+                self.ok = False
+                return
+
+    def fields(self, n: int) -> Fields | None:
+        """The fields after ``n`` elements, or None if they do not make a table."""
+        if not self.ok or n == 0:
+            return None
+        out: Fields = []
+        for k, (present, sub) in self.keys.items():
+            if sub is not None and present != n:
+                return None  # a nested object missing somewhere: null and objects do not mix (§9.3)
+            out.append((k, sub))
+        return out
+
+
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
 
 def _leaf_count(fields: Fields) -> int:
@@ -402,13 +504,17 @@ def encode_lines(
     delimiter: str = ",",
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    missing_as_null: bool = False,
 ) -> Iterator[str]:
     """Yield the TOON lines of ``obj`` one at a time (no line terminators).
 
     >>> list(encode_lines({"tags": ["a", "b"], "n": 1}))
     ['tags[2]: a,b', 'n: 1']
     """
-    for chunk in _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth).lines(obj):
+    walk = _Walk(
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+    )
+    for chunk in walk.lines(obj):
         if "\n" in chunk:  # a batch of table rows
             yield from chunk.split("\n")
         else:
@@ -422,19 +528,25 @@ def dumps(
     delimiter: str = ",",
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    missing_as_null: bool = False,
 ) -> str:
     """Encode ``obj`` as a TOON document (LF line ends, no trailing newline).
 
     ``delimiter``: ``","`` (default), ``"\\t"`` or ``"|"`` (or ``"comma"``,
     ``"tab"``, ``"pipe"``).  ``default``: called for values of types that have no
     built-in mapping (like ``json.dumps``); it returns a serializable value.
+    ``missing_as_null`` (off by default, lossy): an array of objects that
+    differ only by missing keys becomes a table over the union of keys, a
+    missing key written as ``null`` (it reads back as null, not as missing).
 
     >>> print(dumps({"users": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bob"}]}))
     users[2]{id,name}:
       1,Ada
       2,Bob
     """
-    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    walk = _Walk(
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+    )
     return "\n".join(walk.lines(obj))  # pieces are lines or batches of row lines
 
 
@@ -446,6 +558,7 @@ def dump(
     delimiter: str = ",",
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
+    missing_as_null: bool = False,
 ) -> None:
     """Write ``obj`` as TOON to a text or binary file, in chunks of lines.
 
@@ -454,7 +567,9 @@ def dump(
     '[2]: 1,2'
     """
     sink = LineSink(fp)
-    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    walk = _Walk(
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+    )
     for piece in walk.lines(obj):
         sink.line(piece)
     sink.flush()

@@ -31,7 +31,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Union
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE
 from ._writer import Fields, LineSink, header, key_text
-from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, _Walk
+from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, _Walk
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
 
@@ -50,7 +50,7 @@ class _ArrayPlan:
     element again.  The first element that breaks the shape drops the spool.
     """
 
-    __slots__ = ("walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "_spool_memory")
+    __slots__ = ("walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "_spool_memory", "union")
 
     def __init__(self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY) -> None:
         self.walk = walk
@@ -63,6 +63,8 @@ class _ArrayPlan:
         # Elements waiting to be formatted as one column-wise batch (ROW_BATCH at most).
         self._pending: list[Any] = []
         self._spool_memory = spool_memory
+        # missing_as_null: the union-of-keys shape, for when the exact one fails
+        self.union = UnionShape(walk) if walk.missing_as_null else None
 
     def add(self, value: Any) -> None:
         """Account for one element (already normalized to the JSON model)."""
@@ -85,6 +87,8 @@ class _ArrayPlan:
                 self.tabular = self.walk.conforms(value, self.fields)
                 if not self.tabular:
                     self.drop_rows()
+        if self.union is not None:
+            self.union.add(value)
         if self.rows is not None:
             self._pending.append(value)
             if len(self._pending) >= ROW_BATCH:
@@ -93,10 +97,17 @@ class _ArrayPlan:
             self.primitive = False
         self.n += 1
 
+    def union_fields(self) -> Fields | None:
+        """The missing_as_null table shape, when the exact one does not hold."""
+        if self.tabular or self.primitive or self.union is None:
+            return None
+        return self.union.fields(self.n)
+
     def disqualify(self) -> None:
         """An element that is itself streamed (not materialized) cannot be a row."""
         self.tabular = False
         self.primitive = False
+        self.union = None
         self.drop_rows()
         if self.n == 0:
             self.fields = None
@@ -153,15 +164,12 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
                 sink.part(chunk)
             plan.drop_rows()
             return
-        batch: list[Any] = []
-        done = 0
-        for e in elements:
-            batch.append(e)
-            if len(batch) == ROW_BATCH:
-                _write_rows(sink, walk, batch, plan.fields, depth + 1, done)
-                done += len(batch)
-                batch = []
-        _write_rows(sink, walk, batch, plan.fields, depth + 1, done)
+        _write_all_rows(sink, walk, elements, plan.fields, depth + 1, lenient=False)
+        return
+    union = plan.union_fields()
+    if union is not None:  # opt-in missing_as_null table
+        sink.line(header(head, plan.n, d, union))
+        _write_all_rows(sink, walk, elements, union, depth + 1, lenient=True)
         return
     sink.line(header(head, plan.n, d))  # §9.4
     for i, e in enumerate(elements):
@@ -174,9 +182,24 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
             raise
 
 
-def _write_rows(sink: LineSink, walk: _Walk, batch: list[Any], fields: Fields, depth: int, offset: int) -> None:
+def _write_all_rows(sink: LineSink, walk: _Walk, elements: Iterator[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
+    """Rows for streamed elements, formatted in column-wise batches."""
+    batch: list[Any] = []
+    done = 0
+    for e in elements:
+        batch.append(e)
+        if len(batch) == ROW_BATCH:
+            _write_rows(sink, walk, batch, fields, depth, done, lenient=lenient)
+            done += len(batch)
+            batch = []
+    _write_rows(sink, walk, batch, fields, depth, done, lenient=lenient)
+
+
+def _write_rows(
+    sink: LineSink, walk: _Walk, batch: list[Any], fields: Fields, depth: int, offset: int, *, lenient: bool = False
+) -> None:
     try:
-        for chunk in walk.rows_text(batch, fields, depth):
+        for chunk in walk.rows_text(batch, fields, depth, lenient=lenient):
             sink.line(chunk)
     except ToonEncodeError as err:
         if err.path and isinstance(err.path[0], int):
@@ -240,8 +263,15 @@ class Encoder:
         default: Default | None = None,
         max_depth: int = DEFAULT_MAX_DEPTH,
         spool_memory: int = DEFAULT_SPOOL_MEMORY,
+        missing_as_null: bool = False,
     ) -> None:
-        self._walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+        self._walk = _Walk(
+            indent_size=indent_size,
+            delimiter=delimiter,
+            default=default,
+            max_depth=max_depth,
+            missing_as_null=missing_as_null,
+        )
         self._sink = LineSink(out)
         self._spool = _Spool(spool_memory)
         self._spool_memory = spool_memory
@@ -423,6 +453,7 @@ def encode_events(
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     spool_memory: int = DEFAULT_SPOOL_MEMORY,
+    missing_as_null: bool = False,
 ) -> None:
     """Encode an ijson event stream (e.g. ``ijson.parse(f)``) to ``out``.
 
@@ -435,7 +466,13 @@ def encode_events(
       c: null
     """
     enc = Encoder(
-        out, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, spool_memory=spool_memory
+        out,
+        indent_size=indent_size,
+        delimiter=delimiter,
+        default=default,
+        max_depth=max_depth,
+        spool_memory=spool_memory,
+        missing_as_null=missing_as_null,
     )
     for ev in events:
         enc.send(ev)
@@ -487,6 +524,7 @@ def encode_records(
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     spool_memory: int = DEFAULT_SPOOL_MEMORY,
+    missing_as_null: bool = False,
 ) -> int:
     """Encode an iterable of values as the root array (or the array under ``key``).
 
@@ -501,7 +539,9 @@ def encode_records(
     >>> out.getvalue()
     'rows[2]{id}:\\n  0\\n  1'
     """
-    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    walk = _Walk(
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+    )
     if isinstance(records, (list, tuple)):
         seq = records
         return _encode_array_stream(iter(seq), lambda: iter(seq), out, key, walk, spool_memory)
@@ -585,6 +625,7 @@ def encode_jsonl(
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     spool_memory: int = DEFAULT_SPOOL_MEMORY,
+    missing_as_null: bool = False,
 ) -> int:
     """Encode JSON Lines: each non-blank line is one element of the root array
     (or of the array under ``key``).  Returns the number of elements.
@@ -602,14 +643,16 @@ def encode_jsonl(
     >>> out.getvalue()
     '[2]{a}:\\n  1\\n  2'
     """
-    walk = _Walk(indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth)
+    walk = _Walk(
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+    )
     if isinstance(source, (str, bytes)):
         raise TypeError("encode_jsonl takes a path, a file or an iterable of lines, not a str/bytes document")
     if isinstance(source, os.PathLike):
         with open(source, "rb") as f:
             return encode_jsonl(
                 f, out, key=key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
-                spool_memory=spool_memory,
+                spool_memory=spool_memory, missing_as_null=missing_as_null,
             )
     seekable = getattr(source, "seekable", None)
     if seekable is not None and seekable():
