@@ -83,3 +83,23 @@ def test_decimals_beyond_context_precision_are_exact(text: str) -> None:
 
     d = Decimal(text)
     assert toonstream.loads(toonstream.dumps([d]), parse_float=Decimal) == [d]
+
+
+def test_exponent_beyond_decimal_range() -> None:
+    # Found by the fuzzer: "2.5e25000777...7" (a 100-digit exponent) overflowed float and then
+    # Decimal raised InvalidOperation.  Now a ToonDecodeError, in every number mode.
+    import toonstream
+
+    for opts in ({}, {"parse_float": Decimal}):
+        with pytest.raises(ToonDecodeError) as info:
+            toonstream.loads("n: 2.5e" + "7" * 100, **opts)
+        assert info.value.code == "number_out_of_range"
+        with pytest.raises(ToonDecodeError):
+            list(toonstream.rows("t[1]{a}:\n  1e" + "9" * 30, "t"))
+    assert toonstream.loads("n: 1e99999999999999999", parse_float=Decimal)["n"] == Decimal("1e99999999999999999")
+    import io
+
+    from toonstream import ToonEncodeError, encode_jsonl
+
+    with pytest.raises(ToonEncodeError):
+        encode_jsonl(io.BytesIO(b'{"a": 1.5e' + b"9" * 30 + b"}\n"), io.StringIO())

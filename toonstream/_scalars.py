@@ -35,6 +35,10 @@ TokenConverter = Callable[[str], Any]
 # Decimal, which has no such limit, instead of changing the process-wide setting.
 _INT_STR_SAFE_DIGITS = 4000
 _INT_STR_SAFE_BITS = 13_000  # 2**13000 has 3914 decimal digits
+# An exponent of more than 17 digits ("e", sign, digits: 19 characters) is
+# beyond what Decimal represents (Emax 10**18 - 1): such a token is an error,
+# code number_out_of_range, rather than an infinity (documented policy).
+_MAX_EXPONENT_CHARS = 19
 
 
 # --------------------------------------------------------------------- decoding
@@ -172,6 +176,8 @@ def make_converter(
             if len(tok) > _INT_STR_SAFE_DIGITS:
                 return int(Decimal(tok))
             return int(tok)
+        if exp is not None and len(exp) > _MAX_EXPONENT_CHARS:
+            raise _Fail("number exponent out of range", "number_out_of_range", 0)
         if parse_float is not None:
             return parse_float(tok)
         f = float(tok)

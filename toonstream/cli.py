@@ -17,6 +17,7 @@ FILE is untouched and the temporary file is removed.
 from __future__ import annotations
 
 import argparse
+import decimal
 import io
 import os
 import signal
@@ -233,7 +234,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                 try:
                     for event in ijson.parse(counted):
                         enc.send(event)
-                except ijson.JSONError as e:
+                except (ijson.JSONError, decimal.InvalidOperation) as e:
                     raise ToonEncodeError(f"invalid JSON: {e}") from None
                 enc.close()
             sink.flush()

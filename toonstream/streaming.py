@@ -567,6 +567,9 @@ def _json_float(text: str) -> float | Decimal:
     f = float(text)
     if repr(f) == text:
         return f
+    e = max(text.find("e"), text.find("E"))
+    if e != -1 and len(text) - e > 19:  # an exponent Decimal cannot hold
+        raise ValueError("number exponent out of range")
     return Decimal(text)
 
 
