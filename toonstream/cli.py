@@ -286,6 +286,30 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_stats(args: argparse.Namespace) -> int:
+    import ijson
+
+    from .stats import format_report, jsonl_events, measure, report_json
+
+    raw_in = _open_input(args.input)
+    try:
+        fmt, stream = _detect_format(args.input, args.input_format, raw_in)
+        if fmt == "jsonl":
+            events: Any = jsonl_events(stream)
+        else:
+            events = ijson.parse(stream)
+        try:
+            stats = measure(events, exact=args.exact)
+        except (ijson.JSONError, decimal.InvalidOperation) as e:
+            raise ToonEncodeError(f"invalid JSON: {e}") from None
+    finally:
+        if raw_in is not sys.stdin.buffer:
+            raw_in.close()
+    name = "<stdin>" if args.input == "-" else args.input
+    print(report_json(stats) if args.json else format_report(name, stats))
+    return EXIT_OK
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .decoder import Decoder
 
@@ -383,6 +407,13 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--indent-size", type=_positive, default=2, help="TOON input indentation (default 2)")
     progress_flags(dec)
     dec.set_defaults(run=_cmd_decode)
+
+    st = sub.add_parser("stats", help="bytes and tokens of the input in each format, and the cheapest")
+    st.add_argument("input", nargs="?", default="-", help="JSON or JSON Lines; '-' or omitted: stdin")
+    st.add_argument("--from", dest="input_format", choices=["json", "jsonl"])
+    st.add_argument("--json", action="store_true", help="machine-readable output")
+    st.add_argument("--exact", action="store_true", help="exact o200k counts (bpe-openai or tiktoken, offline)")
+    st.set_defaults(run=_cmd_stats)
 
     val = sub.add_parser("validate", help="strict check of TOON files")
     val.add_argument("files", nargs="+")

@@ -407,6 +407,21 @@ class Encoder:
             for plan in (self._root_plan, *self._member_plans):
                 plan.drop_rows()
 
+    def coverage(self) -> tuple[int, int]:
+        """After ``close()``: (elements of the streamed arrays, how many of them a
+        table covers).  A keyed root object counts its members as elements."""
+        total = covered = 0
+        plan = self._root_plan
+        if self._root_kind == _ARR or (self._root_kind == _OBJ and plan.tabular and plan.n >= 2):
+            total += plan.n
+            if plan.tabular or plan.union_fields() is not None:
+                covered += plan.n
+        for member in self._member_plans:
+            total += member.n
+            if member.tabular or member.union_fields() is not None:
+                covered += member.n
+        return total, covered
+
     def _write_object(self, records: Iterator[Any]) -> None:
         sink = self._sink
         walk = self._walk
