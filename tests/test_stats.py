@@ -95,3 +95,12 @@ def test_stats_cli(tmp_path: Path) -> None:
     assert b"cheapest lossless" in human.stdout
     enc = subprocess.run([sys.executable, "-m", "toonstream", "encode", str(src), "--missing-as-null"], capture_output=True, timeout=60)
     assert enc.stdout.decode() == toonstream.dumps(NEAR, missing_as_null=True)
+
+
+def test_stats_hand_counted() -> None:
+    s = measure(value_events([{"a": 1}, {"a": 2}]))
+    costs = {f.format: f.bytes for f in s.formats}
+    assert costs["toon"] == 15  # "[2]{a}:\n  1\n  2"
+    assert costs["json-compact"] == 17  # '[{"a":1},{"a":2}]'
+    assert costs["json-pretty"] == 42  # json.dumps(..., indent=2): 35 characters + 7 newlines
+    assert estimate_tokens("[2]{a}:\n  1\n  2") == 11
