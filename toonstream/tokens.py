@@ -38,7 +38,7 @@ def estimate_tokens(text: str) -> int:
     """Estimated o200k_base token count of ``text`` (see the module docstring).
 
     >>> estimate_tokens("users[2]{id,name}:")
-    10
+    9
     """
     return round(_weighted(text))
 
