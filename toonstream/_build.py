@@ -7,6 +7,7 @@ Both are iterative: depth costs list entries, not Python stack frames.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Callable, Iterable
 
 from ._events import (
@@ -26,6 +27,7 @@ from ._events import (
 )
 
 RowMaker = Callable[[tuple[Any, ...]], dict[str, Any]]
+RowsMaker = Callable[[list[tuple[Any, ...]]], Iterable[dict[str, Any]]]
 
 _LEAF, _OPEN, _CLOSE = 0, 1, 2
 
@@ -81,6 +83,16 @@ def row_maker(fields: Fields) -> RowMaker:
     return make
 
 
+def rows_maker(fields: Fields) -> RowsMaker:
+    """``row_maker`` over a whole batch of rows; for flat headers the loop is
+    C-level (``map(dict, map(zip, repeat(names), rows)))``."""
+    if all(f.children is None for f in fields):
+        names = tuple(f.name for f in fields)
+        return lambda rows: map(dict, map(zip, repeat(names), rows))
+    make = row_maker(fields)
+    return lambda rows: map(make, rows)
+
+
 def leaf_names(fields: Fields, *, sep: str = ".") -> list[str]:
     """Leaf field paths in row order: ``["id", "customer.name", ...]``."""
     out: list[str] = []
@@ -112,7 +124,7 @@ class ValueBuilder:
     def __init__(self) -> None:
         self.stack: list[Any] = []  # open containers
         self.keys: list[Any] = []  # pending key per open container (None for lists)
-        self.makers: list[RowMaker | None] = []  # row maker per open container
+        self.makers: list[RowsMaker | None] = []  # rows maker per open table
         self.value: Any = None
         self.done = False
 
@@ -129,7 +141,7 @@ class ValueBuilder:
             if t is Rows:
                 make = makers[-1]
                 assert make is not None
-                stack[-1].extend(map(make, ev.rows))
+                stack[-1].extend(make(ev.rows))
             elif t is Key:
                 keys[-1] = ev.key
             elif t is Scalar:
@@ -152,7 +164,7 @@ class ValueBuilder:
                     maker = None
                 else:
                     new = {} if ev.keyed else []
-                    maker = row_maker(ev.fields)
+                    maker = rows_maker(ev.fields)
                 if stack:
                     top = stack[-1]
                     if type(top) is list:
@@ -176,6 +188,6 @@ class ValueBuilder:
                 make = makers[-1]
                 assert make is not None
                 top = stack[-1]
-                for k, row in ev.entries:
-                    top[k] = make(row)
+                entries = ev.entries
+                top.update(zip([k for k, _ in entries], make([row for _, row in entries])))
         return -1

@@ -652,10 +652,11 @@ class Machine:
         if limit - i < self._MIN_BLOCK:
             return i
         prefix = " " * plen
-        for line in lines[i : i + self._MIN_BLOCK]:  # cheap look before joining a window
+        for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
             if not line.startswith(prefix) or line[plen : plen + 1] in (" ", "#", "", "\t") or '"' in line or ":" in line:
-                # not a run of simple rows here: the next few lines go the per-line way
-                self._fast_cooldown = self._MIN_BLOCK
+                # No run of simple rows starts here: this line and the k after it
+                # (up to and including the one that is not simple) go the per-line way.
+                self._fast_cooldown = k
                 return i
         # Find where the run of simple lines ends with C-level searches over
         # the joined lines ("\n" before each line), not a Python loop per line.
@@ -678,7 +679,7 @@ class Machine:
             window *= 4
         j = i + text.count("\n", 0, end)  # lines wholly before `end`
         if j - i < self._MIN_BLOCK:
-            self._fast_cooldown = self._MIN_BLOCK
+            self._fast_cooldown = j - i
             return i
         block = lines[i:j]
         d = frame.delim

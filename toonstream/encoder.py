@@ -173,9 +173,12 @@ class _Walk:
         """A non-empty array whose header line starts with ``head`` at ``depth``;
         its rows or items go at ``depth + 1``."""
         d = self.d
-        items = self._norm_all(arr)
+        kinds = set(map(type, arr))
+        items = arr if kinds <= _FAST_NATIVE else self._norm_all(arr)
+        if items is not arr:
+            kinds = set(map(type, items))
         n = len(items)
-        if all(type(x) in PRIMITIVE for x in items):  # §9.1 inline
+        if kinds <= PRIMITIVE:  # §9.1 inline
             prim = self.prim
             cells = []
             for i, x in enumerate(items):
@@ -239,18 +242,21 @@ class _Walk:
             first = group[0]
             if type(first) is not dict or not first:
                 return None
-            n = len(first)
             keys = first.keys()
-            for o in group:
-                if type(o) is not dict or len(o) != n or o.keys() != keys:
-                    return None
+            # C-level checks over the whole group: all dicts, all with the same key set
+            if set(map(type, group)) != {dict} or not all(map(keys.__eq__, map(dict.keys, group))):
+                return None
             for k in first:
                 if type(k) is not str:
                     return None
-                col = [norm(o[k]) for o in group]
-                if all(type(v) in PRIMITIVE for v in col):
+                col = list(map(itemgetter(k), group))
+                kinds = set(map(type, col))
+                if not kinds <= _FAST_NATIVE:  # host types: normalize, then classify
+                    col = [norm(v) for v in col]
+                    kinds = set(map(type, col))
+                if kinds <= PRIMITIVE:
                     out.append((k, None))
-                elif all(type(v) is dict for v in col):
+                elif kinds == {dict}:
                     sub: Fields = []
                     out.append((k, sub))
                     todo.append((col, sub, level + 1))
