@@ -83,3 +83,21 @@ def json_equal(a: Any, b: Any, *, ordered: bool = True) -> bool:
         else:
             return False
     return True
+
+
+def flat_events(events: list[Any]) -> list[Any]:
+    """Events with row/entry/value batches split into single items: batching depends on
+    chunking, the items must not."""
+    import toonstream
+
+    out: list[Any] = []
+    for ev in events:
+        if isinstance(ev, toonstream.Rows):
+            out.extend(("row", r) for r in ev.rows)
+        elif isinstance(ev, toonstream.Entries):
+            out.extend(("entry", e) for e in ev.entries)
+        elif isinstance(ev, toonstream.Values):
+            out.extend(("value", v) for v in ev.values)
+        else:
+            out.append(ev)
+    return out

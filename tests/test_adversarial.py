@@ -15,7 +15,7 @@ import toonstream
 from toonstream import Decoder, ToonDecodeError
 from toonstream._build import ValueBuilder
 
-from conftest import json_equal, load_fixtures
+from conftest import flat_events, json_equal, load_fixtures
 
 CORPUS = Path(__file__).parent / "corpus"
 POLICIES = json.loads((CORPUS / "policies.json").read_text(encoding="utf-8"))
@@ -101,13 +101,7 @@ def _events(chunks: list[bytes], opts: dict[str, Any]) -> list[Any]:
     for c in chunks:
         out += d.feed(c)
     out += d.close()
-    flat: list[Any] = []
-    for ev in out:
-        if isinstance(ev, (toonstream.Rows, toonstream.Entries, toonstream.Values)):
-            flat.extend(ev[0])
-        else:
-            flat.append(ev)
-    return flat
+    return flat_events(out)
 
 
 def test_every_split_point_gives_the_same_events() -> None:

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from toonstream import Decoder, ToonDecodeError
 
+from conftest import flat_events
+
 TOKENS = [
     "1", "-1", "0", "-0", "42", "05", "-05", "1.5", "-0.0", "0.0", "1e400", "-1e400", "1e5", "2.5E-3", "1.",
     ".5", "+1", "1_000", "٥", "12345678901234567890", "true", "false", "null", "True", "", "abc", "a b",
@@ -36,13 +38,7 @@ def decode(doc: str, fast: bool, chunk: int | None, strict: bool) -> tuple[str, 
         events += d.close()
     except ToonDecodeError as e:
         return "error", (e.line, e.code, e.column)
-    flat: list[Any] = []
-    for ev in events:
-        if type(ev).__name__ == "Rows":
-            flat.extend(("row", r) for r in ev.rows)
-        else:
-            flat.append(ev)
-    return "ok", flat
+    return "ok", flat_events(events)
 
 
 @st.composite

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import toonstream
 from toonstream import Decoder, ToonDecodeError
 
-from conftest import json_equal
+from conftest import flat_events, json_equal
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 KEYS = st.one_of(TEXT, st.sampled_from(["id", "name", "a.b", "x_1", "#k", "-k", "", "k:v", "[0]", "true"]))
@@ -75,16 +75,7 @@ def test_streamed_equals_whole(value: Any, data: st.DataObject) -> None:
     whole = Decoder()
     ref = whole.feed(raw) + whole.close()
 
-    def flat(evs: list[Any]) -> list[Any]:
-        out: list[Any] = []
-        for e in evs:
-            if isinstance(e, (toonstream.Rows, toonstream.Entries, toonstream.Values)):
-                out.extend(e[0])
-            else:
-                out.append(e)
-        return out
-
-    assert flat(events) == flat(ref)
+    assert flat_events(events) == flat_events(ref)
 
 
 LINEISH = st.lists(

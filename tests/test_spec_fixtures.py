@@ -17,7 +17,7 @@ import pytest
 import toonstream
 from toonstream._build import ValueBuilder
 
-from conftest import chunkings, json_equal, load_fixtures, require_fixtures
+from conftest import chunkings, flat_events, json_equal, load_fixtures, require_fixtures
 
 DECODE = load_fixtures("decode")
 ENCODE = load_fixtures("encode")
@@ -52,21 +52,6 @@ def test_decode_loads(case: dict[str, Any]) -> None:
         assert json_equal(got, case["expected"]), (got, case["expected"])
 
 
-def _flat(events: list[Any]) -> list[Any]:
-    """Events with row/value batches split into single items (batching depends on chunking)."""
-    out: list[Any] = []
-    for ev in events:
-        if isinstance(ev, toonstream.Rows):
-            out.extend(("row", r) for r in ev.rows)
-        elif isinstance(ev, toonstream.Entries):
-            out.extend(("entry", e) for e in ev.entries)
-        elif isinstance(ev, toonstream.Values):
-            out.extend(("value", v) for v in ev.values)
-        else:
-            out.append(ev)
-    return out
-
-
 def _stream(chunks: list[bytes], opts: dict[str, Any]) -> tuple[list[Any], Any, Exception | None]:
     dec = toonstream.Decoder(**opts)
     events: list[Any] = []
@@ -75,10 +60,10 @@ def _stream(chunks: list[bytes], opts: dict[str, Any]) -> tuple[list[Any], Any, 
             events += dec.feed(c)
         events += dec.close()
     except toonstream.ToonDecodeError as e:
-        return _flat(events), None, e
+        return flat_events(events), None, e
     b = ValueBuilder()
     b.push(events)
-    return _flat(events), b.value, None
+    return flat_events(events), b.value, None
 
 
 @pytest.mark.parametrize("case", [c for _, c in DECODE], ids=[i for i, _ in DECODE])

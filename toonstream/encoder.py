@@ -500,6 +500,8 @@ def _leaf_count(fields: Fields) -> int:
             else:
                 todo.append(sub)
     return n
+
+
 _SMALL_INT = 10**18
 
 
