@@ -20,7 +20,6 @@ from ._grammar import (
     ESCAPES,
     HEX4,
     KEYWORDS,
-    NEEDS_QUOTE,
     NUMBER,
     NUMBER_START,
     SURROGATE,
@@ -230,13 +229,6 @@ def decode_key(tok: str) -> str:
 
 
 # --------------------------------------------------------------------- encoding
-
-
-def encode_string(s: str, delimiter: str) -> str:
-    """Quote and escape ``s`` if §7.2 requires it for this delimiter."""
-    if NEEDS_QUOTE[delimiter].search(s) is None:
-        return s
-    return quote(s)
 
 
 def quote(s: str) -> str:

@@ -241,7 +241,8 @@ def loads(
     >>> loads("users[2]{id,name}:\\n  1,Ada\\n  2,Bob")
     {'users': [{'id': 1, 'name': 'Ada'}, {'id': 2, 'name': 'Bob'}]}
     """
-    decoder = Decoder(
+    return _build(
+        data,
         indent_size=indent_size,
         strict=strict,
         parse_float=parse_float,
@@ -250,7 +251,6 @@ def loads(
         max_number_length=max_number_length,
         max_fields=max_fields,
     )
-    return _build(_chunks(data, DEFAULT_BUF_SIZE), decoder)
 
 
 def load(
@@ -270,7 +270,8 @@ def load(
     >>> load(io.BytesIO(b"tags[2]: a,b"))
     {'tags': ['a', 'b']}
     """
-    decoder = Decoder(
+    return _build(
+        fp,
         indent_size=indent_size,
         strict=strict,
         parse_float=parse_float,
@@ -279,12 +280,13 @@ def load(
         max_number_length=max_number_length,
         max_fields=max_fields,
     )
-    return _build(_chunks(fp, DEFAULT_BUF_SIZE), decoder)
 
 
-def _build(chunks: Iterator[Chunk], decoder: Decoder) -> Any:
+def _build(source: Source, **options: Any) -> Any:
+    """The one value-building loop behind loads and load."""
+    decoder = Decoder(**options)
     builder = ValueBuilder()
-    for chunk in chunks:
+    for chunk in _chunks(source, DEFAULT_BUF_SIZE):
         builder.push(decoder.feed(chunk))
     builder.push(decoder.close())
     return builder.value
