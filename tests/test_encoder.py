@@ -217,3 +217,121 @@ _CELL_TEXT = st.one_of(
 def test_column_formatting_equals_per_value(col: list[Any], delimiter: str) -> None:
     prim = primitive_formatter(delimiter, None)
     assert format_column(col, delimiter, prim) == [prim(v) for v in col]
+
+
+# ---------------------------------------------------------------- dumps fast path (issue 5)
+
+
+import decimal  # noqa: E402
+
+from hypothesis import HealthCheck  # noqa: E402
+
+from toonstream import encoder as _encoder  # noqa: E402
+from toonstream._columns import flag_strings  # noqa: E402
+from toonstream._grammar import NEEDS_QUOTE  # noqa: E402
+
+
+def _both(value: Any, **kw: Any) -> tuple[Any, Any]:
+    """dumps with the fast path, and with the generator walk only (text, or the error's type and path)."""
+    results = []
+    for fast in (True, False):
+        _encoder._FAST_PATH = fast
+        try:
+            results.append(toonstream.dumps(value, **kw))
+        except ToonEncodeError as e:
+            results.append(("error", str(e), e.path))
+        finally:
+            _encoder._FAST_PATH = True
+    return results[0], results[1]
+
+
+_ODD = st.sampled_from([
+    "", " ", "-", "#", "true", "false", "null", "True", "1e5", "05", "+1", "-3.5", "1.", ".5", "1e", "e5", "+", "+.",
+    "1.5e+3", "1E5", "-0", "0", "2024-01-02", "2024-05-08T18:34:08Z", " x", "x ", "a,b", "a|b", "a\tb", "a\nb",
+    "a:b", "[1]", "{}", 'q"', "b\\s", "\x01", "\x7f", "é", "Kraków", "\u2028", "😀", "1_000", "٥", "- x", "x: y",
+])
+_TEXT = st.one_of(_ODD, st.text(st.sampled_from(list("ab 09-+.eE#:,|\t\"\\[]{}\x01\né")), max_size=6))
+_FLOAT = st.one_of(st.floats(), st.sampled_from(
+    [1e-7, 1e21, 1e20, -0.0, 0.0, 5e-324, 1e16, 1e-6, -1e-6, 2.0**53, 2.0**53 + 2, 123456789012345678.0, 0.1, 100.0]
+))
+_INT = st.one_of(st.integers(), st.integers(-(2**80), 2**80), st.sampled_from([10**18, -(10**18), 10**18 - 1, 10**4000]))
+_DEC = st.sampled_from([decimal.Decimal(x) for x in ["1.50", "-0", "1e30", "NaN", "0.000001", "123456789012345678901234567890.5"]])
+_PRIM = st.one_of(st.none(), st.booleans(), _INT, _FLOAT, _TEXT, _DEC)
+_KEY = st.one_of(st.sampled_from(["a", "b", "id", "x.y", "#k", "-k", "", "k:v", "true", "1"]), _TEXT)
+
+
+@st.composite
+def _tables(draw: Any) -> list[dict[str, Any]]:
+    keys = draw(st.lists(_KEY, min_size=1, max_size=5, unique=True))
+    pools = {k: draw(st.lists(_PRIM, min_size=1, max_size=4)) for k in keys}
+    return [{k: draw(st.sampled_from(pools[k])) for k in keys} for _ in range(draw(st.integers(1, 40)))]
+
+
+_VALUE = st.recursive(
+    _PRIM,
+    lambda children: st.one_of(
+        st.lists(children, max_size=6),
+        st.lists(_TEXT, min_size=17, max_size=30),  # long inline arrays: column-wise
+        st.dictionaries(_KEY, children, max_size=6),
+        _tables(),
+        _tables().map(lambda rs: {f"k{i}": r for i, r in enumerate(rs)}),  # keyed tables
+        st.lists(_tables(), max_size=3),
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_VALUE, st.sampled_from([",", "\t", "|"]), st.sampled_from([1, 2]))
+def test_fast_path_equals_walk(value: Any, delimiter: str, indent: int) -> None:
+    fast, walk = _both(value, delimiter=delimiter, indent_size=indent)
+    assert fast == walk
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TEXT, min_size=1, max_size=40), st.sampled_from([",", "\t", "|"]))
+def test_flag_strings_flags_every_string_that_needs_quotes(col: list[str], delimiter: str) -> None:
+    flagged = flag_strings(col, delimiter)
+    needs = {i for i, s in enumerate(col) if NEEDS_QUOTE[delimiter].search(s) is not None}
+    assert flagged is None or needs <= flagged
+
+
+def test_fast_path_falls_back_exactly() -> None:
+    rows = [{"a": i, "b": "x"} for i in range(3)]
+    cyclic: dict[str, Any] = {"a": 1}
+    cyclic["self"] = cyclic
+    deep: Any = 1
+    for _ in range(200):  # deeper than FAST_LEVELS
+        deep = {"k": [deep]}
+    cases = [
+        {"t": datetime.date(2024, 1, 2), "s": (1, 2), "f": frozenset({"b", "a"}), "rows": rows},
+        {"x": {"y": "bad\ud800"}},
+        {"x": [{"k": object()}]},
+        cyclic,
+        deep,
+        {"a": [1, 2, 3] * 10, "b": {"c": "true", "d": "1e5"}, "e": []},
+        [[1, 2], [], {}, "x", {"a": {}}, [{"a": 1}, {"a": 2}]],
+    ]
+    for value in cases:
+        for max_depth in (0, 1, 2, 3, 10, 10_000):
+            fast, walk = _both(value, max_depth=max_depth)
+            assert fast == walk
+
+
+def test_big_tables_equal_walk_across_chunks() -> None:
+    n = _encoder.TABLE_BATCH * 2 + 7
+    rows = [
+        {"id": i, "name": ["Smith, John", "-x", "true", "user", "12", " pad"][i % 6], "f": [0.5, 1e-7, 3.0, -0.0][i % 4]}
+        for i in range(n)
+    ]
+    for d in (",", "\t", "|"):
+        fast, walk = _both({"rows": rows, "tags": ["a", "b"] * 40}, delimiter=d)
+        assert fast == walk
+
+
+def test_huge_ints_past_the_str_limit() -> None:
+    big = 10**5000  # str() refuses it (CPython's 4300-digit limit): encode_int writes it
+    for value in (big, [big, 1], [big] * 20, {"a": big}, [{"a": big}, {"a": -big}], {"k": {"a": big}, "j": {"a": 1}}):
+        fast, walk = _both(value)
+        assert fast == walk
+        assert toonstream.loads(fast) == value

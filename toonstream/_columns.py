@@ -1,30 +1,40 @@
 """Column-wise formatting of table rows (encode side).
 
 A table's cells are formatted a column at a time: one ``set(map(type, col))``
-decides the column's kind, then C-level work does the rest (``map(str, ...)``
-for ints, ``repr`` plus two regex passes for floats, one multiline regex
-search over the joined column for strings).  Only cells that need it (a
-string to quote, a float in exponent form, a huge int, a host type) go
-through the per-value formatter.  Rows are then assembled with
-``map(delimiter.join, zip(*columns))``.  The output is exactly what the
-per-value formatter gives (``tests/test_encoder.py`` checks both paths).
+(or the kinds the shape check already found) decides the column's kind, then
+C-level work does the rest: ``map(str, ...)`` for ints, ``repr`` and two
+``str.replace`` passes over the joined column for floats, and for strings a
+few byte-level scans over the joined, UTF-8 encoded column (``bytes.translate``
+deletes the characters that force quotes; ``in`` looks for line starts and
+ends that do).  Only when a scan finds something do the regexes run, to find
+the lines; only cells that need it (a string to quote, a float in exponent
+form, a huge int, a host type) go through the per-value formatter.  Rows are
+then assembled with ``map(delimiter.join, zip(*columns))``.  The output is
+exactly what the per-value formatter gives (``tests/test_encoder.py`` checks
+both paths).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import accumulate
-from typing import Any, Callable, Sequence
+from itertools import accumulate, compress, count
+from typing import Any, Callable, Collection, Sequence
 
 from ._grammar import DELIMITERS
 
-_SMALL_INT = 10**18
 _LITERAL = {True: "true", False: "false"}
 
 
 def _bad_chars(delimiter: str) -> re.Pattern[str]:
     return re.compile(r"[:\"\\\[\]{}\x00-\x09\x0b-\x1f\ud800-\udfff" + re.escape(delimiter) + "]")
+
+
+def _bad_bytes(delimiter: str) -> bytes:
+    # The characters of _bad_chars as UTF-8 bytes: all ASCII, and a multi-byte
+    # sequence never contains an ASCII byte.  Lone surrogates cannot be encoded
+    # at all, so the encode step catches them.
+    return bytes(range(0x0A)) + bytes(range(0x0B, 0x20)) + b':"\\[]{}' + delimiter.encode()
 
 
 # The §7.2 conditions, split so that each scan over a whole joined column is
@@ -33,31 +43,53 @@ def _bad_chars(delimiter: str) -> re.Pattern[str]:
 # strings that need quoting; flagged strings go through the exact per-value
 # formatter, so the result is exact.
 _BAD = {d: _bad_chars(d) for d in DELIMITERS}
+_BAD_BYTES = {d: _bad_bytes(d) for d in DELIMITERS}
 _LINE_START = re.compile(r"\n(?=[ \t\-#\n]|(?:true|false|null)\n)")  # lead char, empty, keyword
 _LINE_END = re.compile(r"[ \t](?=\n)")  # trailing whitespace
-_NUMBER_SKELETON = re.compile(r"\n(?=[+-]?\.?(?:[eE][+-]?)?\n)")  # numeric-like, once digits are removed
-_NO_DIGITS = str.maketrans("", "", "0123456789")
-_POINT_ZERO = re.compile(r"\.0$", re.M)
-_MINUS_ZERO = re.compile(r"^-0$", re.M)
+# Byte substrings of the framed column that show a line _LINE_START or
+# _LINE_END would flag (a tab is in _BAD_BYTES anyway).
+_LINE_MARKS = (b"\n ", b"\n-", b"\n#", b"\n\n", b" \n", b"\ntrue\n", b"\nfalse\n", b"\nnull\n")
+# A numeric-like string (§7.2) starts with a digit or a sign ("-" is a line
+# mark already): after this translation such a line starts with "0".
+_NUMBER_LEAD = bytes.maketrans(b"+123456789", b"0000000000")
+_DIGITS = b"0123456789"
+# The skeletons (digits removed) of the numeric-like strings: a superset test.
+_NUMBER_SKELETONS = frozenset(
+    s + p + e for s in (b"", b"+", b"-") for p in (b"", b".") for e in (b"", b"e", b"e+", b"e-", b"E", b"E+", b"E-")
+)
 
 
-def _line_index(lengths: Sequence[int], positions: list[int]) -> set[int]:
-    """Indexes of the lines (of the given lengths, joined by LF after a leading LF)
-    that contain each position."""
-    starts = list(accumulate(lengths, lambda a, n: a + n + 1, initial=1))
+def _line_starts(col: Sequence[str]) -> list[int]:
+    """Where each line of ``"\n" + "\n".join(col)`` starts (C-level accumulate)."""
+    return list(accumulate(map(_PLUS_ONE, map(len, col)), initial=1))
+
+
+_PLUS_ONE = (1).__add__
+
+
+def _line_index(starts: list[int], positions: list[int]) -> set[int]:
+    """Indexes of the lines (starting at ``starts``) that contain each position."""
     return {bisect_right(starts, p) - 1 for p in positions}
 
 
-def format_column(col: Sequence[Any], delimiter: str, prim: Callable[[Any], str]) -> list[str]:
-    """The cell texts of one column (``prim`` formats a single value)."""
-    kinds = set(map(type, col))
+def format_column(
+    col: Sequence[Any], delimiter: str, prim: Callable[[Any], str], kinds: Collection[type] | None = None
+) -> list[str]:
+    """The cell texts of one column (``prim`` formats a single value; ``kinds``,
+    if given, is ``set(map(type, col))``)."""
+    if kinds is None:
+        kinds = set(map(type, col))
     if len(kinds) == 1:
-        kind = kinds.pop()
+        (kind,) = kinds
         if kind is str:
             return _strings(col, delimiter, prim)
         if kind is int:
-            if -_SMALL_INT < min(col) and max(col) < _SMALL_INT:
+            try:
+                # str(i) is encode_int(i) whenever str() accepts i (CPython's
+                # digit limit raises ValueError for the huge ones).
                 return list(map(str, col))
+            except ValueError:
+                pass
         elif kind is float:
             return _floats(col, prim)
         elif kind is bool:
@@ -68,34 +100,77 @@ def format_column(col: Sequence[Any], delimiter: str, prim: Callable[[Any], str]
 
 
 def _strings(col: Sequence[str], delimiter: str, prim: Callable[[Any], str]) -> list[str]:
-    framed = "\n" + "\n".join(col) + "\n"
-    if framed.count("\n") != len(col) + 1:  # some string holds a newline
+    flagged = flag_strings(col, delimiter)
+    if flagged is None:
         return [prim(v) for v in col]
-    positions = [m.start() for m in _BAD[delimiter].finditer(framed)]
-    positions += [m.start() + 1 for m in _LINE_START.finditer(framed)]
-    if " \n" in framed or "\t\n" in framed:
-        positions += [m.start() for m in _LINE_END.finditer(framed)]
-    flagged = _line_index(list(map(len, col)), positions) if positions else set()
-    skeleton = framed.translate(_NO_DIGITS)
-    if _NUMBER_SKELETON.search(skeleton) is not None:
-        lines = skeleton[1:-1].split("\n")
-        flagged |= _line_index(list(map(len, lines)), [m.start() + 1 for m in _NUMBER_SKELETON.finditer(skeleton)])
     if not flagged:
-        return list(col)
+        return col if type(col) is list else list(col)
     out = list(col)
     for i in flagged:
         out[i] = prim(col[i])
     return out
 
 
+def flag_strings(col: Sequence[str], delimiter: str) -> set[int] | None:
+    """Indexes of the strings in ``col`` that may need quotes (a superset of
+    those that do), or None when every string must be checked one by one (a
+    string holds a newline or a lone surrogate)."""
+    framed = "\n" + "\n".join(col) + "\n"
+    try:
+        raw = framed.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the exact formatter reports it
+        return None
+    if raw.count(b"\n") != len(col) + 1:  # some string holds a newline
+        return None
+    positions: list[int] = []
+    if len(raw.translate(None, _BAD_BYTES[delimiter])) != len(raw):
+        positions = [m.start() for m in _BAD[delimiter].finditer(framed)]
+    for mark in _LINE_MARKS:
+        if mark in raw:
+            positions += [m.start() + 1 for m in _LINE_START.finditer(framed)]
+            positions += [m.start() for m in _LINE_END.finditer(framed)]
+            break
+    flagged = _line_index(_line_starts(col), positions) if positions else set()
+    if b"\n0" in raw.translate(_NUMBER_LEAD):
+        lines = raw.translate(None, _DIGITS)[1:-1].split(b"\n")
+        if not _NUMBER_SKELETONS.isdisjoint(lines):
+            flagged.update(compress(count(), map(_NUMBER_SKELETONS.__contains__, lines)))
+    return flagged
+
+
 def _floats(col: Sequence[float], prim: Callable[[Any], str]) -> list[str]:
-    joined = "\n".join(map(repr, col))
-    if "e" in joined or "n" in joined:  # exponent form, inf or nan somewhere
-        return [prim(v) for v in col]
-    joined = _POINT_ZERO.sub("", joined)  # 3.0 -> 3
-    if "-0" in joined:
-        joined = _MINUS_ZERO.sub("0", joined)  # -0.0 -> 0
-    return joined.split("\n")
+    framed = "\n" + "\n".join(map(repr, col)) + "\n"
+    # repr is encode_float's text except: "3.0" -> "3", "-0.0" -> "0", and the
+    # exponent forms, inf and nan (the only reprs with an "e" or an "n").
+    framed = framed.replace(".0\n", "\n")
+    if "\n-0\n" in framed:  # twice: adjacent matches share their "\n"
+        framed = framed.replace("\n-0\n", "\n0\n").replace("\n-0\n", "\n0\n")
+    out = framed[1:-1].split("\n")
+    if "e" in framed or "n" in framed:
+        for i, text in enumerate(out):
+            if "e" in text or "n" in text:
+                out[i] = prim(col[i])
+    return out
+
+
+def format_columns(
+    cols: Sequence[Sequence[Any]],
+    delimiter: str,
+    prim: Callable[[Any], str],
+    indent: str,
+    kinds: Sequence[Collection[type] | None] | None = None,
+) -> str:
+    """Row lines (joined by LF, each starting with ``indent``) for the leaf
+    columns of a table (all of one length, at least one row); ``kinds[i]`` is
+    ``set(map(type, cols[i]))`` when known."""
+    if kinds is None:
+        texts = [format_column(col, delimiter, prim) for col in cols]
+    else:
+        texts = [format_column(col, delimiter, prim, k) for col, k in zip(cols, kinds)]
+    sep = "\n" + indent
+    if len(texts) == 1:
+        return indent + sep.join(texts[0])
+    return indent + sep.join(map(delimiter.join, zip(*texts)))
 
 
 def format_rows(
@@ -104,6 +179,6 @@ def format_rows(
     """Row lines (joined by LF, each starting with ``indent``) for leaf-value tuples."""
     if not tuples:
         return ""
-    columns = [format_column(col, delimiter, prim) for col in zip(*tuples)] if width else []
-    lines = map(delimiter.join, zip(*columns))
-    return indent + ("\n" + indent).join(lines)
+    if not width:
+        return indent
+    return format_columns(list(zip(*tuples)), delimiter, prim, indent)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import IO, Any, Callable, Iterator, Sequence, Union
 
-from ._columns import format_rows
+from ._columns import flag_strings, format_column, format_columns, format_rows
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS, NEEDS_QUOTE
 from ._normalize import PRIMITIVE, normalize
@@ -27,6 +27,8 @@ _Request = tuple[Union[str, int], Any, Iterator[Any]]
 DEFAULT_MAX_DEPTH = 10_000
 #: Rows formatted per column-wise batch (dumps and the streaming encoders).
 ROW_BATCH = 1024
+#: Rows per chunk when dumps formats a table from whole columns.
+TABLE_BATCH = 8192
 _DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
 
 
@@ -190,16 +192,17 @@ class _Walk:
             yield f"{header(head, n, d)} {d.join(cells)}"
             return
         if tabular:
-            fields = self._uniform_fields(items)
-            if fields is not None:  # §9.3
+            table = self._table(items)
+            if table is not None:  # §9.3
+                fields, leaves = table
                 yield header(head, n, d, fields)
-                yield from self._rows(items, fields, depth + 1)
+                yield from self._table_rows(items, fields, leaves, depth + 1)
                 return
             if self.missing_as_null:
-                fields = self._union_fields(items)
-                if fields is not None:  # opt-in: a missing key is written as null
-                    yield header(head, n, d, fields)
-                    yield from self.rows_text(items, fields, depth + 1, lenient=True)
+                union = self._union_fields(items)
+                if union is not None:  # opt-in: a missing key is written as null
+                    yield header(head, n, d, union)
+                    yield from self.rows_text(items, union, depth + 1, lenient=True)
                     return
         yield header(head, n, d)  # §9.4
         yield from self._items(items, depth + 1)
@@ -232,37 +235,50 @@ class _Walk:
         Iterative over nested-uniform columns; gives up (None) past max_depth,
         which also stops self-referencing rows.
         """
+        table = self._table(objs)
+        return None if table is None else table[0]
+
+    def _table(self, objs: list[Any]) -> tuple[Fields, list[tuple[list[Any], set[type]]]] | None:
+        """``_uniform_fields`` plus what it saw on the way: the leaf columns
+        (normalized values) in header order, each with its set of types."""
         root: Fields = []
-        todo: list[tuple[list[Any], Fields, int]] = [(objs, root, 0)]
+        todo: list[tuple[list[Any], Fields, int, tuple[str, ...]]] = [(objs, root, 0, ())]
+        leaves: dict[tuple[str, ...], tuple[list[Any], set[type]]] = {}
         norm = self.norm
         while todo:
-            group, out, level = todo.pop()
+            group, out, level, path = todo.pop()
             if level > self.max_depth:
                 return None
             first = group[0]
             if type(first) is not dict or not first:
                 return None
-            keys = first.keys()
-            # C-level checks over the whole group: all dicts, all with the same key set
-            if set(map(type, group)) != {dict} or not all(map(keys.__eq__, map(dict.keys, group))):
+            # C-level checks over the whole group: all dicts, all of one size;
+            # then every key of the first is in every one (itemgetter raises
+            # KeyError otherwise), so all have the same key set.
+            width = len(first)
+            if set(map(type, group)) != {dict} or set(map(len, group)) != {width}:
                 return None
             for k in first:
                 if type(k) is not str:
                     return None
-                col = list(map(itemgetter(k), group))
+                try:
+                    col = list(map(itemgetter(k), group))
+                except KeyError:
+                    return None
                 kinds = set(map(type, col))
                 if not kinds <= _FAST_NATIVE:  # host types: normalize, then classify
                     col = [norm(v) for v in col]
                     kinds = set(map(type, col))
                 if kinds <= PRIMITIVE:
                     out.append((k, None))
+                    leaves[path + (k,)] = (col, kinds)
                 elif kinds == {dict}:
                     sub: Fields = []
                     out.append((k, sub))
-                    todo.append((col, sub, level + 1))
+                    todo.append((col, sub, level + 1, path + (k,)))
                 else:
                     return None
-        return root
+        return root, [leaves[p] for p in _leaf_paths(root)]
 
     def _union_fields(self, objs: list[Any]) -> Fields | None:
         """``missing_as_null`` tables: non-empty objects that differ only by
@@ -310,19 +326,7 @@ class _Walk:
                 only = names[0]
                 return lambda o: (o[only],)
             return itemgetter(*names)
-        paths: list[tuple[str, ...]] = []
-        # depth-first pre-order: expand in place, keeping order
-        order: list[tuple[tuple[str, ...], Fields, int]] = [((), fields, 0)]
-        while order:
-            prefix, fl, i = order.pop()
-            if i >= len(fl):
-                continue
-            name, sub = fl[i]
-            order.append((prefix, fl, i + 1))
-            if sub is None:
-                paths.append(prefix + (name,))
-            else:
-                order.append((prefix + (name,), sub, 0))
+        paths = _leaf_paths(fields)
         norm = self.norm
 
         def cells(o: dict[str, Any]) -> tuple[Any, ...]:
@@ -387,8 +391,31 @@ class _Walk:
                         break
                 raise
 
-    def _rows(self, objs: list[dict[str, Any]], fields: Fields, depth: int) -> Iterator[str]:
-        return self.rows_text(objs, fields, depth)
+    def _table_rows(
+        self, objs: list[Any], fields: Fields, leaves: list[tuple[list[Any], set[type]]], depth: int
+    ) -> Iterator[str]:
+        """Row lines at ``depth`` from the leaf columns ``_table`` found, as
+        multi-line chunks of up to ``TABLE_BATCH`` rows."""
+        cols = [col for col, _ in leaves]
+        kinds = [k for _, k in leaves]
+        ind = self.unit * depth
+        d = self.d
+        prim = self.prim
+        n = len(objs)
+        for start in range(0, n, TABLE_BATCH):
+            end = start + TABLE_BATCH
+            try:
+                part = cols if start == 0 and end >= n else [col[start:end] for col in cols]
+                yield format_columns(part, d, prim, ind, kinds)
+            except ToonEncodeError as e:
+                row = self.row_writer(fields, depth)
+                for i, o in enumerate(objs[start:end]):  # error path only: find the row
+                    try:
+                        row(o)
+                    except ToonEncodeError:
+                        e.path = (start + i,) + e.path
+                        break
+                raise
 
     def entry_writer(self, fields: Fields, depth: int) -> Callable[[Any, Any], str]:
         """A function from (entry key, entry object) to its entry row at ``depth`` (§9.5)."""
@@ -430,6 +457,189 @@ class _Walk:
                 else:
                     todo.append((v, sub))
         return True
+
+
+class _Fallback(Exception):
+    """The fast path met something it leaves to the generator walk."""
+
+
+#: Container levels the fast path handles (it recurses, one Python frame per
+#: level); anything deeper, and every error, goes to the generator walk.
+FAST_LEVELS = 48
+#: Inline arrays longer than this are formatted column-wise.
+_COLUMN_MIN = 16
+
+
+def _fast_text(walk: _Walk, value: Any) -> str:
+    """The text of ``value`` (``"\\n".join(walk.lines(value))``), by plain
+    recursive functions with the common cases inlined.
+
+    Mirrors ``_Walk._root/_fields/_array/_items`` decision for decision, and
+    calls the same helpers (tables, keyed tables, headers, primitive
+    formatting), so the output is the same.  Raises ``_Fallback`` for anything
+    it does not handle exactly like the walk: more than ``FAST_LEVELS`` (or
+    ``max_depth``) levels, so also cycles, and every ToonEncodeError (the
+    walk then reports it with its path).
+
+    The text is collected as pieces, each line starting with "\\n".  String
+    cells are pieces of their own, written as they are; at the end one
+    column-wise scan over all of them (``flag_strings``) finds those that may
+    need quotes, and only those go through the per-value formatter.
+    """
+    out: list[str] = []
+    append = out.append
+    extend = out.extend
+    spos: list[int] = []  # indexes in ``out`` of string cells written unquoted
+    mark = spos.append
+    unit = walk.unit
+    d = walk.d
+    prim = walk.prim
+    norm = walk.norm
+    # A container at level L may have children iff L <= max_depth (``run``).
+    limit = min(walk.max_depth, FAST_LEVELS)
+    key_cache: dict[str, str] = {}
+    fast_native = _FAST_NATIVE
+    primitive = PRIMITIVE
+    literal = _LITERALS
+    small = _SMALL_INT
+
+    def fields(obj: dict[Any, Any], depth: int, first_lead: str | None, level: int) -> None:
+        ind = "\n" + unit * depth
+        lead = ind if first_lead is None else first_lead
+        for k, v in obj.items():
+            if type(k) is str:
+                ek = key_cache.get(k)
+                if ek is None:
+                    ek = key_cache[k] = key_text(k)
+            else:
+                ek = key_text(k)
+            t = type(v)
+            if t not in fast_native:
+                v = norm(v)
+                t = type(v)
+            if t is str:
+                append(f"{lead}{ek}: ")
+                mark(len(out))
+                append(v)
+            elif t is int:
+                append(f"{lead}{ek}: {v}" if -small < v < small else f"{lead}{ek}: {prim(v)}")
+            elif t is bool:
+                append(f"{lead}{ek}: {literal[v]}")
+            elif t in primitive:
+                append(f"{lead}{ek}: {prim(v)}")
+            elif t is dict:
+                if not v:
+                    append(f"{lead}{ek}:")
+                else:
+                    if level > limit:
+                        raise _Fallback
+                    kinds = set(map(type, v.values()))
+                    keyed = None
+                    if len(v) >= 2 and (kinds == {dict} or not kinds <= fast_native):
+                        keyed = walk._keyed_fields(v)
+                    if keyed is not None:
+                        lines(walk._keyed(lead[1:] + ek, v, keyed, depth))
+                    else:
+                        append(f"{lead}{ek}:")
+                        fields(v, depth + 1, None, level + 1)
+            elif not v:
+                append(f"{lead}{ek}: []")
+            else:
+                if level > limit:
+                    raise _Fallback
+                array(lead[1:] + ek, v, depth, True, level + 1)
+            lead = ind
+
+    def lines(chunks: Iterator[str]) -> None:
+        for chunk in chunks:
+            append("\n")
+            append(chunk)
+
+    def array(head: str, arr: list[Any], depth: int, tabular: bool, level: int) -> None:
+        kinds = set(map(type, arr))
+        items = arr if kinds <= fast_native else walk._norm_all(arr)
+        if items is not arr:
+            kinds = set(map(type, items))
+        n = len(items)
+        if kinds <= primitive:  # §9.1 inline
+            if kinds == {str} and n <= _COLUMN_MIN:
+                append(f"\n{header(head, n, d)} ")
+                mark(len(out))
+                append(items[0])
+                for x in items[1:]:
+                    append(d)
+                    mark(len(out))
+                    append(x)
+                return
+            cells = format_column(items, d, prim, kinds)
+            append(f"\n{header(head, n, d)} {d.join(cells)}")
+            return
+        if tabular:
+            table = walk._table(items)
+            if table is not None:  # §9.3
+                names, leaves = table
+                append("\n" + header(head, n, d, names))
+                lines(walk._table_rows(items, names, leaves, depth + 1))
+                return
+            if walk.missing_as_null:
+                union = walk._union_fields(items)
+                if union is not None:
+                    append("\n" + header(head, n, d, union))
+                    lines(walk.rows_text(items, union, depth + 1, lenient=True))
+                    return
+        append("\n" + header(head, n, d))  # §9.4
+        list_items(items, depth + 1, level)
+
+    def list_items(items: list[Any], depth: int, level: int) -> None:
+        lead = "\n" + unit * depth + "- "
+        for x in items:
+            t = type(x)
+            if t is str:
+                append(lead)
+                mark(len(out))
+                append(x)
+            elif t in primitive:
+                append(lead + prim(x))
+            elif t is list:
+                if not x:
+                    append(header(lead, 0, d))  # §9.2: "- [0]:", never "- []"
+                else:
+                    if level > limit:
+                        raise _Fallback
+                    array(lead[1:], x, depth, False, level + 1)
+            elif not x:
+                append(lead[:-1])  # §10 empty object: a bare "-"
+            else:
+                if level > limit:
+                    raise _Fallback
+                fields(x, depth + 1, lead, level + 1)
+
+    try:
+        v = norm(value)
+        t = type(v)
+        if t is dict:
+            if not v:
+                return ""
+            keyed = walk._keyed_fields(v)
+            if keyed is not None:
+                lines(walk._keyed("", v, keyed, 0))
+            else:
+                fields(v, 0, None, 1)
+        elif t is list:
+            if not v:
+                return "[]"
+            array("", v, 0, True, 1)
+        else:
+            return prim(v)
+        if spos:
+            cells = list(map(out.__getitem__, spos))
+            flagged = flag_strings(cells, d)
+            for i in range(len(cells)) if flagged is None else flagged:
+                out[spos[i]] = prim(cells[i])
+    except (ToonEncodeError, RecursionError):
+        raise _Fallback from None
+    out[0] = out[0][1:]  # every piece that starts a line starts with "\n"
+    return "".join(out)
 
 
 class UnionShape:
@@ -490,6 +700,23 @@ class UnionShape:
 
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
 
+def _leaf_paths(fields: Fields) -> list[tuple[str, ...]]:
+    """The paths of a field tree's leaves, depth-first in header order (§9.3)."""
+    paths: list[tuple[str, ...]] = []
+    order: list[tuple[tuple[str, ...], Fields, int]] = [((), fields, 0)]
+    while order:
+        prefix, fl, i = order.pop()
+        if i >= len(fl):
+            continue
+        name, sub = fl[i]
+        order.append((prefix, fl, i + 1))
+        if sub is None:
+            paths.append(prefix + (name,))
+        else:
+            order.append((prefix + (name,), sub, 0))
+    return paths
+
+
 def _leaf_count(fields: Fields) -> int:
     n = 0
     todo = [fields]
@@ -503,6 +730,9 @@ def _leaf_count(fields: Fields) -> int:
 
 
 _SMALL_INT = 10**18
+_LITERALS = {True: "true", False: "false"}
+#: dumps tries ``_fast_text`` first (tests turn it off to compare the paths).
+_FAST_PATH = True
 
 
 def encode_lines(
@@ -555,6 +785,14 @@ def dumps(
     walk = _Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
+    if default is None and _FAST_PATH:
+        # The fast path first; the generator walk for what it leaves (deep
+        # values, cycles, errors).  With a ``default`` hook only the walk runs,
+        # so the hook is called exactly once per value.
+        try:
+            return _fast_text(walk, obj)
+        except _Fallback:
+            pass
     return "\n".join(walk.lines(obj))  # pieces are lines or batches of row lines
 
 
