@@ -1,0 +1,453 @@
+"""encode_arrow: Arrow/Parquet -> TOON, byte-identical to dumps(table.to_pylist())."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import math
+import struct
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toonstream
+from toonstream import ToonEncodeError
+from toonstream._arrow_encode import _needs_quote_re2, encode_arrow
+from toonstream._grammar import NEEDS_QUOTE
+from toonstream._scalars import encode_float
+
+DELIMS = [",", "\t", "|"]
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def expected(table: pa.Table, key: str | None = None, **kw: Any) -> str:
+    rows = table.to_pylist()
+    return toonstream.dumps(rows if key is None else {key: rows}, **kw)
+
+
+def encoded(data: Any, *, binary: bool = False, **kw: Any) -> str:
+    if binary:
+        bout = io.BytesIO()
+        encode_arrow(data, bout, **kw)
+        return bout.getvalue().decode("utf-8")
+    out = io.StringIO()
+    encode_arrow(data, out, **kw)
+    return out.getvalue()
+
+
+def check(table: pa.Table, **kw: Any) -> None:
+    """Every delimiter, key or not, text and binary output, small batches too."""
+    for d in DELIMS:
+        for key in (None, "rows"):
+            want = expected(table, key, delimiter=d, indent_size=kw.get("indent_size", 2))
+            assert encoded(table, key=key, delimiter=d, **kw) == want
+        assert encoded(table, delimiter=d, binary=True, batch_size=3, **kw) == expected(
+            table, delimiter=d, indent_size=kw.get("indent_size", 2)
+        )
+
+
+# ---------------------------------------------------------------- column types
+
+NASTY_STRINGS = [
+    "plain", "", " lead", "trail ", "\ttab", "-dash", "#hash", "a:b", 'q"uote', "back\\slash", "new\nline",
+    "cr\rx", "ctl\x01x", "\x1f", "[x]", "{y}", "a,b", "a|b", "a\tb", "true", "false", "null", "True", "1", "-1",
+    "+1", "05", "1.5", "1e5", "1E+5", "1.5e-3", ".5", "5.", "0x10", "Kraków", "日本語", "emoji 😀", "nul\x00x",
+    "trailing\t", "- x", "--", "#", "1 2",
+]
+
+
+def test_strings_every_quoting_rule() -> None:
+    values = NASTY_STRINGS + [None]
+    check(pa.table({"s": pa.array(values, pa.string()), "n": list(range(len(values)))}))
+
+
+@pytest.mark.parametrize("typ", [pa.string(), pa.large_string(), pa.string_view()])
+def test_string_types(typ: pa.DataType) -> None:
+    check(pa.table({"s": pa.array(NASTY_STRINGS + [None], typ)}))
+
+
+def test_dictionary_columns() -> None:
+    s = pa.array(["a", "b,c", None, "a", "true"]).dictionary_encode()
+    i = pa.array([1, 2, 1, None, 2]).dictionary_encode()
+    check(pa.table({"s": s, "i": i}))
+
+
+def test_needs_quote_pattern_matches_python() -> None:
+    for d in DELIMS:
+        arr = pa.array(NASTY_STRINGS, pa.large_string())
+        got = pc.match_substring_regex(arr, _needs_quote_re2(d)).to_pylist()
+        assert got == [NEEDS_QUOTE[d].search(s) is not None for s in NASTY_STRINGS]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=12), min_size=1, max_size=30), st.sampled_from(DELIMS))
+def test_strings_property(values: list[str], d: str) -> None:
+    values = [v for v in values if not any(0xD800 <= ord(c) <= 0xDFFF for c in v)] or ["x"]
+    table = pa.table({"s": values, "t": values[::-1]})
+    assert encoded(table, delimiter=d, batch_size=7) == expected(table, delimiter=d)
+    got = pc.match_substring_regex(pa.array(values), _needs_quote_re2(d)).to_pylist()
+    assert got == [NEEDS_QUOTE[d].search(s) is not None for s in values]
+
+
+INTS = {
+    pa.int8(): [-128, 0, 127], pa.int16(): [-32768, 5], pa.int32(): [-(2**31), 2**31 - 1],
+    pa.int64(): [-(2**63), 2**63 - 1, 0], pa.uint8(): [0, 255], pa.uint16(): [65535], pa.uint32(): [2**32 - 1],
+    pa.uint64(): [0, 2**64 - 1, 10**19],
+}
+
+
+@pytest.mark.parametrize("typ", list(INTS), ids=str)
+def test_ints(typ: pa.DataType) -> None:
+    check(pa.table({"i": pa.array(INTS[typ] + [None], typ)}))
+
+
+def test_bools_and_nulls() -> None:
+    check(pa.table({"b": [True, False, None], "z": pa.nulls(3), "x": [None, None, None]}))
+
+
+SPECIAL_FLOATS = [
+    0.0, -0.0, 1.0, -1.0, 0.1, 1.5, 3.0, 1e-7, 1e-6, 1.5e-6, 9.99e-6, 1e-5, 1e-4, 0.001, 123456789.123, 1e9, 1e10,
+    1.5e10, 12345678901.5, 2.0**52 + 0.5, 2.0**53, 2.0**53 + 2, 1e15, 1e16, 6.517366420032157e16, 2.0**63, 2.0**64,
+    9.99e20, 1e21, 1.5e21, 1e22, 1e300, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+    float("nan"), float("inf"), float("-inf"), -1e-7, -1.5e10, -2.0**63, None,
+]
+
+
+@pytest.mark.parametrize("typ", [pa.float64(), pa.float32(), pa.float16()], ids=str)
+def test_floats_canonical(typ: pa.DataType) -> None:
+    values = SPECIAL_FLOATS
+    if typ != pa.float64():
+        values = [v for v in values if v is None or not math.isfinite(v) or abs(v) < 6e4 or typ == pa.float32()]
+    check(pa.table({"f": pa.array(values, pa.float64()).cast(typ, safe=False)}))
+
+
+@SETTINGS
+@given(st.lists(st.one_of(st.none(), st.floats(), st.integers(0, 2**64 - 1).map(lambda b: struct.unpack("<d", struct.pack("<Q", b))[0])), min_size=1, max_size=40))
+def test_floats_property(values: list[float | None]) -> None:
+    table = pa.table({"f": pa.array(values, pa.float64())})
+    assert encoded(table, batch_size=16) == expected(table)
+
+
+def test_floats_vectorized_match_encode_float() -> None:
+    """Arrow's cast text, where kept, is exactly encode_float's (a wide sweep)."""
+    import random
+
+    rnd = random.Random(7)
+    values = [rnd.uniform(-1, 1) * 10 ** rnd.randint(-12, 24) for _ in range(20_000)]
+    values += [round(rnd.uniform(0, 1000), rnd.randint(0, 6)) for _ in range(5_000)]
+    values += [struct.unpack("<d", struct.pack("<Q", rnd.getrandbits(64)))[0] for _ in range(20_000)]
+    table = pa.table({"f": values})
+    lines = encoded(table).split("\n")[1:]
+    assert [line.strip() for line in lines] == [encode_float(v) for v in values]
+
+
+def test_decimals() -> None:
+    d = [Decimal("1.50"), Decimal("0.00"), Decimal("-2.10"), Decimal("100.00"), Decimal("12345678.90"), None]
+    check(pa.table({"d": pa.array(d, pa.decimal128(10, 2))}))
+    tiny = [Decimal("0.0000001"), Decimal("0.000001"), Decimal("-0.00000050"), Decimal("1.23456789"), Decimal("0")]
+    check(pa.table({"d": pa.array(tiny, pa.decimal128(12, 8))}))
+    huge = [Decimal(10**21), Decimal(10**21 - 1), Decimal("-123456789012345678901234.5"), Decimal(1)]
+    check(pa.table({"d": pa.array(huge, pa.decimal128(30, 1))}))
+    check(pa.table({"d": pa.array([Decimal("1.5E+3"), None], pa.decimal128(10, -2))}))
+    check(pa.table({"d": pa.array([Decimal(10**40), Decimal("-1.5")], pa.decimal256(50, 1))}))
+    check(pa.table({"d": pa.array([Decimal(10**40), Decimal("-1.5")], pa.decimal256(50, 1))}))
+
+
+def test_dates() -> None:
+    values = [dt.date(2024, 1, 2), dt.date(1, 1, 1), dt.date(9999, 12, 31), dt.date(999, 5, 6), dt.date(1969, 12, 31), None]
+    check(pa.table({"d32": pa.array(values, pa.date32()), "d64": pa.array(values, pa.date64())}))
+
+
+def test_dates_out_of_python_range_fail_like_to_pylist() -> None:
+    table = pa.table({"d": pa.array([3_000_000], pa.date32())})
+    with pytest.raises(Exception) as ours:
+        encoded(table)
+    with pytest.raises(Exception) as theirs:
+        expected(table)
+    assert type(ours.value) is type(theirs.value)
+
+
+TIMES = [
+    dt.datetime(2024, 1, 2, 3, 4, 5), dt.datetime(2024, 1, 2, 3, 4, 5, 6), dt.datetime(1, 1, 1),
+    dt.datetime(9999, 12, 31, 23, 59, 59, 999999), dt.datetime(999, 1, 1, 0, 0, 0, 120000), dt.datetime(1969, 12, 31, 23, 59, 59, 500000),
+]
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_timestamps_naive(unit: str) -> None:
+    values = [v for v in TIMES if unit != "ns" or 1700 < v.year < 2200] + [None]
+    arr = pa.array(values, pa.timestamp("us")).cast(pa.timestamp(unit), safe=False)
+    check(pa.table({"t": arr}))
+
+
+@pytest.mark.parametrize("tz", ["UTC", "+05:30", "-08:00", "America/New_York", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe"])
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_timestamps_zoned(tz: str, unit: str) -> None:
+    base = [dt.datetime(2024, 1, 2, 3, 4, 5), dt.datetime(2024, 7, 2, 3, 4, 5, 600000), dt.datetime(1990, 3, 25, 1, 30)]
+    early = [dt.datetime(1850, 1, 1), dt.datetime(1901, 6, 1, 12)]  # local mean time offsets in seconds
+    for values in (base + [None], base + early + [None]):  # vectorized; per value
+        arr = pa.array(values, pa.timestamp("us")).cast(pa.timestamp(unit), safe=False)
+        check(pa.table({"t": pc.assume_timezone(arr, "UTC").cast(pa.timestamp(unit, tz))}))
+
+
+def test_timestamps_nanoseconds_follow_to_pylist() -> None:
+    arr = pa.array([1_700_000_000_123_456_000, 5], pa.timestamp("ns"))
+    table = pa.table({"t": arr})
+    try:
+        want = expected(table)
+    except ValueError:  # without pandas, pyarrow refuses to drop nanoseconds
+        with pytest.raises(ValueError):
+            encoded(table)
+    else:
+        assert encoded(table) == want
+
+
+@pytest.mark.parametrize(
+    "typ", [pa.time32("s"), pa.time32("ms"), pa.time64("us"), pa.time64("ns")], ids=str
+)
+def test_times(typ: pa.DataType) -> None:
+    values = [dt.time(0, 0), dt.time(12, 34, 56), dt.time(23, 59, 59, 999000), dt.time(1, 2, 3, 4000), None]
+    if typ.unit == "s":
+        values = [v if v is None else v.replace(microsecond=0) for v in values]
+    check(pa.table({"t": pa.array(values, pa.time64("us")).cast(typ)}))
+
+
+def test_binary_and_duration_are_errors_like_dumps() -> None:
+    for arr in (pa.array([b"x"]), pa.array([b"x"], pa.large_binary()), pa.array([dt.timedelta(seconds=1)])):
+        table = pa.table({"a": [1], "b": arr})
+        with pytest.raises(ToonEncodeError, match="not TOON serializable"):
+            expected(table)
+        with pytest.raises(ToonEncodeError, match="not TOON serializable") as e:
+            encoded(table)
+        assert e.value.path == (0, "b")
+    # all null: just nulls
+    check(pa.table({"b": pa.array([None, None], pa.binary())}))
+
+
+def test_default_hook_takes_the_row_path() -> None:
+    table = pa.table({"a": [1, 2], "b": [b"x", None], "c": [dt.timedelta(seconds=3), None]})
+    hook = lambda v: v.hex() if isinstance(v, bytes) else {"seconds": v.total_seconds()}  # noqa: E731
+    assert encoded(table, default=hook) == toonstream.dumps(table.to_pylist(), default=hook)
+
+
+# ---------------------------------------------------------------- structure
+
+
+def test_struct_columns_nested_headers() -> None:
+    inner = pa.array([{"x": 1, "y": "a,b"}, {"x": None, "y": "c"}, {"x": 3, "y": None}])
+    outer = pa.StructArray.from_arrays([inner, pa.array([1.5, 2.0, None])], names=["in", "w"])
+    check(pa.table({"id": [1, 2, 3], "o": outer, "s": inner}))
+
+
+def test_null_struct_makes_it_non_tabular() -> None:
+    s = pa.array([{"x": 1}, None, {"x": 3}], pa.struct([("x", pa.int64())]))
+    table = pa.table({"id": [1, 2, 3], "s": s})
+    assert "{id,s{x}}" not in expected(table)
+    check(table)
+    # a null struct inside a struct
+    inner = pa.array([{"x": 1}, None], pa.struct([("x", pa.int64())]))
+    outer = pa.StructArray.from_arrays([inner], names=["in"])
+    check(pa.table({"o": outer}))
+
+
+def test_null_struct_in_later_batch_and_one_shot_sources() -> None:
+    s = pa.array([{"x": i} for i in range(10)] + [None], pa.struct([("x", pa.int64())]))
+    table = pa.table({"id": range(11), "s": s})
+    want = expected(table)
+    assert encoded(table, batch_size=4) == want
+    assert encoded(pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=3))) == want
+    assert encoded(iter(table.to_batches(max_chunksize=5))) == want
+    ok = table.slice(0, 10)
+    assert encoded(pa.RecordBatchReader.from_batches(ok.schema, ok.to_batches(max_chunksize=3))) == expected(ok)
+
+
+@pytest.mark.parametrize(
+    "arr",
+    [
+        pa.array([[1, 2], [], None]),
+        pa.array([[1], [2], [3]], pa.large_list(pa.int64())),
+        pa.array([[1, 2]] * 3, pa.list_(pa.int64(), 2)),
+        pa.array([[("a", 1)], [], None], pa.map_(pa.string(), pa.int64())),
+        pa.array([{}, {}, {}], pa.struct([])),
+    ],
+    ids=["list", "large_list", "fixed_list", "map", "empty_struct"],
+)
+def test_non_tabular_columns_fall_back(arr: pa.Array) -> None:
+    check(pa.table({"id": [1, 2, 3], "v": arr}))
+
+
+def test_zero_columns_and_empty_tables() -> None:
+    check(pa.table({"a": [1, 2]}).drop_columns(["a"]))
+    check(pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string())}))
+    assert encoded(pa.table({})) == "[]"
+    assert encoded(pa.table({"a": pa.array([], pa.int64())}), key="k") == "k: []"
+    assert encoded([]) == "[]"
+    assert encoded(pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]), [])) == "[]"
+
+
+def test_duplicate_and_odd_names() -> None:
+    t = pa.Table.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["a", "a"])
+    check(t)
+    check(pa.table({"": [1], "a b": [2], "x:y": [3], "1": [4], "ok_name.x": [5], 'q"': [6]}))
+    check(pa.table({"s": [1]}), indent_size=4)
+    assert encoded(pa.table({"a": [1]}), key="a key") == toonstream.dumps({"a key": [{"a": 1}]})
+
+
+def test_chunked_arrays_and_many_batches() -> None:
+    a = pa.chunked_array([[1, 2], [3], [], [4, 5, 6]])
+    b = pa.chunked_array([["x"], ["y,", "z", "w"], ["v", "u"]])
+    table = pa.table({"a": a, "b": b})
+    check(table)
+    assert encoded(table, batch_size=1) == expected(table)
+
+
+@SETTINGS
+@given(st.data())
+def test_random_tables(data: st.DataObject) -> None:
+    n = data.draw(st.integers(0, 25))
+    cols = {}
+    kinds = data.draw(st.lists(st.sampled_from(["i", "f", "s", "b", "n", "d", "t"]), min_size=1, max_size=5))
+    for j, kind in enumerate(kinds):
+        opt = lambda s: st.one_of(st.none(), s)  # noqa: E731
+        if kind == "i":
+            arr = pa.array(data.draw(st.lists(opt(st.integers(-(2**63), 2**63 - 1)), min_size=n, max_size=n)), pa.int64())
+        elif kind == "f":
+            arr = pa.array(data.draw(st.lists(opt(st.floats()), min_size=n, max_size=n)), pa.float64())
+        elif kind == "s":
+            alphabet = st.sampled_from(list('ab ,:|\t"\\\n-#01e.+') + ["é", "\x01"])
+            arr = pa.array(data.draw(st.lists(opt(st.text(alphabet, max_size=6)), min_size=n, max_size=n)), pa.string())
+        elif kind == "b":
+            arr = pa.array(data.draw(st.lists(opt(st.booleans()), min_size=n, max_size=n)), pa.bool_())
+        elif kind == "n":
+            arr = pa.nulls(n)
+        elif kind == "d":
+            arr = pa.array(data.draw(st.lists(opt(st.dates()), min_size=n, max_size=n)), pa.date32())
+        else:
+            arr = pa.array(data.draw(st.lists(opt(st.datetimes()), min_size=n, max_size=n)), pa.timestamp("us"))
+        cols[f"c{j}"] = arr
+    table = pa.table(cols)
+    d = data.draw(st.sampled_from(DELIMS))
+    key = data.draw(st.sampled_from([None, "k"]))
+    bs = data.draw(st.integers(1, 30))
+    assert encoded(table, key=key, delimiter=d, batch_size=bs) == expected(table, key, delimiter=d)
+
+
+# ---------------------------------------------------------------- sources
+
+
+def mixed_table(n: int = 50) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "name": [f"user {i}" if i % 7 else f"odd, {i}" for i in range(n)],
+            "score": [i / 3 for i in range(n)],
+            "ok": [i % 2 == 0 for i in range(n)],
+            "when": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(hours=i) for i in range(n)], pa.timestamp("ms")),
+            "nested": pa.array([{"a": i, "b": str(i)} for i in range(n)]),
+        }
+    )
+
+
+def test_record_batch_reader_iterable_and_record_batch() -> None:
+    table = mixed_table()
+    want = expected(table, "k")
+    assert encoded(table.to_batches(max_chunksize=7)[0], key="k") == expected(pa.Table.from_batches([table.to_batches(max_chunksize=7)[0]]), "k")
+    assert encoded(pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=7)), key="k") == want
+    assert encoded(iter(table.to_batches(max_chunksize=9)), key="k") == want
+    assert encoded(table.to_batches(max_chunksize=9), key="k") == want
+    flat = table.drop_columns(["nested"])
+    assert encoded(pa.RecordBatchReader.from_batches(flat.schema, flat.to_batches(max_chunksize=7)), key="k") == expected(flat, "k")
+
+
+def test_mismatched_batches_are_rejected() -> None:
+    a = pa.record_batch({"x": [1]})
+    b = pa.record_batch({"y": [1]})
+    with pytest.raises(ValueError, match="different schemas"):
+        encoded([a, b])
+    with pytest.raises(TypeError):
+        encoded([1, 2])
+    with pytest.raises(TypeError):
+        encoded(42)
+
+
+def test_parquet_file_and_dataset(tmp_path: Path) -> None:
+    table = mixed_table(200)
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=64)
+    want = expected(table, "rows", delimiter="|")
+    assert encoded(str(path), key="rows", delimiter="|", batch_size=50) == want
+    assert encoded(path, key="rows", delimiter="|", binary=True) == want
+    assert encoded(pads.dataset(path), key="rows", delimiter="|", batch_size=30) == want
+    noext = tmp_path / "t.data"
+    noext.write_bytes(path.read_bytes())
+    assert encoded(noext, key="rows", delimiter="|") == want
+
+
+def test_ipc_file_and_stream(tmp_path: Path) -> None:
+    table = mixed_table(120)
+    for name, opener in (("t.arrow", pa.ipc.new_file), ("t.arrows", pa.ipc.new_stream), ("t.feather", pa.ipc.new_file), ("t.ipc", pa.ipc.new_stream)):
+        path = tmp_path / name
+        with pa.OSFile(str(path), "wb") as sink, opener(sink, table.schema) as w:
+            for b in table.to_batches(max_chunksize=50):
+                w.write_batch(b)
+        assert encoded(path, batch_size=17) == expected(table), name
+
+
+def test_csv_path(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text('id,name,x\n1,"a,b",1.5\n2,plain,\n')
+    import pyarrow.csv as pcsv
+
+    assert encoded(path) == expected(pcsv.read_csv(path))
+
+
+def test_arrow_c_stream_objects() -> None:
+    import polars as pl
+
+    df = pl.DataFrame({"a": [1, 2], "b": ["x", "y,z"]})
+    assert encoded(df) == toonstream.dumps(df.to_dicts())
+
+
+def test_spooled_path_uses_bounded_memory(tmp_path: Path) -> None:
+    """Unknown length: rows spool to a file beyond spool_memory; same output."""
+    table = mixed_table(3000).drop_columns(["nested"])
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=100))
+    assert encoded(reader, spool_memory=1024) == expected(table)
+
+
+def test_options_are_checked() -> None:
+    t = pa.table({"a": [1]})
+    with pytest.raises(TypeError, match="unexpected"):
+        encoded(t, bogus=1)
+    with pytest.raises(ValueError):
+        encoded(t, delimiter=";")
+    with pytest.raises(ValueError):
+        encoded(t, batch_size=0)
+    with pytest.raises(ValueError):
+        encoded(t, indent_size=0)
+    assert encoded(t, delimiter="pipe") == "[1|]{a}:\n  1"
+
+
+def test_error_before_any_output() -> None:
+    """A failure in the first batch leaves ``out`` empty."""
+    out = io.StringIO()
+    with pytest.raises(ToonEncodeError):
+        encode_arrow(pa.table({"b": [b"x"]}), out)
+    assert out.getvalue() == ""
+
+
+def test_import_is_lazy() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, toonstream._arrow_encode; print('pyarrow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False"

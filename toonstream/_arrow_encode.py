@@ -1,0 +1,791 @@
+"""Arrow / Parquet -> TOON, vectorized with pyarrow.compute (``encode_arrow``).
+
+The output is byte-identical to ``dumps(table.to_pylist())`` (or
+``dumps({key: table.to_pylist()})``), but a tabular table is never turned into
+Python rows: each column of a batch becomes a string array of cell texts with
+compute kernels, the columns are joined with the delimiter
+(``binary_join_element_wise``) and the batch's row text is written straight
+from the Arrow buffer.
+
+Per column type (the cell text is what ``dumps`` writes for the Python value
+``to_pylist`` gives, see ``_normalize.py``):
+
+- bool, integers: ``true``/``false``, decimal digits.
+- float16/32/64: Arrow's shortest-round-trip cast, which is already the §2
+  canonical text except for ``-0``, NaN/inf and exponent forms for
+  1e-6 <= |x| < 1e21; those are fixed (integer-valued floats via int64,
+  the rest, rare, per value with ``encode_float``).
+- decimals: the exact cast with trailing fraction zeros stripped; values below
+  1e-6 or from 1e21 up (exponent form) per value.
+- strings (string, large_string, string_view, dictionary): one RE2 match of the
+  §7.2 needs-quote pattern; only matching cells are escaped and quoted.
+- date, timestamp, time: ISO text as ``isoformat()`` writes it (quoted when it
+  holds a ``:``); values outside what the vectorized form covers (nanoseconds,
+  years outside 1..9999, named time zones before 1980) per value.
+- binary, duration: per value (an error unless ``default`` is given, as in
+  ``dumps``; with ``default`` the whole table takes the per-row path).
+- struct: a nested field group in the header (§6), its fields are columns.
+
+Data that does not make a table in ``dumps`` (a null struct, an empty struct,
+list/map/union columns, zero columns, duplicate names) takes the exact per-row
+path instead: ``to_pylist`` a batch at a time through ``encode_records``.
+
+pyarrow is imported only when ``encode_arrow`` runs.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import re
+import struct
+import tempfile
+from typing import IO, Any, Callable, Iterable, Iterator
+
+from ._errors import ToonEncodeError
+from ._grammar import _NUMERIC_LIKE
+from ._scalars import encode_float
+from ._writer import Fields, header, key_text, primitive_formatter, quote_checked
+from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
+
+__all__ = ["encode_arrow"]
+
+#: Default rows formatted per vectorized step.
+DEFAULT_BATCH_SIZE = 65_536
+_DEFAULT_SPOOL_MEMORY = 8 * 1024 * 1024
+_OPTIONS = frozenset({"default", "max_depth", "spool_memory", "missing_as_null"})
+_PARQUET_EXT = (".parquet", ".pq", ".parq")
+_IPC_EXT = (".arrow", ".feather", ".ipc", ".arrows")
+_CSV_EXT = (".csv",)
+
+# Python's datetime range, in microseconds since the epoch / days since the epoch.
+_MIN_US = -62_135_596_800_000_000  # 0001-01-01T00:00:00
+_MAX_US = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999
+_DAY_US = 86_400_000_000
+_MIN_DAY, _MAX_DAY = -719_162, 2_932_896
+_US_1980 = 315_532_800_000_000  # named time zones: whole-minute offsets from here on
+_FIXED_TZ = re.compile(r"[+-][0-9]{2}:[0-9]{2}\Z")
+
+
+def _needs_quote_re2(delimiter: str) -> str:
+    """The §7.2 needs-quote pattern of ``_grammar.NEEDS_QUOTE`` in RE2 syntax
+    (Arrow strings are valid UTF-8, so the surrogate class is left out)."""
+    delim = re.escape(delimiter)
+    return (
+        r"\A\z|\A[ \t\-#]|[ \t]\z|[:\"\\\[\]{}\x00-\x1f" + delim + r"]"
+        r"|\A(?:true|false|null)\z|\A" + _NUMERIC_LIKE + r"\z"
+    )
+
+
+# Arrow's temporal casts to ISO text as isoformat() writes it: "T", no
+# all-zero fraction, "+HH:MM" offsets.
+_NAIVE_TS = r"^(\S+) ([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?$"
+_ZONED_TS = r"^(\S+) ([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?([+-][0-9]{2})([0-9]{2})$"
+_TIME = r"^([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?$"
+_END = 1 << 62  # utf8_replace_slice at this position appends
+_CONTROL_RE2 = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"  # escaped as \u00xx: per value
+_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+
+
+# ---------------------------------------------------------------------- sources
+
+
+class _Source:
+    """Batches of one schema; ``batches()`` can be called again when ``reiterable``."""
+
+    def __init__(
+        self,
+        schema: Any,
+        num_rows: int | None,
+        batches: Callable[[list[str] | None], Iterator[Any]],
+        *,
+        reiterable: bool,
+        table: Any = None,
+        cleanup: Callable[[], None] | None = None,
+    ) -> None:
+        self.schema = schema
+        self.num_rows = num_rows
+        self._batches = batches
+        self.reiterable = reiterable
+        self.table = table  # an in-memory Table (null counts are free)
+        self._cleanup = cleanup
+        self._used = False
+
+    def batches(self, columns: list[str] | None = None) -> Iterator[Any]:
+        if self._used and not self.reiterable:
+            raise RuntimeError("one-shot source read twice")  # pragma: no cover - internal invariant
+        self._used = True
+        return self._batches(columns)
+
+    def close(self) -> None:
+        if self._cleanup is not None:
+            self._cleanup()
+            self._cleanup = None
+
+
+def _sliced(batches: Iterable[Any], size: int) -> Iterator[Any]:
+    for b in batches:
+        n = b.num_rows
+        if n <= size:
+            yield b
+        else:
+            for start in range(0, n, size):
+                yield b.slice(start, size)
+
+
+def _project(batch: Any, columns: list[str] | None) -> Any:
+    return batch if columns is None else batch.select(columns)
+
+
+def _open(data: Any, batch_size: int) -> _Source:
+    import pyarrow as pa
+
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        table = data
+        return _Source(
+            table.schema,
+            table.num_rows,
+            lambda cols: iter((table if cols is None else table.select(cols)).to_batches(max_chunksize=batch_size)),
+            reiterable=True,
+            table=table,
+        )
+    if isinstance(data, pa.RecordBatchReader):
+        reader = data
+        return _Source(reader.schema, None, lambda cols: _sliced(reader, batch_size), reiterable=False)
+    if isinstance(data, (str, os.PathLike)):
+        return _open_path(os.fspath(data), batch_size)
+    dataset = _as_dataset(data, batch_size)
+    if dataset is not None:
+        return dataset
+    if hasattr(data, "__arrow_c_stream__"):
+        return _open(pa.RecordBatchReader.from_stream(data), batch_size)
+    if isinstance(data, Iterable):
+        return _open_iterable(data, batch_size)
+    raise TypeError(
+        "encode_arrow takes a pyarrow Table, RecordBatch, RecordBatchReader, iterable of RecordBatch, "
+        f"pyarrow.dataset.Dataset or a Parquet/Arrow IPC path, not {type(data).__name__}"
+    )
+
+
+def _as_dataset(data: Any, batch_size: int) -> _Source | None:
+    import sys
+
+    ds = sys.modules.get("pyarrow.dataset")  # a Dataset object means the module is loaded
+    if ds is None or not isinstance(data, ds.Dataset):
+        return None
+    dataset = data
+    n: int | None = None
+    fmt = getattr(dataset, "format", None)
+    if isinstance(dataset, ds.InMemoryDataset) or isinstance(fmt, (ds.ParquetFileFormat, ds.IpcFileFormat)):
+        n = dataset.count_rows()  # from metadata
+    return _Source(
+        dataset.schema,
+        n,
+        lambda cols: _sliced(dataset.to_batches(columns=cols, batch_size=batch_size), batch_size),
+        reiterable=True,
+    )
+
+
+def _open_iterable(data: Iterable[Any], batch_size: int) -> _Source:
+    import pyarrow as pa
+
+    it = iter(data)
+    first = next(it, None)
+    if first is None:
+        return _Source(pa.schema([]), 0, lambda cols: iter(()), reiterable=True)
+    if isinstance(first, pa.Table):
+        first_batches: list[Any] = first.to_batches()
+    elif isinstance(first, pa.RecordBatch):
+        first_batches = [first]
+    else:
+        raise TypeError(f"expected an iterable of pyarrow RecordBatch, got an element of type {type(first).__name__}")
+    schema = first.schema
+    shape = [(f.name, f.type) for f in schema]
+
+    def all_batches() -> Iterator[Any]:
+        yield from first_batches
+        for b in it:
+            if isinstance(b, pa.Table):
+                parts = b.to_batches()
+            elif isinstance(b, pa.RecordBatch):
+                parts = [b]
+            else:
+                raise TypeError(f"expected pyarrow RecordBatch, got {type(b).__name__}")
+            if [(f.name, f.type) for f in b.schema] != shape:
+                raise ValueError(f"record batches have different schemas: {b.schema} vs {schema}")
+            yield from parts
+
+    return _Source(schema, None, lambda cols: _sliced(all_batches(), batch_size), reiterable=False)
+
+
+def _open_path(path: str, batch_size: int) -> _Source:
+    import pyarrow as pa
+
+    with open(path, "rb") as f:
+        magic = f.read(8)
+    lower = path.lower()
+    if magic[:4] == b"PAR1" or (lower.endswith(_PARQUET_EXT) and not magic.startswith(b"ARROW1")):
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(path)
+
+        def parquet_batches(cols: list[str] | None) -> Iterator[Any]:
+            return iter(pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=cols))
+
+        return _Source(pf.schema_arrow, pf.metadata.num_rows, parquet_batches, reiterable=True, cleanup=pf.close)
+    if magic[:6] == b"ARROW1":
+        source = pa.memory_map(path)
+        reader = pa.ipc.open_file(source)
+        n = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))  # mmap: metadata only
+
+        def file_batches(cols: list[str] | None) -> Iterator[Any]:
+            return _sliced((_project(reader.get_batch(i), cols) for i in range(reader.num_record_batches)), batch_size)
+
+        return _Source(reader.schema, n, file_batches, reiterable=True, cleanup=source.close)
+    if lower.endswith(_CSV_EXT):
+        import pyarrow.csv as pcsv
+
+        def csv_batches(cols: list[str] | None) -> Iterator[Any]:
+            return _sliced((_project(b, cols) for b in pcsv.open_csv(path)), batch_size)
+
+        return _Source(pcsv.open_csv(path).schema, None, csv_batches, reiterable=True)
+    # an IPC stream (no magic number at the start)
+    def stream_batches(cols: list[str] | None) -> Iterator[Any]:
+        return _sliced((_project(b, cols) for b in pa.ipc.open_stream(pa.memory_map(path))), batch_size)
+
+    return _Source(pa.ipc.open_stream(pa.memory_map(path)).schema, None, stream_batches, reiterable=True)
+
+
+# ---------------------------------------------------------------------- shape
+
+
+class _Leaf:
+    __slots__ = ("path", "kind", "type")
+
+    def __init__(self, path: tuple[str, ...], kind: str, type_: Any) -> None:
+        self.path = path
+        self.kind = kind
+        self.type = type_
+
+
+class _Shape:
+    """The table's header fields and leaf columns (depth-first), from the schema."""
+
+    def __init__(self, fields: Fields, leaves: list[_Leaf], structs: list[str]) -> None:
+        self.fields = fields
+        self.leaves = leaves
+        self.structs = structs  # top-level struct column names (a null struct breaks the table)
+
+
+def _leaf_kind(t: Any) -> str | None:
+    import pyarrow.types as pt
+
+    if pt.is_dictionary(t):
+        return _leaf_kind(t.value_type)
+    if pt.is_null(t):
+        return "null"
+    if pt.is_boolean(t):
+        return "bool"
+    if pt.is_integer(t):
+        return "int"
+    if pt.is_floating(t):
+        return "float"
+    if pt.is_decimal(t):
+        return "decimal"
+    if pt.is_string(t) or pt.is_large_string(t) or pt.is_string_view(t):
+        return "string"
+    if pt.is_date(t):
+        return "date"
+    if pt.is_timestamp(t):
+        return "timestamp"
+    if pt.is_time(t):
+        return "time"
+    if pt.is_binary(t) or pt.is_large_binary(t) or pt.is_binary_view(t) or pt.is_fixed_size_binary(t) or pt.is_duration(t):
+        return "opaque"  # to_pylist gives bytes / timedelta: not JSON, dumps needs ``default``
+    return None  # lists, maps, unions, extension types...: the per-row path decides
+
+
+def _shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
+    """The tabular shape ``dumps`` would find for any rows of this schema (None:
+    never tabular, or not certainly; the per-row path is exact).  Null structs
+    are data, checked separately."""
+    import pyarrow.types as pt
+
+    if len(schema) == 0:
+        return None
+    leaves: list[_Leaf] = []
+    root: Fields = []
+    # depth-first, in field order: an explicit stack of iterators
+    stack: list[tuple[Iterator[Any], Fields, tuple[str, ...]]] = [(iter(list(schema)), root, ())]
+    while stack:
+        it, out, prefix = stack[-1]
+        f = next(it, None)
+        if f is None:
+            stack.pop()
+            continue
+        t = f.type
+        path = prefix + (f.name,)
+        if pt.is_struct(t):
+            children = [t.field(i) for i in range(t.num_fields)]
+            if not children or len({c.name for c in children}) != len(children) or len(path) >= max_depth - 2:
+                return None
+            sub: Fields = []
+            out.append((f.name, sub))
+            stack.append((iter(children), sub, path))
+            continue
+        kind = _leaf_kind(t)
+        if kind is None or (kind == "opaque" and has_default):
+            return None
+        out.append((f.name, None))
+        leaves.append(_Leaf(path, kind, t))
+    names = [f.name for f in schema]
+    if len(set(names)) != len(names):
+        return None
+    structs = [f.name for f in schema if pt.is_struct(f.type)]
+    return _Shape(root, leaves, structs)
+
+
+def _struct_has_nulls(arr: Any) -> bool:
+    import pyarrow.types as pt
+
+    if arr.null_count:
+        return True
+    return any(_struct_has_nulls(child) for child in arr.flatten() if pt.is_struct(child.type))
+
+
+def _any_null_struct(source: _Source, shape: _Shape) -> bool:
+    """Whether some row holds a null struct (which makes the array non-tabular)."""
+    if source.table is not None:
+        return any(_struct_has_nulls(chunk) for name in shape.structs for chunk in source.table.column(name).chunks)
+    for batch in source.batches(shape.structs):
+        if any(_struct_has_nulls(col) for col in batch.columns):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------- cells
+
+
+class _Formatter:
+    """Cell texts of one batch's leaf columns, as large_string arrays without nulls."""
+
+    def __init__(self, delimiter: str, default: Any) -> None:
+        import pyarrow as pa
+
+        self.d = delimiter
+        self.prim = primitive_formatter(delimiter, default)
+        self.L = pa.large_string()
+        self.needs_quote = _needs_quote_re2(delimiter)
+        self.s_null = pa.scalar("null", self.L)
+        self.s_true = pa.scalar("true", self.L)
+        self.s_false = pa.scalar("false", self.L)
+        self.s_zero = pa.scalar("0", self.L)
+        self.s_quote = pa.scalar('"', self.L)
+        self.s_empty = pa.scalar("", self.L)
+
+    def column(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        kind = leaf.kind
+        try:
+            if kind == "string":
+                return self._strings(arr if arr.type == self.L else pc.cast(arr, self.L))
+            if kind == "timestamp":
+                s = self._timestamps(arr)
+            elif kind == "time":
+                s = self._times(arr)
+            elif kind == "int":
+                s = pc.cast(arr, self.L)
+            elif kind == "float":
+                s = self._floats(arr, leaf, offset)
+            elif kind == "bool":
+                s = pc.if_else(arr, self.s_true, self.s_false)
+            elif kind == "null":
+                return pa.repeat(self.s_null, len(arr))
+            elif kind == "decimal":
+                s = self._decimals(arr, leaf, offset)
+            elif kind == "date":
+                s = self._dates(arr)
+            else:
+                s = None
+        except pa.ArrowInvalid:
+            s = None  # a value outside what a lossless cast covers: per value
+        if s is None:
+            return self.per_value(arr, leaf, offset)
+        return self._no_nulls(s)
+
+    def _no_nulls(self, s: Any) -> Any:
+        import pyarrow.compute as pc
+
+        return pc.fill_null(s, self.s_null) if s.null_count else s
+
+    def _iso(self, s: Any, pattern: str, replacement: str) -> Any:
+        """Arrow's temporal text rewritten (and quoted: it holds ":") by one
+        regex replacement; None if some cell did not have the expected form."""
+        import pyarrow.compute as pc
+
+        r = pc.replace_substring_regex(s, pattern, replacement)
+        if not pc.all(pc.starts_with(r, '"')).as_py():
+            return None  # pragma: no cover - Arrow's format changed: per value
+        return r
+
+    def per_value(self, arr: Any, leaf: _Leaf, offset: int, mask: Any = None) -> Any:
+        """Cells formatted one Python value at a time (as ``dumps`` does):
+        the whole column, or the cells where ``mask`` is true."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if mask is None:
+            values = arr.to_pylist()
+            rows: Iterable[int] = range(len(values))
+        else:
+            idx = pc.indices_nonzero(mask)
+            values = pc.take(arr, idx).to_pylist()
+            rows = idx.to_pylist()
+        prim = self.prim
+        texts = []
+        for i, v in zip(rows, values):
+            try:
+                texts.append(prim(v))
+            except ToonEncodeError as e:
+                e.path = (offset + i,) + leaf.path + e.path
+                raise
+        return pa.array(texts, self.L)
+
+    def _patch(self, s: Any, mask: Any, arr: Any, leaf: _Leaf, offset: int) -> Any:
+        """``s`` with the cells where ``mask`` holds formatted per value from ``arr``."""
+        import pyarrow.compute as pc
+
+        return pc.replace_with_mask(s, mask, self.per_value(arr, leaf, offset, mask))
+
+    def _strings(self, s: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        m = pc.match_substring_regex(s, self.needs_quote)
+        if not pc.any(m).as_py():
+            return self._no_nulls(s)
+        m = pc.fill_null(m, False)
+        sub = pc.filter(s, m)  # the cells to quote (few, usually)
+        if pc.any(pc.match_substring_regex(sub, r'[\\"\x00-\x1f]')).as_py():  # some need escapes
+            if pc.any(pc.match_substring_regex(sub, _CONTROL_RE2)).as_py():  # \u00xx: per value
+                quoted = pa.array([quote_checked(v) for v in sub.to_pylist()], self.L)
+                return self._no_nulls(pc.replace_with_mask(s, m, quoted))
+            for a, b in _ESCAPES:
+                sub = pc.replace_substring(sub, a, b)
+        sub = pc.utf8_replace_slice(pc.utf8_replace_slice(sub, 0, 0, '"'), _END, _END, '"')
+        return self._no_nulls(pc.replace_with_mask(s, m, sub))
+
+    def _floats(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        x = arr if arr.type == pa.float64() else pc.cast(arr, pa.float64())
+        s = pc.cast(x, self.L)  # shortest round-trip digits; canonical except below
+        finite = pc.is_finite(x)
+        if not pc.all(finite).as_py():  # NaN, inf -> null (§3)
+            s = pc.if_else(finite, s, self.s_null)
+        zero = pc.equal(x, 0.0)
+        if pc.any(zero).as_py():  # -0 -> 0
+            s = pc.if_else(zero, self.s_zero, s)
+        has_e = pc.match_substring(s, "e")
+        if pc.any(has_e).as_py():
+            # Exponent form is canonical only outside [1e-6, 1e21); inside, the
+            # canonical text is plain decimal.
+            ax = pc.abs(x)
+            mid = pc.fill_null(pc.and_(has_e, pc.and_(pc.greater_equal(ax, 1e-6), pc.less(ax, 1e21))), False)
+            if pc.any(mid).as_py():
+                whole = pc.and_(mid, pc.and_(pc.equal(pc.trunc(x), x), pc.less(ax, 2.0**63)))
+                if pc.any(whole).as_py():  # integer-valued: exact int64 digits
+                    ints = pc.cast(pc.cast(pc.filter(x, whole), pa.int64()), self.L)
+                    s = pc.replace_with_mask(s, whole, ints)
+                    mid = pc.and_(mid, pc.invert(whole))
+                if pc.any(mid).as_py():
+                    s = self._patch(s, mid, x, leaf, offset)
+        return s
+
+    def _decimals(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
+        import pyarrow.compute as pc
+
+        t = arr.type
+        if t.scale < 0:
+            return None
+        s = pc.cast(arr, self.L)  # exact: "-12.3400"
+        if t.scale > 0:
+            s = pc.replace_substring_regex(s, r"\.?0+$", "")  # "1.50" -> "1.5", "2.00" -> "2", "0.00" -> "0"
+        flags = []
+        if t.scale > 6:
+            # 0 < |d| < 1e-6 (Arrow writes those, and zeros, as "5.0E-7", "0E-8"): exponent form
+            flags += [r"E", r"^-?0\.0{6}"]
+        if t.precision - t.scale >= 22:
+            flags.append(r"^-?[0-9]{22}")  # |d| >= 1e21: exponent form
+        if flags:
+            m = pc.fill_null(pc.match_substring_regex(s, "|".join(flags)), False)
+            if pc.any(m).as_py():
+                s = self._patch(s, m, arr, leaf, offset)
+        return s
+
+    def _dates(self, arr: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        d32 = arr if arr.type == pa.date32() else pc.cast(arr, pa.date32())  # safe: whole days only
+        lo, hi = _min_max(pc.cast(d32, pa.int32()))
+        if lo is not None and (lo < _MIN_DAY or hi > _MAX_DAY):
+            return None
+        return pc.cast(d32, self.L)  # "2024-01-02" (never quoted)
+
+    def _timestamps(self, arr: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        tz = arr.type.tz
+        us = arr if arr.type.unit == "us" else pc.cast(arr, pa.timestamp("us", tz))  # safe: ns must be whole us
+        lo, hi = _min_max(pc.cast(us, pa.int64()))
+        margin = 0 if tz is None else 2 * _DAY_US  # local time must stay in range too
+        if lo is not None and (lo < _MIN_US + margin or hi > _MAX_US - margin):
+            return None
+        if tz is not None and tz not in ("UTC", "Etc/UTC") and not _FIXED_TZ.match(tz) and lo is not None and lo < _US_1980:
+            return None  # early local mean times have offsets in seconds
+        s = pc.cast(us, self.L)  # "2024-01-02 03:04:05.000006" + "Z" / "-0500" when zoned
+        if tz is None:
+            return self._iso(s, _NAIVE_TS, r'"\1T\2\3"')
+        if pc.any(pc.ends_with(s, "Z")).as_py():
+            s = pc.replace_substring_regex(s, "Z$", "+0000")
+        return self._iso(s, _ZONED_TS, r'"\1T\2\3\4:\5"')
+
+    def _times(self, arr: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        us = arr if arr.type == pa.time64("us") else pc.cast(arr, pa.time64("us"))
+        lo, hi = _min_max(pc.cast(us, pa.int64()))
+        if lo is not None and (lo < 0 or hi >= _DAY_US):
+            return None
+        return self._iso(pc.cast(us, self.L), _TIME, r'"\1\2"')
+
+
+def _min_max(arr: Any) -> tuple[Any, Any]:
+    import pyarrow.compute as pc
+
+    mm = pc.min_max(arr)
+    return mm["min"].as_py(), mm["max"].as_py()
+
+
+def _leaf_arrays(batch: Any, shape: _Shape) -> list[Any]:
+    """The leaf columns of a batch, depth-first (struct fields flattened)."""
+    import pyarrow.types as pt
+
+    out: list[Any] = []
+    stack: list[Iterator[Any]] = [iter(batch.columns)]
+    while stack:
+        arr = next(stack[-1], None)
+        if arr is None:
+            stack.pop()
+            continue
+        if pt.is_struct(arr.type):
+            stack.append(iter(arr.flatten()))
+        else:
+            out.append(arr)
+    assert len(out) == len(shape.leaves)
+    return out
+
+
+class _RowText:
+    """A batch to the bytes of its row lines, each preceded by LF and the indent."""
+
+    def __init__(self, shape: _Shape, fmt: _Formatter, indent: str) -> None:
+        import pyarrow as pa
+
+        self.shape = shape
+        self.fmt = fmt
+        self.lead = "\n" + indent
+        self.sep = pa.scalar(fmt.d, fmt.L)
+
+    def __call__(self, batch: Any, offset: int) -> Any:
+        import pyarrow.compute as pc
+
+        if batch.num_rows == 0:
+            return b""
+        cols = [self.fmt.column(arr, leaf, offset) for arr, leaf in zip(_leaf_arrays(batch, self.shape), self.shape.leaves)]
+        cols[0] = pc.utf8_replace_slice(cols[0], 0, 0, self.lead)
+        rows = pc.binary_join_element_wise(*cols, self.sep) if len(cols) > 1 else cols[0]
+        return _data_bytes(rows)
+
+
+def _data_bytes(arr: Any) -> Any:
+    """The concatenated values of a large_string array without nulls, as a Buffer."""
+    offsets, data = arr.buffers()[1], arr.buffers()[2]
+    start = struct.unpack_from("<q", offsets, 8 * arr.offset)[0]
+    end = struct.unpack_from("<q", offsets, 8 * (arr.offset + len(arr)))[0]
+    return data.slice(start, end - start)
+
+
+# ---------------------------------------------------------------------- output
+
+
+class _Out:
+    """Text or bytes to a text or binary file (like ``LineSink``)."""
+
+    def __init__(self, fp: IO[str] | IO[bytes]) -> None:
+        self.fp: Any = fp
+        self.binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase)) or "b" in getattr(fp, "mode", "")
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def text(self, s: str) -> None:
+        if s:
+            self.fp.write(s.encode("utf-8") if self.binary else s)
+
+    def data(self, buf: Any) -> None:
+        if not len(buf):
+            return
+        if self.binary:
+            self.fp.write(buf)
+        else:
+            self.fp.write(self._decoder.decode(memoryview(buf)))
+
+
+# ---------------------------------------------------------------------- driver
+
+
+def encode_arrow(
+    data: Any,
+    out: IO[str] | IO[bytes],
+    *,
+    key: str | None = None,
+    delimiter: str = ",",
+    indent_size: int = 2,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    **options: Any,
+) -> None:
+    """Write Arrow data as TOON: the same text as ``dumps(table.to_pylist())``
+    (with ``key``: ``dumps({key: table.to_pylist()})``), formatted with
+    pyarrow.compute a batch at a time.
+
+    ``data``: a pyarrow Table, RecordBatch, RecordBatchReader, iterable of
+    RecordBatch, ``pyarrow.dataset.Dataset``, an object with
+    ``__arrow_c_stream__``, or a path to a Parquet, Arrow IPC (file or stream)
+    or CSV file.  ``out``: a text or binary file.  The row count comes from
+    metadata when the source has it (Table, Parquet, IPC file, Parquet/IPC
+    dataset); otherwise the row text is spooled to a temporary file first.
+    Memory is bounded by ``batch_size`` rows.  ``options``: ``default``,
+    ``max_depth``, ``spool_memory``, ``missing_as_null`` as in
+    ``streaming.encode_records`` (they matter only on the per-row path).
+
+    >>> import io, pyarrow as pa
+    >>> out = io.StringIO()
+    >>> encode_arrow(pa.table({"id": [1, 2], "name": ["Ada", "Bob, Jr."]}), out, key="users")
+    >>> print(out.getvalue())
+    users[2]{id,name}:
+      1,Ada
+      2,"Bob, Jr."
+    """
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise TypeError(f"encode_arrow() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    d = _check_delimiter(delimiter)
+    if indent_size < 1:
+        raise ValueError("indent_size must be >= 1")
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    default = options.get("default")
+    max_depth = options.get("max_depth", DEFAULT_MAX_DEPTH)
+    head = "" if key is None else key_text(key)
+    source = _open(data, batch_size)
+    try:
+        shape = _shape(source.schema, has_default=default is not None, max_depth=max_depth)
+        if shape is not None and shape.structs:
+            if not source.reiterable and source.table is None:
+                source.close()
+                source = _spool_batches(source, batch_size)
+            if _any_null_struct(source, shape):
+                shape = None
+        if shape is None:
+            _per_row(source, out, key, d, indent_size, options)
+            return
+        rows = _RowText(shape, _Formatter(d, default), " " * indent_size)
+        sink = _Out(out)
+        if source.num_rows is None:
+            _write_spooled(source, sink, head, shape, rows, d, options.get("spool_memory", _DEFAULT_SPOOL_MEMORY))
+        else:
+            _write_direct(source, sink, head, shape, rows, d)
+    finally:
+        source.close()
+
+
+def _empty(head: str) -> str:
+    return "[]" if not head else f"{head}: []"
+
+
+def _write_direct(source: _Source, sink: _Out, head: str, shape: _Shape, rows: _RowText, d: str) -> None:
+    n = source.num_rows
+    assert n is not None
+    if n == 0:
+        sink.text(_empty(head))
+        return
+    done = 0
+    for batch in source.batches():
+        text = rows(batch, done)  # the first batch is formatted before anything is written
+        if done == 0:
+            sink.text(header(head, n, d, shape.fields))
+        done += batch.num_rows
+        if done > n:
+            break
+        sink.data(text)
+    if done != n:
+        raise ToonEncodeError(f"the source declared {n} rows but held {done}")
+
+
+def _write_spooled(source: _Source, sink: _Out, head: str, shape: _Shape, rows: _RowText, d: str, memory: int) -> None:
+    with tempfile.SpooledTemporaryFile(max_size=memory) as spool:
+        done = 0
+        for batch in source.batches():
+            spool.write(rows(batch, done))
+            done += batch.num_rows
+        if done == 0:
+            sink.text(_empty(head))
+            return
+        sink.text(header(head, done, d, shape.fields))
+        spool.seek(0)
+        while chunk := spool.read(1 << 20):
+            sink.data(chunk)
+
+
+def _spool_batches(source: _Source, batch_size: int) -> _Source:
+    """A one-shot source copied to a temporary IPC file (re-readable, row count known)."""
+    import pyarrow as pa
+
+    tmp = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the returned source
+    try:
+        n = 0
+        with pa.ipc.new_file(tmp, source.schema) as writer:
+            for batch in source.batches():
+                writer.write_batch(batch)
+                n += batch.num_rows
+        tmp.seek(0)
+        reader = pa.ipc.open_file(tmp)
+    except BaseException:
+        tmp.close()
+        raise
+
+    def batches(cols: list[str] | None) -> Iterator[Any]:
+        return _sliced((_project(reader.get_batch(i), cols) for i in range(reader.num_record_batches)), batch_size)
+
+    return _Source(source.schema, n, batches, reiterable=True, cleanup=tmp.close)
+
+
+def _per_row(source: _Source, out: IO[str] | IO[bytes], key: str | None, d: str, indent_size: int, options: dict[str, Any]) -> None:
+    """Exact fallback: Python rows (``to_pylist``) through the streaming encoder."""
+    from .streaming import encode_records
+
+    def records() -> Iterator[Any]:
+        for batch in source.batches():
+            yield from batch.to_pylist()
+
+    encode_records(records(), out, key=key, delimiter=d, indent_size=indent_size, **options)
