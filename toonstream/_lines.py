@@ -66,6 +66,10 @@ class LineSplitter:
             self.lines_emitted += 1
         return lines
 
+    def at_line_boundary(self) -> bool:
+        """True when no partial line or UTF-8 sequence is pending."""
+        return not self._pieces and not self._carry and self.error is None and not self._closed
+
     def _decode_and_split(self, data: bytes | bytearray | memoryview, *, final: bool) -> list[str]:
         # 'strict' makes invalid, truncated and surrogate-encoding sequences
         # errors (§4).  An incomplete sequence at the end of a chunk is carried

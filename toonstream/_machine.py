@@ -184,6 +184,40 @@ class Machine:
         self.out = []
         return out
 
+    def table_context(self) -> tuple[int, str, int, int] | None:
+        """``(indent, delimiter, width, rows_left)`` when the next line, if it is
+        a row, belongs to the innermost tabular array; None otherwise.
+
+        Only in strict mode and with no blank line pending: those are the
+        cases where "a line of ``indent`` spaces then simple cells" means
+        exactly "one more row" (the caller's fast path relies on that).
+        """
+        stack = self.stack
+        if self.failed is not None or not stack or not self.strict or self.blank_line:
+            return None
+        top = stack[-1]
+        if top.kind != TABLE or top.length is None:
+            return None
+        return top.depth * self.indent_size, top.delim, top.width, top.length - top.count
+
+    def skip_rows(self, count: int, last_lineno: int) -> None:
+        """Count ``count`` rows of the innermost table that the caller parsed
+        itself (see ``table_context``); ``last_lineno`` is the last one's line.
+
+        The caller vouches that each line was a plain row of the right width
+        and that there were at most ``rows_left`` of them; the machine only
+        does the bookkeeping its own row path would have done.
+        """
+        if count <= 0:
+            return
+        frame = self.stack[-1]
+        assert frame.kind == TABLE and frame.length is not None and frame.count + count <= frame.length
+        if frame.count == 0:
+            self.started_arrays += 1
+        frame.count += count
+        self._lineno = last_lineno
+        self._text = ""
+
     def _located(self, e: ToonDecodeError) -> ToonDecodeError:
         if isinstance(e, _Fail):
             # A helper's offset is relative to the substring it saw; the

@@ -203,6 +203,9 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 
     from .streaming import Encoder, encode_jsonl
 
+    table_format = _table_input(args.input, args.input_format)
+    if table_format is not None:
+        return _cmd_encode_table(args, table_format)
     delimiter = _DELIMS[args.delimiter]
     src_name = args.input
     stats = TokenCounter(exact=args.exact) if args.stats else None
@@ -249,6 +252,95 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_TABLE_INPUTS = {
+    ".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow", ".arrows": "arrow",
+    ".csv": "csv",
+}
+
+
+def _table_input(path: str, forced: str | None) -> str | None:
+    """parquet / arrow / csv when the input is a table file (by --from, else by extension)."""
+    if forced is not None:
+        return forced if forced in ("parquet", "arrow", "csv") else None
+    if path == "-":
+        return None
+    return _TABLE_INPUTS.get(os.path.splitext(path.lower())[1])
+
+
+def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
+    """encode from Parquet, Arrow IPC (file or stream) or CSV with ``encode_arrow``
+    (vectorized; the row count from Parquet/IPC metadata, CSV rows spooled).
+    CSV goes through pyarrow's streaming reader and its type inference."""
+    import shutil
+
+    import pyarrow as pa
+
+    from ._arrow_encode import encode_arrow
+
+    out_stats = TokenCounter(exact=args.exact) if args.stats else None
+    src_stats = TokenCounter(exact=args.exact) if args.stats and fmt == "csv" else None
+    src_name = args.input
+    tmp_path: str | None = None
+    raw_in: IO[bytes] | None = None
+    progress = _Progress(False, None, "encode")
+    try:
+        data: Any
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            total = os.path.getsize(src_name) if src_name != "-" and os.path.isfile(src_name) else None
+            progress = _Progress(_progress_enabled(args), total, "encode")
+            raw_in = _open_input(src_name)
+
+            def seen(chunk: bytes) -> None:
+                progress.update(len(chunk))
+                if src_stats is not None:
+                    src_stats.feed(chunk)
+
+            data = pcsv.open_csv(io.BufferedReader(_CountingReader(raw_in, seen), buffer_size=1 << 20))
+        elif src_name == "-":
+            # Parquet and IPC files are read with random access: stdin goes to a temporary file first
+            fd, tmp_path = tempfile.mkstemp(prefix="toonstream-", suffix=f".{fmt}")
+            with os.fdopen(fd, "wb") as tmp:
+                shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+            data = tmp_path
+        else:
+            data = src_name
+
+        def write(out: IO[bytes]) -> None:
+            sink: IO[bytes] = out
+            if out_stats is not None:
+                sink = io.BufferedWriter(_CountingWriter(out, out_stats.feed), buffer_size=1 << 16)
+            encode_arrow(
+                data, sink, key=args.key, delimiter=_DELIMS[args.delimiter], indent_size=args.indent_size,
+                missing_as_null=args.missing_as_null,
+            )
+            sink.flush()
+
+        _write_output(args.output, write)
+    except pa.ArrowException as e:
+        if isinstance(e, OSError) and e.errno is not None:
+            raise
+        raise ToonEncodeError(f"cannot read {fmt} input: {str(e).strip().splitlines()[0]}") from None
+    finally:
+        progress.close()
+        if raw_in is not None and raw_in is not sys.stdin.buffer:
+            raw_in.close()
+        if tmp_path is not None:
+            os.unlink(tmp_path)
+    if out_stats is not None:
+        if src_stats is not None:
+            _print_stats(fmt, src_stats, out_stats)
+        else:
+            size = os.path.getsize(data) if isinstance(data, str) else 0
+            print(
+                f"input ({fmt}): {size:,} bytes; output (toon): {out_stats.bytes:,} bytes, "
+                f"{out_stats.total:,} tokens ({out_stats.method})",
+                file=sys.stderr,
+            )
+    return EXIT_OK
+
+
 def _print_stats(fmt: str, src: TokenCounter, out: TokenCounter) -> None:
     src_tokens, out_tokens = src.total, out.total
     saved = 100.0 * (1 - out_tokens / src_tokens) if src_tokens else 0.0
@@ -271,7 +363,9 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         options = {"strict": not args.no_strict, "indent_size": args.indent_size}
 
         def write(out: IO[bytes]) -> None:
-            if args.to == "jsonl":
+            if args.to in _TABLE_FORMATS:
+                _write_table(counted, out, args, options)
+            elif args.to == "jsonl":
                 decode_to_jsonl(counted, out, **options)
             else:
                 decode_to_json(counted, out, indent=args.indent, **options)
@@ -284,6 +378,52 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         if raw_in is not sys.stdin.buffer:
             raw_in.close()
     return EXIT_OK
+
+
+_TABLE_FORMATS = ("parquet", "arrow", "csv")
+
+
+def _write_table(source: IO[bytes], out: IO[bytes], args: argparse.Namespace, options: dict[str, Any]) -> None:
+    """decode --to parquet|arrow|csv: the table's batches, streamed to a pyarrow writer."""
+    import pyarrow as pa
+
+    from .arrow import iter_batches
+
+    batches = iter_batches(
+        source, path=args.path, infer_schema_length=args.infer_schema_length or None, key_field=args.key_field, **options
+    )
+    first = next(batches, None)
+    if first is None:
+        raise ToonDecodeError("no rows", code="not_tabular", line=1, column=1, line_text="")
+    sink = pa.PythonFile(out, mode="w")
+    if args.to == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(sink, first.schema) as pw:
+            pw.write_batch(first)
+            for b in batches:
+                pw.write_batch(b)
+    elif args.to == "arrow":
+        with pa.ipc.new_file(sink, first.schema) as w:
+            w.write_batch(first)
+            for b in batches:
+                w.write_batch(b)
+    else:
+        import pyarrow.csv as pcsv
+
+        def flat(b: pa.RecordBatch) -> pa.RecordBatch:
+            # CSV has no nested or null-typed columns: structs become
+            # "group.field" columns, null-only columns empty strings.
+            t = pa.Table.from_batches([b]).flatten()
+            cols = [c.cast(pa.large_string()) if pa.types.is_null(c.type) else c for c in t.columns]
+            return pa.Table.from_arrays(cols, names=t.column_names).combine_chunks().to_batches()[0]
+
+        head = flat(first)
+        with pcsv.CSVWriter(sink, head.schema) as cw:
+            cw.write_batch(head)
+            for b in batches:
+                cw.write_batch(flat(b))
+    sink.flush()
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
@@ -382,13 +522,19 @@ def _parser() -> argparse.ArgumentParser:
             help="byte-based progress bar on stderr (default: on when stderr is a terminal; needs tqdm)",
         )
 
-    enc = sub.add_parser("encode", help="JSON or JSON Lines -> TOON")
-    enc.add_argument("input", nargs="?", default="-", help="input file (.json, .jsonl, .ndjson); '-' or omitted: stdin")
+    enc = sub.add_parser("encode", help="JSON, JSON Lines, Parquet, Arrow IPC or CSV -> TOON")
+    enc.add_argument(
+        "input", nargs="?", default="-",
+        help="input file (.json, .jsonl, .ndjson, .parquet, .arrow/.feather/.ipc, .csv); '-' or omitted: stdin",
+    )
     enc.add_argument("-o", "--output", help="output file (written atomically); '-' or omitted: stdout")
-    enc.add_argument("--from", dest="input_format", choices=["json", "jsonl"], help="input format (default: by extension)")
+    enc.add_argument(
+        "--from", dest="input_format", choices=["json", "jsonl", "parquet", "arrow", "csv"],
+        help="input format (default: by extension; CSV column types are inferred by pyarrow)",
+    )
     enc.add_argument("--delimiter", choices=sorted(_DELIMS), default="comma")
     enc.add_argument("--indent-size", type=_positive, default=2)
-    enc.add_argument("--key", help="JSON Lines: put the records under this key instead of a root array")
+    enc.add_argument("--key", help="JSON Lines and tables: put the records under this key instead of a root array")
     enc.add_argument(
         "--missing-as-null", action="store_true",
         help="lossy, opt-in: records that differ only by missing keys become one table, a missing key written as null",
@@ -401,7 +547,17 @@ def _parser() -> argparse.ArgumentParser:
     dec = sub.add_parser("decode", help="TOON -> JSON or JSON Lines")
     dec.add_argument("input", nargs="?", default="-")
     dec.add_argument("-o", "--output")
-    dec.add_argument("--to", choices=["json", "jsonl"], default="json")
+    dec.add_argument(
+        "--to",
+        choices=["json", "jsonl", *_TABLE_FORMATS],
+        default="json",
+        help="output format; parquet/arrow/csv take a table (see --path) and need -o FILE or a pipe",
+    )
+    dec.add_argument("--path", default=None, help="parquet/arrow/csv: the table's prefix (default: the root table, "
+                     "else the root object's first table)")
+    dec.add_argument("--infer-schema-length", type=_non_negative, default=10_000,
+                     help="parquet/arrow/csv: rows looked at to choose column types (0: all)")
+    dec.add_argument("--key-field", default="key", help="parquet/arrow/csv: column name for a keyed table's entry keys")
     dec.add_argument("--no-strict", action="store_true", help="relax §14 checks (counts, blank lines, duplicates)")
     dec.add_argument("--indent", type=_non_negative, default=None, help="pretty-print JSON output with N spaces")
     dec.add_argument("--indent-size", type=_positive, default=2, help="TOON input indentation (default 2)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from operator import itemgetter
-from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence, Union
+from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, NamedTuple, Sequence, Union
 
 from ._build import ValueBuilder, leaf_names, row_maker
 from ._errors import ToonDecodeError
@@ -67,6 +67,15 @@ DEFAULT_MAX_LINE_LENGTH = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_NUMBER_LENGTH = 10_000
 DEFAULT_MAX_FIELDS = 10_000
+
+
+class TableContext(NamedTuple):
+    """See :meth:`Decoder.table_context`."""
+
+    indent: int  # spaces before each row
+    delimiter: str
+    width: int  # cells per row
+    rows_left: int  # rows still to come (declared length minus rows seen)
 
 
 class Decoder:
@@ -155,6 +164,44 @@ class Decoder:
             machine.failed = error
             raise error
         return events
+
+    def table_context(self) -> TableContext | None:
+        """Where the next row of the innermost tabular array would stand, or None.
+
+        Not None only between complete lines (nothing of a partial line or
+        UTF-8 sequence pending), in strict mode, inside a tabular array:
+        then a line of exactly ``indent`` spaces followed by cells is the
+        next row.  With :meth:`skip_rows` this lets a consumer parse long
+        runs of rows itself (the Arrow/Polars readers do, column-wise)
+        while the decoder keeps the count, the line numbers and everything
+        else.
+
+        >>> d = Decoder()
+        >>> _ = d.feed(b"t[3]{a,b}:\\n")
+        >>> d.table_context()
+        TableContext(indent=2, delimiter=',', width=2, rows_left=3)
+        >>> d.skip_rows(2)     # the caller consumed two row lines itself
+        >>> d.feed(b"  5,6\\n"), d.line
+        ([Rows(rows=[(5, 6)])], 4)
+        """
+        if not self._lines.at_line_boundary():
+            return None
+        ctx = self._machine.table_context()
+        return None if ctx is None else TableContext(*ctx)
+
+    def skip_rows(self, count: int) -> None:
+        """Account for ``count`` row lines the caller consumed itself.
+
+        Only valid right after :meth:`table_context` returned a context, for
+        at most ``rows_left`` lines, each ``indent`` spaces then exactly
+        ``width`` cells that the row grammar accepts: the caller vouches for
+        them.  Line numbers and the declared-length check stay exact.
+        """
+        if count <= 0:
+            return
+        lines = self._lines
+        lines.lines_emitted += count
+        self._machine.skip_rows(count, lines.lines_emitted)
 
     @property
     def line(self) -> int:
@@ -581,7 +628,7 @@ class _RowsAdapter:
 
     def __init__(
         self,
-        prefix: str,
+        prefix: str | None,
         *,
         as_dict: bool,
         key_field: str,
@@ -596,6 +643,15 @@ class _RowsAdapter:
         self.scopes: list[_Scope] = []
         self.fields: Fields | None = None
         self.columns: list[str] | None = None
+        self.found = 0  # matching tables opened so far
+        # Called with each matching header and its columns (the Arrow/Polars
+        # readers check that later tables agree with the first).
+        self.on_table: Callable[[StartTable, list[str]], None] | None = None
+
+    def in_target(self) -> bool:
+        """True while the innermost open scope is a matching (non-keyed) tabular array."""
+        scopes = self.scopes
+        return bool(scopes) and scopes[-1].mark is not None and scopes[-1].kind == _TABLE
 
     def push(self, events: list[Event]) -> list[Any]:
         out: list[Any] = []
@@ -634,7 +690,11 @@ class _RowsAdapter:
                 if t is StartTable:
                     keyed = ev.keyed
                     scope = _Scope(_KEYED if keyed else _TABLE, vp, not scopes, ev.fields)
+                    if target is None and (not scopes or (len(scopes) == 1 and scopes[0].kind == _MAP)):
+                        # Auto target: the root table, else the root object's first tabular member.
+                        target = self.target = vp
                     if vp == target:
+                        self.found += 1
                         self.fields = ev.fields
                         cols = leaf_names(ev.fields)
                         scope.mark = row_maker(ev.fields) if self.as_dict else True
@@ -644,6 +704,8 @@ class _RowsAdapter:
                                 scope.mark = order  # reorder tuples to the expected order
                             cols = list(self.expect)
                         self.columns = [self.key_field, *cols] if keyed else cols
+                        if self.on_table is not None:
+                            self.on_table(ev, self.columns)
                 elif vp == target:
                     raise ToonDecodeError(
                         f"the value at prefix {target!r} is not a tabular array or keyed table",

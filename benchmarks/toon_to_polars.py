@@ -1,0 +1,114 @@
+"""TOON table -> Polars DataFrame: toonstream.polars.read_toon vs the peers (same run).
+
+    python benchmarks/toon_to_polars.py                 # 1M rows x 8 columns (datasets.uniform)
+    python benchmarks/toon_to_polars.py --rows 100000 --repeat 2
+
+Contenders, all producing a DataFrame of the same table:
+- toonstream.polars.read_toon(path)
+- polars.read_csv(path) on the same table written as CSV (the issue's yardstick)
+- toons.loads(text) + pl.DataFrame(...)   (Rust TOON decoder; `bench` extra)
+- toonstream.loads(text) + pl.DataFrame(...)
+Each is timed in this process, best of --repeat runs; results are checked equal
+(read_toon vs pl.DataFrame(toonstream.loads)).  Writes
+benchmarks/results/toon_to_polars_<rows>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+WORK = HERE / "work"
+RESULTS = HERE / "results"
+
+
+def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    times = []
+    out = None
+    for _ in range(repeat):
+        out = None
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    import datasets
+    import toonstream
+    import toonstream.polars as tp
+
+    WORK.mkdir(exist_ok=True)
+    RESULTS.mkdir(exist_ok=True)
+    toon = WORK / f"uniform_{args.rows}.toon"
+    csv = WORK / f"uniform_{args.rows}.csv"
+    if not toon.exists() or not csv.exists():
+        data = datasets.uniform(args.rows)
+        toon.write_text(toonstream.dumps(data), encoding="utf-8")
+        pl.DataFrame(data).write_csv(csv)
+        del data
+    text = toon.read_text(encoding="utf-8")
+    mb = toon.stat().st_size / 1e6
+
+    contenders: list[tuple[str, Callable[[], Any]]] = [
+        ("toonstream read_toon", lambda: tp.read_toon(str(toon))),
+        ("polars read_csv (same table as CSV)", lambda: pl.read_csv(csv)),
+    ]
+    try:
+        import toons
+
+        contenders.append(("toons.loads + pl.DataFrame", lambda: pl.DataFrame(toons.loads(text))))
+    except ImportError:
+        print("toons not installed (pip install -e '.[bench]'): skipped", file=sys.stderr)
+    contenders.append(("toonstream.loads + pl.DataFrame", lambda: pl.DataFrame(toonstream.loads(text))))
+
+    results = []
+    frames = {}
+    for name, fn in contenders:
+        seconds, df = best(fn, args.repeat)
+        frames[name] = df
+        results.append({"name": name, "seconds": seconds, "mb_per_s": mb / seconds, "rows_per_s": args.rows / seconds})
+        print(f"{name:40s} {seconds:7.3f} s", file=sys.stderr)
+    assert_frame_equal(frames["toonstream read_toon"], frames["toonstream.loads + pl.DataFrame"])
+
+    base = results[0]["seconds"]
+    by = {r["name"]: r["seconds"] for r in results}
+    print(f"\n{args.rows:,} rows x 8 columns, TOON {mb:.0f} MB, best of {args.repeat}\n")
+    print("| reader | seconds | MB/s | rows/s | time vs read_toon |")
+    print("|---|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['name']} | {r['seconds']:.3f} | {r['mb_per_s']:.0f} | {r['rows_per_s']:,.0f} | {r['seconds'] / base:.2f}x |")
+    csv_ratio = base / by["polars read_csv (same table as CSV)"]
+    print(f"\nread_toon / read_csv: {csv_ratio:.2f}x (target <= 2x)")
+    if "toons.loads + pl.DataFrame" in by:
+        print(f"toons+DataFrame / read_toon: {by['toons.loads + pl.DataFrame'] / base:.2f}x faster (target >= 3x)")
+    out = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "rows": args.rows,
+        "toon_mb": mb,
+        "repeat": args.repeat,
+        "results": results,
+    }
+    (RESULTS / f"toon_to_polars_{args.rows}.json").write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

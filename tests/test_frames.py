@@ -1,0 +1,465 @@
+"""TOON tables -> Polars / Arrow (toonstream.polars, toonstream.arrow).
+
+The reference for every value is the exact decoder (``rows()``); the column
+types follow the README's table, re-stated here in ``ref_dtype``.  The fast
+path's chunk sizes are patched small so that every boundary case (a run of
+plain rows split across chunks, special lines at chunk edges) is exercised.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+pl = pytest.importorskip("polars")
+pa = pytest.importorskip("pyarrow")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from polars.testing import assert_frame_equal  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import toonstream  # noqa: E402
+import toonstream.arrow as ta  # noqa: E402
+import toonstream.polars as tp  # noqa: E402
+from toonstream import ToonDecodeError  # noqa: E402
+from toonstream import _frames  # noqa: E402
+
+CHUNKINGS = [(4 << 20, 64 << 10), (64, 16), (200, 7), (1 << 12, 1 << 10)]
+
+
+@pytest.fixture(params=CHUNKINGS, ids=lambda c: f"chunk{c[0]}-feed{c[1]}")
+def chunking(request: Any, monkeypatch: Any) -> tuple[int, int]:
+    chunk, feed = request.param
+    monkeypatch.setattr(_frames, "CHUNK", chunk)
+    monkeypatch.setattr(_frames, "FEED", feed)
+    return chunk, feed
+
+
+# ---------------------------------------------------------------- reference typing
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        if -(1 << 63) <= v < (1 << 63):
+            return "int"
+        return "big" if len(str(abs(v))) <= 38 else "huge"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, Decimal):
+        return "huge"
+    return "str"
+
+
+def ref_dtype(values: list[Any]) -> Any:
+    kinds = {_kind(v) for v in values} - {"null"}
+    wide = any(isinstance(v, int) and not isinstance(v, bool) and len(str(abs(v))) > 15 for v in values)
+    if not kinds:
+        return pl.Null
+    if kinds == {"bool"}:
+        return pl.Boolean
+    if kinds == {"int"}:
+        return pl.Int64
+    if kinds <= {"int", "big"}:
+        return pl.Decimal(38, 0)
+    if kinds <= {"int", "float"} and not wide:
+        return pl.Float64
+    return pl.String
+
+
+def ref_value(v: Any, dtype: Any) -> Any:
+    if v is None:
+        return None
+    if dtype == pl.String:
+        return _frames.text_of(v)
+    if dtype == pl.Float64:
+        return float(v)
+    if isinstance(dtype, pl.Decimal):
+        return Decimal(v)
+    return v
+
+
+def reference(text: str, prefix: str = "", **kw: Any) -> tuple[list[str], list[Any], list[tuple[Any, ...]]]:
+    r = toonstream.rows(text, prefix, **kw)
+    got = list(r)
+    cols = list(zip(*got)) if got else [() for _ in r.columns or []]
+    dtypes = [ref_dtype(list(c)) for c in cols]
+    rows = [tuple(ref_value(v, d) for v, d in zip(row, dtypes)) for row in got]
+    return list(r.columns or []), dtypes, rows
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b and math.copysign(1, a) == math.copysign(1, b) or (a != a and b != b)
+    return type(a) is type(b) and a == b
+
+
+def check_frame(text: str, prefix: str = "", **kw: Any) -> Any:
+    names, dtypes, rows = reference(text, prefix)
+    df = tp.read_toon(text.encode(), path=prefix if prefix else None, infer_schema_length=None, **kw)
+    assert df.columns == names
+    assert [df.schema[n] for n in names] == dtypes
+    got = df.rows()
+    assert len(got) == len(rows)
+    for g, r in zip(got, rows):
+        assert all(same(x, y) for x, y in zip(g, r)), (g, r)
+    return df
+
+
+# ---------------------------------------------------------------- basics
+
+
+def test_types_per_column(chunking: Any) -> None:
+    text = (
+        "t[6]{i,f,b,s,n,mix,q,big,huge,wide}:\n"
+        "  1,1.5,true,a,null,1,\"42\",1,1,1\n"
+        "  -2,2,false,b c,null,x,\"05\",99999999999999999999,1e400,1.5\n"
+        "  0,-0.0,null,,null,true,7,3,2,1234567890123456\n"
+        "  -0,1e5,true,05,null,1.50,\"true\",-99999999999999999999,3,2\n"
+        "  9223372036854775807,1E-7,false,-x,null,-0,x,5,"
+        + "9" * 40
+        + ",3\n"
+        "  5,0.1,true,\"q,r\",null,null,\"\",6,1,4\n"
+    )
+    df = check_frame("\n".join(text.splitlines()), "t")
+    assert df.schema["i"] == pl.Int64
+    assert df.schema["f"] == pl.Float64
+    assert df.schema["b"] == pl.Boolean
+    assert df.schema["s"] == pl.String
+    assert df.schema["n"] == pl.Null
+    assert df.schema["big"] == pl.Decimal(38, 0)
+    assert df["q"].to_list() == ["42", "05", "7", "true", "x", ""]  # quoted stays string, 7 -> "7"
+    assert df["mix"].to_list() == ["1", "x", "true", "1.5", "0", None]  # canonical number text
+    assert df["f"].to_list()[2] == 0.0 and math.copysign(1, df["f"][2]) == 1.0  # -0.0 -> 0.0
+    assert df["huge"].dtype == pl.String  # 1e400 and a 40-digit integer: beyond float / decimal
+    assert df["wide"].dtype == pl.String  # 16-digit integer with floats: a float would round it
+
+
+def test_auto_path_and_explicit_path(chunking: Any) -> None:
+    text = "name: x\nusers[2]{id,name}:\n  1,Ada\n  2,Bob\nother[1]{a}:\n  5\n"
+    assert tp.read_toon(text.encode()).rows() == [(1, "Ada"), (2, "Bob")]
+    assert tp.read_toon(text.encode(), path="other").rows() == [(5,)]
+    with pytest.raises(ToonDecodeError, match="not a tabular"):
+        tp.read_toon(text.encode(), path="name")
+    with pytest.raises(ToonDecodeError, match="no tabular array"):
+        tp.read_toon(b"a: 1\nb: 2\n")
+
+
+def test_keyed_table_and_structs(chunking: Any) -> None:
+    text = "[3:]{age,addr{city,zip}}:\n  ada: 36,Oslo,\"0150\"\n  bob: 41,Lima,15001\n  \"c d\": null,null,null\n"
+    df = tp.read_toon(text.encode(), infer_schema_length=None)
+    assert df.columns == ["key", "age", "addr"]
+    assert df.schema["addr"] == pl.Struct({"city": pl.String, "zip": pl.String})
+    assert df.to_dicts() == [
+        {"key": "ada", "age": 36, "addr": {"city": "Oslo", "zip": "0150"}},
+        {"key": "bob", "age": 41, "addr": {"city": "Lima", "zip": "15001"}},
+        {"key": "c d", "age": None, "addr": {"city": None, "zip": None}},
+    ]
+    assert tp.read_toon(text.encode(), key_field="name", columns=["name"]).to_dicts()[0] == {"name": "ada"}
+
+
+def test_tables_in_list_items_concatenate(chunking: Any) -> None:
+    text = "groups[2]:\n  - rows[2]{a,b}:\n      1,x\n      2,y\n  - rows[1]{a,b}:\n      3,z\n"
+    assert tp.read_toon(text.encode(), path="groups.item.rows").rows() == [(1, "x"), (2, "y"), (3, "z")]
+    bad = "groups[2]:\n  - rows[1]{a,b}:\n      1,x\n  - rows[1]{a,c}:\n      3,z\n"
+    with pytest.raises(ToonDecodeError, match="later table"):
+        tp.read_toon(bad.encode(), path="groups.item.rows")
+
+
+def test_empty_and_projection(chunking: Any) -> None:
+    df = tp.read_toon(b"t[0]{a,b}:\n")
+    assert df.columns == ["a", "b"] and df.height == 0
+    text = b"[3]{a,b,c}:\n  1,x,true\n  2,y,false\n  3,z,null\n"
+    assert tp.read_toon(text, columns=["c", "a"]).rows() == [(True, 1), (False, 2), (None, 3)]
+    with pytest.raises(pl.exceptions.ColumnNotFoundError):
+        tp.read_toon(text, columns=["nope"])
+    assert tp.read_toon(text, n_rows=2).rows() == [(1, "x", True), (2, "y", False)]
+
+
+def test_sources_file_objects_and_paths(tmp_path: Any) -> None:
+    text = "[2]{a}:\n  1\n  2\n"
+    p = tmp_path / "t.toon"
+    p.write_text(text)
+    for src in (str(p), p, text.encode(), io.BytesIO(text.encode()), io.StringIO(text)):
+        assert tp.read_toon(src).rows() == [(1,), (2,)]
+
+
+def test_comments_spaces_and_crlf(chunking: Any) -> None:
+    rows = "".join(f"  {i} , x{i} ,{i}.5 \n" if i % 3 == 0 else f"  {i},x{i},{i}.5\n" for i in range(40))
+    text = "[41]{a,b,c}:\n" + rows[:200] + "  # a comment\n" + rows[200:] + "  \"q\",\"r\",1\n"
+    df = check_frame(text.replace("[41]", "[41]"))
+    assert df.height == 41
+    crlf = "[3]{a,b}:\r\n  1,x\r\n  2,y\r\n  3,z\r\n"
+    check_frame(crlf)
+
+
+def test_type_mismatch_after_inference_window(chunking: Any) -> None:
+    lines = [f"  {i},v" for i in range(300)]
+    lines[250] = "  oops,v"
+    text = f"[300]{{a,b}}:\n" + "\n".join(lines) + "\n"
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(text.encode(), infer_schema_length=100, batch_size=64)
+    assert e.value.code == "type_mismatch" and e.value.line == 252
+    assert "a" in str(e.value) and "infer_schema_length" in str(e.value)
+    # With the whole table looked at, the column is a String column.
+    assert tp.read_toon(text.encode(), infer_schema_length=None)["a"].dtype == pl.String
+    # An override decides instead.
+    df = tp.read_toon(text.encode(), schema_overrides={"a": pl.String})
+    assert df["a"][250] == "oops" and df["a"][0] == "0"
+
+
+def test_schema_and_overrides() -> None:
+    text = b"[2]{a,d,f}:\n  1,2024-01-02,1\n  2,2024-02-03,2.5\n"
+    df = tp.read_toon(text, schema_overrides={"d": pl.Date, "a": pl.Int8})
+    assert df.schema["d"] == pl.Date and df.schema["a"] == pl.Int8 and df.schema["f"] == pl.Float64
+    with pytest.raises(ValueError, match="schema does not give"):
+        tp.read_toon(text, schema={"a": pl.Int64})
+    with pytest.raises(ToonDecodeError, match="does not convert"):
+        tp.read_toon(b"[2]{a}:\n  1\n  300\n", schema={"a": pl.Int8})
+    with pytest.raises(ToonDecodeError, match="does not fit"):
+        tp.read_toon(b"[2]{a}:\n  1\n  x\n", schema={"a": pl.Int64})
+
+
+# ---------------------------------------------------------------- errors match the decoder's
+
+
+def _bad_tables() -> list[str]:
+    good = ["[6]{a,b}:"] + [f"  {i},x{i}" for i in range(6)]
+    out = []
+    for i, bad in [
+        (3, "  1,2,3"),  # too wide
+        (3, "  1"),  # too narrow
+        (3, "   1,2"),  # over-indented
+        (3, ""),  # blank line inside the table
+        (3, "  1,\"x"),  # unterminated quote
+        (3, "  a: 1"),  # key-value line at row depth
+        (3, "  1,\xff"),  # (becomes invalid UTF-8 below)
+        (6, "  1,2\n  2,3"),  # more rows than declared
+    ]:
+        lines = list(good)
+        lines[i] = bad
+        out.append("\n".join(lines) + "\n")
+    out.append("\n".join(good[:-2]) + "\n")  # fewer rows than declared
+    out.append("[2]{a,b}:\n  1,\"a\\qb\"\n  2,x\n")  # bad escape
+    out.append("[2]{a,b}:\n  1,1" + "0" * 20000 + "\n  2,x\n")  # number too long
+    return out
+
+
+@pytest.mark.parametrize("text", _bad_tables())
+def test_errors_match_decoder(text: str, chunking: Any) -> None:
+    data = text.encode("utf-8").replace("\xff".encode(), b"\xff")
+    with pytest.raises(ToonDecodeError) as ref:
+        toonstream.loads(data)
+    with pytest.raises(ToonDecodeError) as got:
+        tp.read_toon(data)
+    assert (got.value.code, got.value.line) == (ref.value.code, ref.value.line)
+
+
+# ---------------------------------------------------------------- property: equal to rows()
+
+_cell = st.one_of(
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.integers(min_value=-5, max_value=5),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=6),
+    st.sampled_from(["42", "05", "1e5", "-", "a,b", "a b", " x", "true", "null", "#x", "a:b", "\\", "é"]),
+)
+
+
+@st.composite
+def tables(draw: Any) -> tuple[list[dict[str, Any]], str]:
+    width = draw(st.integers(min_value=1, max_value=4))
+    kinds = [draw(st.sampled_from(["int", "float", "str", "bool", "any"])) for _ in range(width)]
+    strat = {
+        "int": st.one_of(st.integers(min_value=-(10**6), max_value=10**6), st.none()),
+        "float": st.one_of(st.floats(allow_nan=False, allow_infinity=False, width=64), st.none()),
+        "str": st.one_of(st.text(max_size=5), st.none()),
+        "bool": st.one_of(st.booleans(), st.none()),
+        "any": _cell,
+    }
+    n = draw(st.integers(min_value=0, max_value=30))
+    rows = [{f"c{j}": draw(strat[kinds[j]]) for j in range(width)} for _ in range(n)]
+    delim = draw(st.sampled_from([",", "\t", "|"]))
+    return rows, delim
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(tables())
+def test_property_equals_rows(chunking: Any, table: Any) -> None:
+    rows, delim = table
+    if not rows:
+        return
+    text = toonstream.dumps({"t": rows}, delimiter=delim)
+    check_frame(text, "t")
+
+
+# ---------------------------------------------------------------- pushdown, scan
+
+
+def _big(n: int) -> bytes:
+    return b"[%d]{id,name,score}:\n" % n + b"".join(b"  %d,user_%d,%d.5\n" % (i, i, i) for i in range(n))
+
+
+class CountingReader(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.read_bytes = 0
+
+    def read(self, n: int | None = -1) -> bytes:
+        out = super().read(n)
+        self.read_bytes += len(out)
+        return out
+
+
+def test_head_reads_a_tiny_fraction(monkeypatch: Any) -> None:
+    data = _big(1_000_000)
+    src = CountingReader(data)
+    df = tp.read_toon(src, n_rows=5)
+    assert df.rows() == [(i, f"user_{i}", i + 0.5) for i in range(5)]
+    assert src.read_bytes <= _frames.CHUNK * 2 < len(data) / 3
+
+    seen: list[int] = []
+    real = _frames.byte_chunks
+
+    def counting(source: Any) -> Any:
+        for chunk in real(source):
+            seen.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(_frames, "byte_chunks", counting)
+    lf = tp.scan_toon(data)
+    seen.clear()
+    assert lf.head(5).collect().rows() == [(i, f"user_{i}", i + 0.5) for i in range(5)]
+    assert sum(seen) <= _frames.CHUNK * 2 < len(data) / 3
+
+
+def test_scan_projection_filter_and_slices() -> None:
+    data = _big(5000)
+    lf = tp.scan_toon(data, batch_size=1000)
+    assert lf.collect_schema() == pl.Schema({"id": pl.Int64, "name": pl.String, "score": pl.Float64})
+    out = lf.filter(pl.col("id") % 1000 == 7).select("name").collect()
+    assert out["name"].to_list() == [f"user_{i}" for i in range(7, 5000, 1000)]
+    assert lf.slice(10, 3).collect()["id"].to_list() == [10, 11, 12]
+    assert lf.select(pl.col("score").sum()).collect().item() == sum(i + 0.5 for i in range(5000))
+    assert_frame_equal(lf.collect(), tp.read_toon(data))
+
+
+def test_scan_projection_converts_only_selected(monkeypatch: Any) -> None:
+    data = _big(2000)
+    asked: list[Any] = []
+    real = _frames.FrameReader.__init__
+
+    def spy(self: Any, source: Any, **kw: Any) -> None:
+        asked.append(kw.get("columns"))
+        real(self, source, **kw)
+
+    monkeypatch.setattr(_frames.FrameReader, "__init__", spy)
+    tp.scan_toon(data).select("name").collect()
+    assert asked[-1] == ["name"]
+
+
+# ---------------------------------------------------------------- arrow
+
+
+def test_arrow_batches_and_schema(chunking: Any) -> None:
+    data = _big(1000)
+    batches = list(ta.iter_batches(data, batch_size=300))
+    assert [b.num_rows for b in batches] == [300, 300, 300, 100]
+    assert batches[0].schema == pa.schema([("id", pa.int64()), ("name", pa.large_string()), ("score", pa.float64())])
+    t = ta.read_table(data, schema=pa.schema([("id", pa.int32()), ("name", pa.string()), ("score", pa.float32())]))
+    assert t.schema.types == [pa.int32(), pa.string(), pa.float32()]
+    assert t.num_rows == 1000 and t.column("id")[999].as_py() == 999
+    assert ta.read_table(data, schema_overrides={"id": pa.string()}).column("id")[3].as_py() == "3"
+
+
+def test_arrow_equals_rows_dicts(chunking: Any) -> None:
+    text = "t[4]{a,g{x,y},s}:\n  1,2,true,\"a,b\"\n  2,3,false,c\n  3,null,null,d\n  4,5,true,\"\"\n"
+    t = ta.read_table(text.encode())
+    assert t.to_pylist() == list(toonstream.rows(text, "t", as_dict=True))
+
+
+# ---------------------------------------------------------------- round trips
+
+
+def test_round_trip_dataframe(chunking: Any) -> None:
+    df = pl.DataFrame(
+        {
+            "i": [1, None, -3, 2**62],
+            "f": [1.5, 1e-7, None, 1e300],
+            "b": [True, False, None, True],
+            "s": ["x", "a,b", None, "42"],
+            "n": [None, None, None, None],
+            "st": [{"p": 1, "q": "u"}, {"p": 2, "q": "v"}, {"p": None, "q": None}, {"p": 4, "q": "w"}],
+        }
+    )
+    buf = io.StringIO()
+    tp.write_toon(df, buf)
+    back = tp.read_toon(buf.getvalue().encode())
+    assert_frame_equal(back, df)
+    assert buf.getvalue() == toonstream.dumps(df.to_dicts())
+
+
+def test_round_trip_dates_with_overrides() -> None:
+    import datetime as dt
+
+    df = pl.DataFrame({"d": [dt.date(2024, 1, 2), dt.date(1999, 12, 31)], "t": [dt.datetime(2024, 1, 2, 3, 4, 5)] * 2})
+    buf = io.StringIO()
+    tp.write_toon(df, buf)
+    back = tp.read_toon(buf.getvalue().encode(), schema_overrides={"d": pl.Date, "t": pl.Datetime("us")})
+    assert_frame_equal(back, df)
+
+
+def test_equals_dataframe_of_loads_for_uniform_tables() -> None:
+    rows = [{"id": i, "name": f"n{i}", "x": i / 4, "ok": i % 2 == 0} for i in range(500)]
+    text = toonstream.dumps(rows)
+    assert_frame_equal(tp.read_toon(text.encode()), pl.DataFrame(toonstream.loads(text)))
+
+
+# ---------------------------------------------------------------- CLI: decode --to parquet|arrow|csv
+
+
+def _cli(*args: str, input: bytes | None = None) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "toonstream", *args], input=input, capture_output=True, timeout=120)
+
+
+def test_cli_decode_to_table_formats(tmp_path: Any) -> None:
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "t.toon"
+    src.write_text('meta: x\nusers[3]{id,name,addr{city}}:\n  1,Ada,Oslo\n  2,"B, b",Lima\n  3,Cy,null\n')
+    expected = list(toonstream.rows(src.read_bytes(), "users", as_dict=True))
+    p = _cli("decode", str(src), "--to", "parquet", "-o", str(tmp_path / "t.parquet"))
+    assert p.returncode == 0, p.stderr
+    assert pq.read_table(tmp_path / "t.parquet").to_pylist() == expected
+    p = _cli("decode", str(src), "--to", "arrow", "-o", str(tmp_path / "t.arrow"))
+    assert p.returncode == 0, p.stderr
+    assert pa.ipc.open_file(str(tmp_path / "t.arrow")).read_all().to_pylist() == expected
+    p = _cli("decode", "--to", "csv", "--path", "users", input=src.read_bytes())
+    assert p.returncode == 0, p.stderr
+    t = pcsv.read_csv(io.BytesIO(p.stdout))
+    assert t.column_names == ["id", "name", "addr.city"]
+    assert t.to_pylist()[1] == {"id": 2, "name": "B, b", "addr.city": "Lima"}
+
+
+def test_cli_decode_table_errors_leave_no_file(tmp_path: Any) -> None:
+    out = tmp_path / "t.parquet"
+    p = _cli("decode", "--to", "parquet", "-o", str(out), input=b"a: 1\n")
+    assert p.returncode == 1 and not out.exists()
+    assert b"no tabular array" in p.stderr and b"Traceback" not in p.stderr
+    bad = b"[3]{a}:\n  1\n  2\n  x,y\n"
+    p = _cli("decode", "--to", "arrow", "-o", str(out), input=bad)
+    assert p.returncode == 1 and not out.exists()
+    assert p.stderr.decode().startswith("<stdin>:4:")
+    assert list(tmp_path.iterdir()) == []

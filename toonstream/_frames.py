@@ -1,0 +1,1127 @@
+"""TOON tables to Polars frames, column by column: the engine behind
+``toonstream.polars`` and ``toonstream.arrow``.  Imports polars; only those
+adapters import this module.
+
+Who owns what:
+- the :class:`~toonstream.decoder.Decoder` finds the table, checks every line
+  that is not a plain row, and keeps the books (row count, line numbers);
+- this module takes over runs of *plain* row lines (exactly the row
+  indentation, no quote, colon, backslash, CR, comment marker or space next to
+  a delimiter).  For those, TOON cells are CSV fields, so polars' CSV
+  tokenizer splits them (in Rust, no Python object per cell) into string
+  columns, and the §4 grammar is applied to whole columns with vectorized
+  string kernels.  Everything else goes through the decoder, whose rows come
+  back as tuples; both kinds of pieces are typed the same way and put back
+  in order.
+
+Typing (one dtype per column; see the README table): null-only -> Null,
+true/false -> Boolean, integers -> Int64 (beyond int64: Decimal(38, 0), beyond
+38 digits: String), numbers with a fraction or exponent (and integers that a
+float holds exactly) -> Float64, anything mixed with strings -> String (numbers
+written in their canonical TOON form).  Quoted tokens are always strings.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from operator import itemgetter
+from decimal import Decimal
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import polars as pl
+
+from ._build import leaf_names
+from ._errors import ToonDecodeError
+from ._events import Fields, StartTable
+from ._grammar import NUMBER
+from ._scalars import _Fail, encode_decimal, encode_float, encode_int, make_converter
+from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
+
+# Bytes taken over per fast step (bounded memory: a step holds one chunk and
+# its string columns).  Also the longest line the fast path can meet, so it
+# is only used when max_line_length allows lines this long.
+CHUNK = 4 << 20
+# Bytes fed to the decoder per step outside plain-row runs: small, so that
+# the fast path takes over soon after a table header.
+FEED = 64 << 10
+
+_NUM = "^" + NUMBER.pattern + "$"
+_INT = "^-?(?:0|[1-9][0-9]*)$"
+_LONG = 18  # an integer token of at most this many characters fits int64
+_FLOAT_EXACT = 15  # digits of an integer that a float always holds exactly
+
+# ------------------------------------------------------------------ pieces of a table
+
+
+class Piece:
+    """A run of consecutive rows: the plain rows' string columns (``frame``,
+    fast path) and the decoder's tuples (``rows``) for the others, which sit
+    at row positions ``pos`` (sorted) of the run.  ``line``: the first row's
+    line number (0 if unknown); row k is on line ``line + k`` unless comment
+    lines sit between rows (error locations only)."""
+
+    __slots__ = ("frame", "rows", "pos", "line", "n")
+
+    def __init__(self, frame: pl.DataFrame | None, rows: list[tuple[Any, ...]], pos: list[int] | None, line: int) -> None:
+        self.frame = frame
+        self.rows = rows
+        # None: all rows are decoder rows (no frame), in order.
+        self.pos = pos
+        self.line = line
+        self.n = (frame.height if frame is not None else 0) + len(rows)
+
+    def split(self, k: int) -> tuple[Piece, Piece]:
+        """The first k rows and the rest."""
+        line2 = self.line + k if self.line else 0
+        if self.frame is None:
+            return Piece(None, self.rows[:k], None, self.line), Piece(None, self.rows[k:], None, line2)
+        pos = self.pos or []
+        e = bisect_left(pos, k)  # decoder rows among the first k
+        f = k - e
+        return (
+            Piece(self.frame.slice(0, f), self.rows[:e], pos[:e], self.line),
+            Piece(self.frame.slice(f), self.rows[e:], [p - k for p in pos[e:]], line2),
+        )
+
+
+def _special_patterns(data: bytes, prefix: bytes, delim: bytes) -> list[bytes]:
+    """Byte patterns in ``data`` that make a row line not plain (the decoder
+    must see it): quotes, colons, backslashes, CR, NUL anywhere; a comment
+    marker or tab right after the indentation.  Single bytes are looked for
+    first (memchr speed); the two-byte-plus patterns only if their rare byte
+    occurs at all.  Spaces around cells are not special: they are trimmed
+    column-wise, as the decoder would trim them."""
+    pats = [p for p in (b'"', b":", b"\\", b"\r", b"\x00") if p in data]
+    if b"#" in data:
+        pats.append(b"\n" + prefix + b"#")
+    if b"\t" in data:
+        pats.append(b"\n" + prefix + b"\t")
+    return pats
+
+
+class TableScan:
+    """Drive a Decoder over ``chunks`` (bytes) and produce the rows of the
+    table(s) at ``path`` as :class:`Piece` objects.
+
+    ``path``: the table's ijson prefix; None picks the root table, else the
+    root object's first tabular member.
+    """
+
+    def __init__(
+        self,
+        chunks: Iterator[bytes],
+        path: str | None,
+        *,
+        key_field: str = "key",
+        limit: int | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        options = dict(options or {})
+        options.setdefault("parse_float", None)  # floats
+        self.decoder = Decoder(**options)
+        self.adapter = _RowsAdapter(path, as_dict=False, key_field=key_field, where=lambda: self.decoder.line)
+        self.adapter.on_table = self._table
+        self.path = path
+        self.chunks = chunks
+        self.limit = limit
+        self.fast = options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK
+        self.names: list[str] | None = None  # the leaf column names (entry key first if keyed)
+        self.fields: Fields | None = None
+        self.keyed = False
+        self.done = 0
+        self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
+        self.padded: set[str] = set()  # raw columns where some plain cell has spaces around it
+
+    # -- the loop
+
+    def pieces(self) -> Iterator[Piece]:
+        decoder, adapter = self.decoder, self.adapter
+        buf = b""
+        pos = 0
+        eof = False
+        chunks = self.chunks
+        while True:
+            if len(buf) - pos < CHUNK and not eof:
+                more = next(chunks, None)
+                if more is None:
+                    eof = True
+                else:
+                    buf = buf[pos:] + more
+                    pos = 0
+                    continue
+            if pos >= len(buf):
+                break
+            if self.fast and adapter.in_target():
+                ctx = decoder.table_context()
+                if ctx is not None:
+                    end = buf.rfind(b"\n", pos, pos + CHUNK) + 1
+                    if end > pos:
+                        piece = self._fast(buf[pos:end], ctx)
+                        if piece is not None:
+                            pos += self._consumed
+                            yield from self._emit(piece)
+                            if self._full():
+                                return
+                            continue
+            # The decoder's way: a small piece, ending at a line end if it can.
+            stop = min(len(buf), pos + FEED)
+            if stop < len(buf):
+                nl = buf.rfind(b"\n", pos, stop)
+                if nl >= pos:
+                    stop = nl + 1
+            rows = adapter.push(decoder.feed(buf[pos:stop]))
+            pos = stop
+            if rows:
+                # Row lines are known when the table is still open: its rows
+                # then end on the last line fed (comment lines aside).
+                first = decoder.line - len(rows) + 1 if adapter.in_target() else 0
+                yield from self._emit(Piece(None, rows, None, first))
+                if self._full():
+                    return
+        rows = adapter.push(decoder.close())
+        if rows:
+            yield from self._emit(Piece(None, rows, None, 0))
+        if not adapter.found:
+            where = f"at path {self.path!r}" if self.path is not None else "at the root or as a member of the root object"
+            raise ToonDecodeError(
+                f"no tabular array or keyed table {where}",
+                code="not_tabular",
+                line=decoder.line,
+                column=1,
+                line_text="",
+            )
+
+    def _full(self) -> bool:
+        return self.limit is not None and self.done >= self.limit
+
+    def _emit(self, piece: Piece) -> Iterator[Piece]:
+        if self.limit is not None:
+            left = self.limit - self.done
+            if piece.n > left:
+                piece = piece.split(left)[0]
+        self.done += piece.n
+        if piece.n:
+            yield piece
+
+    def _table(self, header: StartTable, columns: list[str]) -> None:
+        """A matching table starts: the first fixes the columns, later ones must agree."""
+        if self.names is None:
+            self.names = list(columns)
+            self.fields = header.fields
+            self.keyed = header.keyed
+        elif list(columns) != self.names:
+            raise ToonDecodeError(
+                f"a later table at this path has columns {columns}, the first had {self.names}",
+                code="unexpected_fields",
+                line=header.line,
+                column=1,
+                line_text=header.line_text,
+            )
+
+    _consumed = 0
+
+    def _fast(self, data: bytes, ctx: TableContext) -> Piece | None:
+        """The rows at the start of ``data`` (complete lines), as one Piece,
+        if they begin with a run of plain rows; None to let the decoder go.
+        Sets ``_consumed`` to the bytes taken."""
+        self._consumed = 0
+        plen, delim, width, left = ctx
+        self.plen, self.delim = plen, delim
+        if left <= 0:
+            return None
+        prefix = b" " * plen
+        # Never past the declared length (the next line may be an error),
+        # nor much past a row limit.
+        cap = left
+        if self.limit is not None:
+            cap = min(cap, self.limit - self.done + 1)
+        if data.count(b"\n") > cap:
+            data = data[: _nth_line_end(data, cap)]
+        piece = self._plain_run(data, plen, prefix, delim, width, check=False)
+        if piece is False:
+            # Some line is not `prefix` + a non-space: the run ends at the
+            # first such line (a shallower one ends the table; a deeper or
+            # blank one is the decoder's to report or skip).
+            m = _run_end(prefix).search(data)
+            end = m.start() if m is not None else len(data)
+            data = data[:end]
+            piece = self._plain_run(data, plen, prefix, delim, width, check=True) if data else None
+        if not isinstance(piece, Piece):
+            return None
+        self._consumed = len(data)
+        return piece
+
+    def _plain_run(self, data: bytes, plen: int, prefix: bytes, delim: str, width: int, *, check: bool) -> Piece | None | bool:
+        """Rows of ``data``: the plain ones split column-wise, the others fed
+        to the decoder.  False: a line is not at row indentation (only when
+        ``check`` is False: the caller then cuts ``data`` and calls again)."""
+        db = delim.encode()
+        # Lines the decoder must see.
+        starts: set[int] = set()
+        if data[plen : plen + 1] in (b"#", b"\t"):
+            starts.add(0)
+        for pat in _special_patterns(data, prefix, db):
+            shift = pat[:1] == b"\n"
+            i = data.find(pat)
+            while i != -1:
+                st = i + 1 if shift else data.rfind(b"\n", 0, i) + 1
+                starts.add(st)
+                i = data.find(pat, data.find(b"\n", st))
+        specials = sorted(starts)
+        for st in specials:
+            if data[st : st + plen] != prefix or data[st + plen : st + plen + 1] in (b" ", b"\n"):
+                return None if check else False
+        frame: pl.DataFrame | None = None
+        if len(specials) < data.count(b"\n"):
+            if specials:
+                spans = []
+                prev = 0
+                for st in specials:
+                    spans.append(data[prev:st])
+                    prev = data.find(b"\n", st) + 1
+                spans.append(data[prev:])
+                plain = b"".join(spans)
+            else:
+                plain = data
+            split = self._split(plain, delim, width, plen, prefix)
+            if split is None:
+                return None  # not what it looked like: the decoder reads it all
+            if split is False:
+                return None if check else False
+            assert isinstance(split, pl.DataFrame)
+            frame = split
+        # Replay in order: plain rows are counted, special lines fed.
+        decoder, adapter = self.decoder, self.adapter
+        first = decoder.line + 1
+        rows: list[tuple[Any, ...]] = []
+        pos: list[int] = []
+        prev = 0  # byte offset of the next line not yet accounted for
+        k = 0  # rows so far
+        for st in specials:
+            plain_lines = data.count(b"\n", prev, st)
+            decoder.skip_rows(plain_lines)
+            k += plain_lines
+            end = data.find(b"\n", st) + 1
+            got = adapter.push(decoder.feed(data[st:end]))
+            for row in got:
+                pos.append(k)
+                rows.append(row)
+                k += 1
+            prev = end
+        decoder.skip_rows(data.count(b"\n", prev))
+        return Piece(frame, rows, pos if frame is not None else None, first)
+
+    def _split(self, plain: bytes, delim: str, width: int, plen: int, prefix: bytes) -> pl.DataFrame | None | bool:
+        """Plain row lines -> one string column per leaf field.  None: not
+        plain after all (width, UTF-8); False: some line is not at row
+        indentation."""
+        n = plain.count(b"\n")
+        if plain.count(delim.encode()) != (width - 1) * n:
+            return None  # some line has the wrong width: the decoder says which
+        names = [f"c{i}" for i in range(width)]
+        try:
+            # polars raises on a line with more fields than the schema; with
+            # the total count above, every line then has exactly `width`.
+            frame = pl.read_csv(
+                plain,
+                has_header=False,
+                separator=delim,
+                quote_char=None,
+                schema={c: pl.String for c in names},
+                raise_if_empty=False,
+            )
+        except Exception:  # invalid UTF-8, ragged lines: the decoder reports it precisely
+            return None
+        if frame.height != n:
+            return None
+        c0 = pl.col(names[0])
+        p = prefix.decode()
+        # Row indentation: exactly `prefix`, then not a space (views' inline
+        # prefixes make these checks cheap).
+        checks = [
+            (~c0.str.starts_with(p) | c0.str.starts_with(p + " ") | (c0 == p) | c0.is_null()).any().alias("indent")
+        ]
+        # Cells with spaces around them are trimmed (as the decoder trims
+        # them) when the batch is typed; here only note which columns have any.
+        checks += [
+            (c.str.ends_with(" ") | (c.str.starts_with(" ") if i else pl.lit(False))).any().alias(str(i))
+            for i, c in enumerate(pl.col(n) for n in names)
+        ]
+        flags = frame.select(checks).row(0)
+        if flags[0]:
+            return False
+        self.padded |= {names[i] for i, pad in enumerate(flags[1:]) if pad}
+        return frame
+
+
+def _nth_line_end(data: bytes, n: int) -> int:
+    i = -1
+    for _ in range(n):
+        i = data.find(b"\n", i + 1)
+    return i + 1
+
+
+_RUN_END: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _run_end(prefix: bytes) -> re.Pattern[bytes]:
+    pattern = _RUN_END.get(prefix)
+    if pattern is None:
+        pattern = _RUN_END[prefix] = re.compile(rb"^(?!" + prefix + rb"[^ \n])", re.M)
+    return pattern
+
+
+# ------------------------------------------------------------------ typing
+
+
+def text_of(value: Any) -> str | None:
+    """A decoded primitive as the text a String column holds (numbers canonical)."""
+    t = type(value)
+    if value is None or t is str:
+        return value  # type: ignore[no-any-return]
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return encode_int(value)
+    if t is float:
+        return encode_float(value)
+    if t is Decimal:
+        return encode_decimal(value)
+    return str(value)
+
+
+# Kinds of values, as bits.  WIDE marks an integer of more than 15 digits
+# (a float may not hold it exactly); it is a flag on INT/BIG, not a kind.
+K_NULL, K_BOOL, K_INT, K_BIG, K_FLOAT, K_HUGE, K_STR, K_WIDE = 1, 2, 4, 8, 16, 32, 64, 128
+_KIND_NAMES = [
+    (K_STR, "a string"),
+    (K_HUGE, "a number beyond float/decimal range"),
+    (K_FLOAT, "a non-integer number"),
+    (K_BIG, "an integer beyond int64"),
+    (K_WIDE, "an integer of more than 15 digits"),
+    (K_INT, "an integer"),
+    (K_BOOL, "a boolean"),
+    (K_NULL, "null"),
+]
+_I64 = 1 << 63
+
+
+def value_kind(v: Any) -> int:
+    """Kind bits of one decoded primitive (the exact path's values)."""
+    t = type(v)
+    if t is str:
+        return K_STR
+    if v is None:
+        return K_NULL
+    if t is bool:
+        return K_BOOL
+    if t is int:
+        digits = len(str(abs(v))) if not -(10**15) < v < 10**15 else 0
+        wide = K_WIDE if digits > _FLOAT_EXACT else 0
+        if -_I64 <= v < _I64:
+            return K_INT | wide
+        return (K_HUGE if digits > 38 else K_BIG) | wide
+    if t is float:
+        return K_FLOAT
+    return K_HUGE  # Decimal: a number beyond float range
+
+
+def values_kinds(values: Sequence[Any]) -> int:
+    bits = 0
+    types = set(map(type, values))
+    for t in types:
+        if t is int:
+            for v in values:
+                if type(v) is int:
+                    bits |= value_kind(v)
+        else:
+            bits |= value_kind(next(v for v in values if type(v) is t))
+    return bits
+
+
+# Tokens of at most this many characters, with no exponent of 17+ digits,
+# are typed by the vectorized kernels; longer ones ("odd") by the exact
+# converter, one by one (they may be errors: too long, out of range).
+_ODD_LEN = 40
+_ODD_EXP = "[eE][+-]?[0-9]{17,}"
+
+
+def token_kinds(frame: pl.DataFrame) -> list[int | None]:
+    """Kind bits per string column of plain tokens; None for a column with
+    "odd" number tokens (to be typed one by one).
+
+    Two rounds of vectorized counts: the cheap ones for every column, then
+    range checks (float overflow, integer width) only where numbers of that
+    shape were seen."""
+    if frame.height == 0:
+        return [0] * frame.width
+    exprs: list[pl.Expr] = []
+    for i, name in enumerate(frame.columns):
+        c = pl.col(name)
+        num = c.str.contains(_NUM)
+        point = c.str.contains("[.eE]")
+        exprs += [
+            (c == "null").sum().alias(f"{i}n"),
+            c.is_in(["true", "false"]).sum().alias(f"{i}b"),
+            num.sum().alias(f"{i}num"),
+            (num & point).sum().alias(f"{i}f"),
+            pl.when(num).then(c.str.len_bytes()).max().alias(f"{i}len"),
+        ]
+    first = frame.select(exprs).row(0)
+    second: list[pl.Expr] = []
+    for i, name in enumerate(frame.columns):
+        null, boolean, num, flt, longest = first[5 * i : 5 * i + 5]
+        if not num:
+            continue
+        c = pl.col(name)
+        point = c.str.contains("[.eE]")
+        if flt:
+            second.append((point & c.cast(pl.Float64, strict=False).is_infinite()).sum().alias(f"{i}inf"))
+            if longest >= 19:
+                second.append((c.str.contains(_ODD_EXP) & c.str.contains(_NUM)).sum().alias(f"{i}odd"))
+        if longest > _FLOAT_EXACT:
+            ints = c.str.contains(_NUM) & ~point
+            digits = c.str.len_bytes() - c.str.starts_with("-").cast(pl.UInt32)
+            second += [
+                (ints & (digits > _FLOAT_EXACT)).sum().alias(f"{i}wide"),
+                (ints & (digits > _LONG) & c.cast(pl.Int64, strict=False).is_null()).sum().alias(f"{i}big"),
+                (ints & (digits > 38)).sum().alias(f"{i}hugeint"),
+            ]
+    more = frame.select(second).row(0, named=True) if second else {}
+    out: list[int | None] = []
+    for i in range(frame.width):
+        null, boolean, num, flt, longest = first[5 * i : 5 * i + 5]
+        if num and (longest > _ODD_LEN or more.get(f"{i}odd", 0)):
+            out.append(None)
+            continue
+        inf, wide, big, hugeint = (more.get(f"{i}{k}", 0) for k in ("inf", "wide", "big", "hugeint"))
+        bits = 0
+        if null:
+            bits |= K_NULL
+        if boolean:
+            bits |= K_BOOL
+        if flt - inf:
+            bits |= K_FLOAT
+        if inf or hugeint:
+            bits |= K_HUGE
+        if big - hugeint:
+            bits |= K_BIG
+        if num - flt - big:
+            bits |= K_INT
+        if wide:
+            bits |= K_WIDE
+        if frame.height - null - boolean - num:
+            bits |= K_STR
+        out.append(bits)
+    return out
+
+
+def infer_dtype(bits: int, *, complete: bool) -> pl.DataType:
+    """The column dtype for the kinds seen (the README's table)."""
+    b = bits & ~(K_NULL | K_WIDE)
+    if b == 0:
+        # Only nulls: Null if that was the whole table, else String (which
+        # takes whatever comes later).
+        return pl.Null() if complete else pl.String()
+    if b == K_BOOL:
+        return pl.Boolean()
+    if b == K_INT:
+        return pl.Int64()
+    if b & ~(K_INT | K_BIG) == 0:
+        return pl.Decimal(38, 0)
+    if b & ~(K_INT | K_FLOAT) == 0 and not bits & K_WIDE:
+        return pl.Float64()
+    return pl.String()
+
+
+def base_dtype(dtype: pl.DataType) -> pl.DataType:
+    """What the tokens are first decoded to before a cast to ``dtype``."""
+    if dtype.is_integer():
+        return pl.Int64()
+    if dtype.is_float():
+        return pl.Float64()
+    if dtype == pl.Boolean or dtype == pl.Null:
+        return dtype
+    return pl.String()
+
+
+def allowed_kinds(base: pl.DataType, forced: bool) -> int:
+    """Kinds a column of dtype ``base`` takes without losing anything.
+    ``forced``: the user chose the dtype (a float column then takes any
+    integer, rounding it as asked)."""
+    if base == pl.String:
+        return ~0
+    ok = K_NULL
+    if base == pl.Boolean:
+        ok |= K_BOOL
+    elif base == pl.Int64:
+        ok |= K_INT | K_WIDE
+    elif base == pl.Float64:
+        ok |= K_INT | K_FLOAT | (K_WIDE | K_BIG if forced else 0)
+    elif isinstance(base, pl.Decimal):
+        ok |= K_INT | K_BIG | K_WIDE
+    return ok
+
+
+def token_expr(c: pl.Expr, base: pl.DataType, bits: int) -> pl.Expr | None:
+    """An expression turning plain tokens (already checked to fit ``base``)
+    into values; None when numbers in a String column need their canonical
+    text (done value by value: rare)."""
+    value = pl.when(c != "null").then(c)
+    if base == pl.Int64:
+        return value.cast(pl.Int64)
+    if base == pl.Float64:
+        f = value.cast(pl.Float64)
+        return pl.when(f == 0.0).then(pl.lit(0.0)).otherwise(f)  # -0 decodes to 0 (§4)
+    if base == pl.Boolean:
+        return value == "true"
+    if isinstance(base, pl.Decimal):
+        return value.cast(pl.Decimal(38, 0))
+    if base == pl.Null:
+        return value.cast(pl.Null)
+    if bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
+        return None
+    return value
+
+
+def canonical_texts(s: pl.Series) -> pl.Series:
+    """Plain tokens of a String column that holds numbers: numbers in canonical form."""
+    convert = make_converter()
+    num = re.compile(_NUM).match
+    vals = [None if t == "null" else text_of(convert(t)) if num(t) else t for t in s.to_list()]
+    return pl.Series(s.name, vals, dtype=pl.String)
+
+
+def quick_check(c: pl.Expr, base: pl.DataType, alias: str) -> pl.Expr | None:
+    """Count of tokens that may not fit ``base`` (0: all fit), for a column
+    whose type is already decided: one cheap test instead of the full
+    classification (which runs only when this finds something)."""
+    null = c == "null"
+    if base == pl.Int64:
+        return (~(c.str.contains(_INT) | null) | (c.str.len_bytes() > _LONG)).sum().alias(alias)
+    if base == pl.Float64:
+        wide = (c.str.len_bytes() > _FLOAT_EXACT) & c.str.contains(_INT)
+        return (~(c.str.contains(_NUM) | null) | wide).sum().alias(alias)
+    if base == pl.Boolean:
+        return (~c.is_in(["true", "false", "null"])).sum().alias(alias)
+    if base == pl.Null:
+        return (~null).sum().alias(alias)
+    if base == pl.String:
+        # Not a misfit: numbers here need their canonical text (count them).
+        return c.str.contains(_NUM).sum().alias(alias)
+    return None
+
+
+def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Series:
+    """Decoded values (already checked to fit ``base``) -> a Series."""
+    if base == pl.String:
+        return pl.Series(name, [text_of(v) for v in values], dtype=pl.String)
+    if base == pl.Float64:
+        return pl.Series(name, [None if v is None else float(v) for v in values], dtype=pl.Float64)
+    if isinstance(base, pl.Decimal):
+        return pl.Series(name, [None if v is None else Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
+    return pl.Series(name, values, dtype=base)
+
+
+def kind_name(bits: int) -> str:
+    for bit, name in _KIND_NAMES:
+        if bits & bit:
+            return name
+    return "nothing"
+
+
+# ------------------------------------------------------------------ batches
+
+
+def byte_chunks(source: Any) -> Iterator[bytes]:
+    """Bytes of ``source``: a path (str or os.PathLike), bytes, or a binary or
+    text file object (text is encoded as UTF-8)."""
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            yield from iter(lambda: f.read(CHUNK), b"")
+        return
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        for i in range(0, len(data), CHUNK):
+            yield data[i : i + CHUNK]
+        return
+    read = getattr(source, "read", None)
+    if read is None:
+        raise TypeError(f"expected a path, bytes or a file object, got {type(source).__name__}")
+    while True:
+        chunk = read(CHUNK)
+        if not chunk:
+            return
+        yield chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else bytes(chunk)
+
+
+class _Batch:
+    """Rows of one output batch before typing: the plain tokens of its
+    pieces (one frame), the decoder's tuples, and how they interleave."""
+
+    def __init__(self, pieces: list[Piece]) -> None:
+        frames = [p.frame for p in pieces if p.frame is not None and p.frame.height]
+        self.fast = (pl.concat(frames, rechunk=True) if len(frames) > 1 else frames[0]) if frames else None
+        self.rows: list[tuple[Any, ...]] = [r for p in pieces for r in p.rows]
+        self.n = sum(p.n for p in pieces)
+        self.pieces = pieces
+        self.bits_fast: list[int | None] | None = None
+
+    def exact_mask(self) -> list[bool] | None:
+        """Per row: is it a decoder row?  None when one kind only."""
+        if self.fast is None or not self.rows:
+            return None
+        mask: list[bool] = []
+        for p in self.pieces:
+            if p.frame is None:
+                mask.extend([True] * p.n)
+            else:
+                m = [False] * p.n
+                for k in p.pos or ():
+                    m[k] = True
+                mask.extend(m)
+        return mask
+
+    def order(self) -> pl.Series | None:
+        """Row order as indices into (fast rows, then decoder rows); None if one kind only."""
+        mask = self.exact_mask()
+        if mask is None:
+            return None
+        assert self.fast is not None
+        nf = self.fast.height
+        m = pl.Series("m", mask)
+        return (  # type: ignore[no-any-return]
+            pl.select(
+                pl.when(m)
+                .then(m.cast(pl.UInt32).cum_sum() - 1 + nf)
+                .otherwise((~m).cast(pl.UInt32).cum_sum() - 1)
+            )
+            .to_series()
+            .cast(pl.UInt32)
+        )
+
+    def row_line(self, fast_row: int | None, exact_row: int | None) -> int:
+        """Line of a row given its index among the fast or the decoder rows (0: unknown)."""
+        f = e = 0
+        for p in self.pieces:
+            nf = p.frame.height if p.frame is not None else 0
+            pos = p.pos or []
+            if fast_row is not None and f <= fast_row < f + nf:
+                k = fast_row - f  # the k-th plain row of this piece: skip decoder rows before it
+                r = k
+                for q in pos:
+                    if q <= r:
+                        r += 1
+                return p.line + r if p.line else 0
+            if exact_row is not None and e <= exact_row < e + len(p.rows):
+                j = exact_row - e
+                r = pos[j] if p.frame is not None else j
+                return p.line + r if p.line else 0
+            f += nf
+            e += len(p.rows)
+        return 0
+
+    def line_of(self, row: int) -> int:
+        """Line of the batch's row ``row`` (0: unknown)."""
+        k = 0
+        for p in self.pieces:
+            if row < k + p.n:
+                return p.line + (row - k) if p.line else 0
+            k += p.n
+        return 0
+
+
+class FrameReader:
+    """Typed polars DataFrames, ``batch_size`` rows each, from a TOON table."""
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        path: str | None = None,
+        batch_size: int = 65_536,
+        columns: Sequence[str] | None = None,
+        n_rows: int | None = None,
+        schema: Mapping[str, Any] | None = None,
+        schema_overrides: Mapping[str, Any] | None = None,
+        infer_schema_length: int | None = 100,
+        key_field: str = "key",
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        if infer_schema_length is not None and infer_schema_length < 0:
+            raise ValueError("infer_schema_length must be >= 0 or None")
+        self.scan = TableScan(byte_chunks(source), path, key_field=key_field, limit=n_rows, options=options)
+        self.batch_size = batch_size
+        self.columns = list(columns) if columns is not None else None
+        self.schema = dict(schema) if schema is not None else None
+        self.overrides = dict(schema_overrides or {})
+        self.infer = infer_schema_length
+        self.key_field = key_field
+        self.options = dict(options or {})
+        self.dtypes: list[pl.DataType] | None = None  # per selected leaf
+        self.forced: list[bool] = []
+        self.inferred_from = 0
+        self.selected: list[int] | None = None  # leaf indices kept
+        self.tops: list[tuple[str, Any]] = []  # output layout: (name, Fields or None) per top-level column
+
+    # -- layout
+
+    def _layout(self) -> None:
+        """Top-level columns and selected leaves, once the header is known."""
+        scan = self.scan
+        assert scan.names is not None
+        fields: Fields = scan.fields or ()
+        tops: list[tuple[str, Any, int]] = []  # (name, children, leaf count)
+        if scan.keyed:
+            tops.append((self.key_field, None, 1))
+        for f in fields:
+            tops.append((f.name, f.children, len(leaf_names((f,))) if f.children is not None else 1))
+        if self.columns is not None:
+            names = [t[0] for t in tops]
+            missing = [c for c in self.columns if c not in names]
+            if missing:
+                raise pl.exceptions.ColumnNotFoundError(
+                    f"column(s) {missing} not found; the table has {names}"
+                )
+        selected: list[int] = []
+        leaf = 0
+        self.tops = []
+        for name, children, count in tops:
+            if self.columns is None or name in self.columns:
+                selected.extend(range(leaf, leaf + count))
+                self.tops.append((name, children))
+            leaf += count
+        if self.columns is not None:  # in the order asked
+            order = {name: i for i, name in enumerate(self.columns)}
+            spans = []
+            leaf = 0
+            for name, children, count in tops:
+                if name in order:
+                    spans.append((order[name], list(range(leaf, leaf + count)), (name, children)))
+                leaf += count
+            spans.sort(key=lambda s: s[0])
+            selected = [i for _, idx, _ in spans for i in idx]
+            self.tops = [t for _, _, t in spans]
+        self.selected = selected
+        self.leaf_names = [scan.names[i] for i in selected]
+        # User dtypes per selected leaf (by top-level name, struct fields, or dotted leaf name).
+        given: dict[str, Any] = {}
+        for mapping in (self.schema or {}, self.overrides):
+            for name, dtype in mapping.items():
+                for leaf_name, leaf_dtype in _flatten_dtype(name, dtype):
+                    given[leaf_name] = leaf_dtype
+        if self.schema is not None:
+            absent = [n for n in self.leaf_names if n not in given]
+            if absent:
+                raise ValueError(f"schema does not give a dtype for column(s) {absent}")
+        self.given = [given.get(n) for n in self.leaf_names]
+
+    # -- batches
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:
+        pending: list[_Batch] = []
+        seen = 0
+        for batch in self._batches():
+            if self.dtypes is None:
+                pending.append(batch)
+                seen += batch.n
+                if self.infer is not None and seen >= self.infer:
+                    self._decide(pending, complete=False)
+                if self.dtypes is not None:
+                    for b in pending:
+                        yield self._typed(b)
+                    pending = []
+            else:
+                yield self._typed(batch)
+        if self.dtypes is None:
+            if self.selected is None:  # the table had no rows
+                if self.scan.names is None:
+                    return
+                self._layout()
+            self._decide(pending, complete=True)
+            for b in pending:
+                yield self._typed(b)
+            if not pending:
+                yield self._empty()
+
+    def _batches(self) -> Iterator[_Batch]:
+        pieces: list[Piece] = []
+        n = 0
+        size = self.batch_size
+        for piece in self.scan.pieces():
+            if self.selected is None:
+                self._layout()
+            piece = self._project(piece)
+            while n + piece.n >= size:
+                head, piece = piece.split(size - n)
+                pieces.append(head)
+                yield self._batch(pieces)
+                pieces, n = [], 0
+            if piece.n:
+                pieces.append(piece)
+                n += piece.n
+        if self.selected is None and self.scan.names is not None:
+            self._layout()
+        if pieces:
+            yield self._batch(pieces)
+
+    def _project(self, piece: Piece) -> Piece:
+        sel = self.selected
+        assert sel is not None and self.scan.names is not None
+        if len(sel) == len(self.scan.names) and sel == list(range(len(sel))):
+            return piece
+        frame = piece.frame.select([piece.frame.columns[i] for i in sel]) if piece.frame is not None else None
+        pick = itemgetter(*sel) if sel else (lambda r: ())
+        rows = [pick(r) for r in piece.rows] if len(sel) != 1 else [(pick(r),) for r in piece.rows]
+        return Piece(frame, rows, piece.pos, piece.line)
+
+    def _batch(self, pieces: list[Piece]) -> _Batch:
+        batch = _Batch(pieces)
+        fast = batch.fast
+        if fast is not None:
+            # The fast path's deferred clean-up, one pass: the first column
+            # still carries the row indentation; spaced cells are trimmed;
+            # empty cells came back null.
+            fixes = []
+            for name in fast.columns:
+                c = pl.col(name)
+                changed = False
+                if name == "c0":
+                    c, changed = c.str.slice(self.scan.plen), True
+                if name in self.scan.padded:
+                    c, changed = c.str.strip_chars(" "), True
+                if fast.get_column(name).null_count():
+                    c, changed = c.fill_null(""), True
+                if changed:
+                    fixes.append(c.alias(name))
+            if fixes:
+                batch.fast = fast.with_columns(fixes)
+        return batch
+
+    def _decide(self, batches: list[_Batch], *, complete: bool) -> None:
+        width = len(self.leaf_names)
+        dtypes: list[pl.DataType] = []
+        self.forced = []
+        for i in range(width):
+            given = self.given[i]
+            if given is not None:
+                dtypes.append(given)
+                self.forced.append(True)
+                continue
+            bits = 0
+            for b in batches:
+                bits |= self._column_bits(b, i)
+            dtypes.append(infer_dtype(bits, complete=complete))
+            self.forced.append(False)
+        self.dtypes = dtypes
+        self.inferred_from = sum(b.n for b in batches)
+
+    def _fast_values(self, batch: _Batch, i: int) -> list[Any]:
+        """The fast rows' tokens of column i decoded one by one (odd tokens; error location)."""
+        assert batch.fast is not None
+        convert = make_converter(max_number_length=self.options.get("max_number_length", 10_000))
+        out = []
+        for r, tok in enumerate(batch.fast.to_series(i).to_list()):
+            try:
+                out.append(convert(tok))
+            except _Fail as e:
+                raise self._error(batch, r, None, i, e.msg, e.code) from None
+        return out
+
+    def _column_bits(self, batch: _Batch, i: int) -> int:
+        bits = 0
+        if batch.fast is not None:
+            if batch.bits_fast is None:
+                batch.bits_fast = token_kinds(batch.fast)
+            b = batch.bits_fast[i]
+            bits |= values_kinds(self._fast_values(batch, i)) if b is None else b
+        if batch.rows:
+            bits |= values_kinds([r[i] for r in batch.rows])
+        return bits
+
+    def _typed(self, batch: _Batch) -> pl.DataFrame:
+        assert self.dtypes is not None
+        order = batch.order()
+        bases = [base_dtype(d) for d in self.dtypes]
+        fast_cols: dict[int, pl.Series] = {}
+        if batch.fast is not None:
+            fast = batch.fast
+            names = fast.columns
+            bits_fast = batch.bits_fast
+            if bits_fast is None:
+                # Decided types: a cheap check per column, in one parallel pass.
+                checks = [quick_check(pl.col(n), bases[i], str(i)) for i, n in enumerate(names)]
+                counts = fast.select([c for c in checks if c is not None]).row(0, named=True) if any(
+                    c is not None for c in checks
+                ) else {}
+                bits_fast = []
+                for i, n in enumerate(names):
+                    hits = counts.get(str(i))
+                    if hits is None or (hits and bases[i] != pl.String):
+                        bits_fast.append(-1)  # full classification below
+                    elif hits:
+                        bits_fast.append(K_STR | K_FLOAT)  # String column with numbers
+                    else:
+                        bits_fast.append(K_STR if bases[i] == pl.String else 0)
+                full = [i for i, b in enumerate(bits_fast) if b == -1]
+                if full:
+                    exact_bits = token_kinds(fast.select([names[i] for i in full]))
+                    for i, b in zip(full, exact_bits):
+                        bits_fast[i] = b  # type: ignore[call-overload]
+            exprs: list[pl.Expr] = []
+            for i, n in enumerate(names):
+                b = bits_fast[i]
+                if b is None:
+                    values = self._fast_values(batch, i)
+                    self._check(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=values)
+                    fast_cols[i] = convert_values(n, values, bases[i])
+                    continue
+                if b:
+                    self._check(batch, i, b, allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=None)
+                e = token_expr(pl.col(n), bases[i], b)
+                if e is None:
+                    fast_cols[i] = canonical_texts(fast.to_series(i))
+                else:
+                    exprs.append(e.alias(n))
+            if exprs:
+                converted = fast.select(exprs)
+                for n in converted.columns:
+                    fast_cols[names.index(n)] = converted.get_column(n)
+        leaves: list[pl.Series] = []
+        for i, dtype in enumerate(self.dtypes):
+            base = bases[i]
+            name = f"c{i}"
+            parts: list[pl.Series] = []
+            if i in fast_cols:
+                parts.append(fast_cols[i].alias(name))
+            if batch.rows:
+                values = [r[i] for r in batch.rows]
+                self._check(batch, i, values_kinds(values), allowed_kinds(base, self.forced[i]), dtype, exact=values)
+                parts.append(convert_values(name, values, base))
+            s = parts[0] if len(parts) == 1 else pl.concat(parts)
+            if order is not None:
+                s = s.gather(order)
+            if base != dtype:
+                s = self._cast(batch, s, dtype, i, order)
+            leaves.append(s)
+        return pl.DataFrame(self._assemble(leaves, batch.n))
+
+    def _check(
+        self,
+        batch: _Batch,
+        i: int,
+        bits: int,
+        allowed: int,
+        dtype: pl.DataType,
+        *,
+        fast: list[Any] | None = None,
+        exact: list[Any] | None = None,
+    ) -> None:
+        bad = bits & ~allowed
+        if not bad:
+            return
+        # Error path: find the first offending row.
+        fast_row = exact_row = None
+        if exact is not None:
+            exact_row = next(r for r, v in enumerate(exact) if value_kind(v) & bad)
+        else:
+            values = fast if fast is not None else self._fast_values(batch, i)
+            fast_row = next(r for r, v in enumerate(values) if value_kind(v) & bad)
+        how = (
+            "the schema's dtype"
+            if self.forced[i]
+            else f"inferred from the first {self.inferred_from} rows; pass schema_overrides or a larger infer_schema_length"
+        )
+        raise self._error(
+            batch,
+            fast_row,
+            exact_row,
+            i,
+            f"column {self.leaf_names[i]!r} holds {kind_name(bad)}, which does not fit its type {dtype} ({how})",
+            "type_mismatch",
+        )
+
+    def _cast(self, batch: _Batch, s: pl.Series, dtype: pl.DataType, i: int, order: pl.Series | None) -> pl.Series:
+        try:
+            return _cast(s, dtype, strict=True)
+        except Exception:
+            loose = _cast(s, dtype, strict=False)
+            bad = (loose.is_null() & s.is_not_null()).arg_true()
+            row = int(bad[0]) if len(bad) else 0
+            raise ToonDecodeError(
+                f"column {self.leaf_names[i]!r}: value {s[row]!r} does not convert to {dtype}",
+                code="type_mismatch",
+                line=batch.line_of(row),
+                column=1,
+                line_text="",
+            ) from None
+
+    def _error(self, batch: _Batch, fast_row: int | None, exact_row: int | None, i: int, message: str, code: str) -> ToonDecodeError:
+        line = batch.row_line(fast_row, exact_row) or self.scan.decoder.line
+        text = ""
+        column = 1
+        scan = self.scan
+        if fast_row is not None and batch.fast is not None and self.selected == list(range(len(scan.names or ()))):
+            # Rebuild the line from its tokens (plain rows: nothing was trimmed).
+            cells = [str(c) for c in batch.fast.row(fast_row)]
+            text = " " * scan.plen + scan.delim.join(cells)
+            column = scan.plen + 1 + sum(len(c) + 1 for c in cells[:i])
+        return ToonDecodeError(message, code=code, line=line, column=column, line_text=text)
+
+    def _assemble(self, leaves: list[pl.Series], n: int) -> list[pl.Series]:
+        """Leaf series -> top-level series, nested field groups as structs (no recursion)."""
+        it = iter(leaves)
+        out: list[pl.Series] = []
+        for name, children in self.tops:
+            if children is None:
+                out.append(next(it).alias(name))
+                continue
+            stack: list[tuple[Iterator[Any], str, list[pl.Series]]] = [(iter(children), name, [])]
+            while stack:
+                fields_it, group, built = stack[-1]
+                f = next(fields_it, None)
+                if f is None:
+                    stack.pop()
+                    s = pl.DataFrame(built).to_struct(group) if built else pl.Series(group, [None] * n, dtype=pl.Null)
+                    if stack:
+                        stack[-1][2].append(s)
+                    else:
+                        out.append(s)
+                elif f.children is None:
+                    built.append(next(it).alias(f.name))
+                else:
+                    stack.append((iter(f.children), f.name, []))
+        return out
+
+    def _empty(self) -> pl.DataFrame:
+        assert self.dtypes is not None
+        leaves = [pl.Series(f"c{i}", [], dtype=d) for i, d in enumerate(self.dtypes)]
+        return pl.DataFrame(self._assemble(leaves, 0))
+
+
+def _cast(s: pl.Series, dtype: pl.DataType, *, strict: bool) -> pl.Series:
+    """``s`` (decoded to its base dtype) -> ``dtype``; ISO text for temporal types."""
+    if s.dtype == pl.String:
+        if dtype == pl.Date:
+            return s.str.to_date(strict=strict)
+        if isinstance(dtype, pl.Datetime):
+            return s.str.to_datetime(time_unit=dtype.time_unit, time_zone=dtype.time_zone, strict=strict)
+        if dtype == pl.Time:
+            return s.str.to_time(strict=strict)
+    return s.cast(dtype, strict=strict)  # type: ignore[no-any-return]
+
+
+def _flatten_dtype(name: str, dtype: Any) -> Iterable[tuple[str, Any]]:
+    """A top-level dtype as (dotted leaf name, dtype) pairs (structs flattened)."""
+    todo = [(name, dtype)]
+    while todo:
+        n, d = todo.pop()
+        if isinstance(d, pl.Struct):
+            todo.extend((f"{n}.{f.name}", f.dtype) for f in reversed(d.fields))
+        else:
+            yield n, d if isinstance(d, pl.DataType) else d()

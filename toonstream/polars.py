@@ -1,0 +1,210 @@
+"""TOON tables as Polars DataFrames: ``read_toon``, ``scan_toon``, ``write_toon``.
+
+Follows Polars' reader conventions (``columns``, ``n_rows``, ``schema``,
+``schema_overrides``, ``infer_schema_length``).  ``source`` is a path, bytes
+or a file object (as for ``polars.read_csv``: a ``str`` is a path).  The table
+is the root tabular array, else the root object's first tabular member, or
+the one at ``path`` (an ijson-style prefix such as ``"users"`` or
+``"data.users"``).  Column types: see the README ("Arrow and Polars").
+
+>>> import io, toonstream.polars as tp
+>>> df = tp.read_toon(io.BytesIO(b"users[2]{id,name}:\\n  1,Ada\\n  2,Bob\\n"))
+>>> df.rows()
+[(1, 'Ada'), (2, 'Bob')]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import IO, Any, Iterator, Mapping, Sequence
+
+import polars as pl
+from polars.io.plugins import register_io_source
+
+from ._frames import FrameReader
+
+__all__ = ["read_toon", "scan_toon", "write_toon", "iter_frames"]
+
+
+def iter_frames(
+    source: Any,
+    *,
+    path: str | None = None,
+    batch_size: int = 65_536,
+    columns: Sequence[str] | None = None,
+    n_rows: int | None = None,
+    schema: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | None = None,
+    infer_schema_length: int | None = 100,
+    key_field: str = "key",
+    **options: Any,
+) -> Iterator[pl.DataFrame]:
+    """DataFrames of at most ``batch_size`` rows, in order, all with one schema.
+
+    Memory is bounded by a batch (plus the ``infer_schema_length`` rows held
+    back while the column types are decided).  Other keyword options go to
+    :class:`toonstream.Decoder` (``strict``, ``indent_size``, limits).
+    """
+    return iter(
+        FrameReader(
+            source,
+            path=path,
+            batch_size=batch_size,
+            columns=columns,
+            n_rows=n_rows,
+            schema=schema,
+            schema_overrides=schema_overrides,
+            infer_schema_length=infer_schema_length,
+            key_field=key_field,
+            options=options,
+        )
+    )
+
+
+def read_toon(
+    source: Any,
+    *,
+    path: str | None = None,
+    columns: Sequence[str] | None = None,
+    n_rows: int | None = None,
+    schema: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | None = None,
+    infer_schema_length: int | None = 100,
+    key_field: str = "key",
+    batch_size: int = 65_536,
+    **options: Any,
+) -> pl.DataFrame:
+    """Read a TOON table into a DataFrame.
+
+    ``columns``: top-level columns to keep (unselected ones are not
+    converted); ``n_rows``: stop after this many rows (the rest of the input
+    is not read); ``schema``: a dtype for every column (no inference);
+    ``schema_overrides``: dtypes for some (a struct column's leaves may be
+    named ``"group.field"``); ``infer_schema_length``: rows looked at to
+    choose the types (None: all).  A keyed table's entry key becomes the
+    ``key_field`` column.
+
+    >>> read_toon(b"[2]{a,b}:\\n  1,x\\n  2,y\\n").schema
+    Schema([('a', Int64), ('b', String)])
+    """
+    frames = list(
+        iter_frames(
+            source,
+            path=path,
+            batch_size=batch_size,
+            columns=columns,
+            n_rows=n_rows,
+            schema=schema,
+            schema_overrides=schema_overrides,
+            infer_schema_length=infer_schema_length,
+            key_field=key_field,
+            **options,
+        )
+    )
+    if not frames:
+        return pl.DataFrame()
+    return pl.concat(frames, rechunk=True) if len(frames) > 1 else frames[0]
+
+
+def scan_toon(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    path: str | None = None,
+    schema: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | None = None,
+    infer_schema_length: int | None = 100,
+    key_field: str = "key",
+    batch_size: int = 65_536,
+    **options: Any,
+) -> pl.LazyFrame:
+    """A LazyFrame over a TOON table (a Polars IO plugin).
+
+    Projection pushdown: only the selected columns are converted.  Slice
+    pushdown: ``head(n)`` stops reading after n rows.  Predicates are applied
+    by this source to each batch (so filtered-out rows are never
+    concatenated).  The schema is read from the first rows when the plan is
+    built (``infer_schema_length`` of them), so ``source`` must be re-readable:
+    a path or bytes.
+
+    >>> scan_toon(b"[3]{a,b}:\\n  1,x\\n  2,y\\n  3,z\\n").filter(pl.col("a") > 1).select("b").collect().to_series().to_list()
+    ['y', 'z']
+    """
+    if not isinstance(source, (str, os.PathLike, bytes, bytearray)):
+        raise TypeError("scan_toon needs a path or bytes (the source is read more than once)")
+    common: dict[str, Any] = dict(
+        path=path, key_field=key_field, infer_schema_length=infer_schema_length, **options
+    )
+    # The schema comes from the first rows (all of them with infer_schema_length=None).
+    probe = FrameReader(
+        source,
+        batch_size=batch_size,
+        n_rows=infer_schema_length,
+        schema=schema,
+        schema_overrides=schema_overrides,
+        **_reader_args(common),
+    )
+    first = next(iter(probe), None)
+    if first is None:
+        raise ValueError("the TOON source holds no table")
+    # The full read must type the columns exactly as the probe did.
+    fixed = dict(first.schema)
+
+    def source_generator(
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size_hint: int | None
+    ) -> Iterator[pl.DataFrame]:
+        reader = FrameReader(
+            source,
+            batch_size=batch_size_hint or batch_size,
+            columns=with_columns,
+            n_rows=n_rows,
+            schema={k: v for k, v in fixed.items() if with_columns is None or k in with_columns},
+            **_reader_args(common),
+        )
+        for frame in reader:
+            if predicate is not None:
+                frame = frame.filter(predicate)
+            yield frame
+
+    return register_io_source(io_source=source_generator, schema=fixed)
+
+
+def _reader_args(common: Mapping[str, Any]) -> dict[str, Any]:
+    args = dict(common)
+    options = {k: v for k, v in args.items() if k not in ("path", "key_field", "infer_schema_length")}
+    return {
+        "path": args.get("path"),
+        "key_field": args.get("key_field", "key"),
+        "infer_schema_length": args.get("infer_schema_length", 100),
+        "options": options,
+    }
+
+
+def write_toon(
+    data: pl.DataFrame | pl.LazyFrame,
+    out: str | os.PathLike[str] | IO[Any],
+    *,
+    key: str | None = None,
+    delimiter: str = ",",
+    batch_size: int = 65_536,
+    **options: Any,
+) -> None:
+    """Write a DataFrame (or a LazyFrame, collected in streaming batches) as a
+    TOON table; byte-identical to ``toonstream.dumps(df.to_dicts())``.
+
+    >>> import io
+    >>> buf = io.StringIO()
+    >>> write_toon(pl.DataFrame({"a": [1, 2], "b": ["x", "y"]}), buf)
+    >>> buf.getvalue()
+    '[2]{a,b}:\\n  1,x\\n  2,y'
+    """
+    from ._arrow_encode import encode_arrow
+
+    if isinstance(data, pl.LazyFrame):
+        batches: Any = (df.to_arrow() for df in data.collect_batches(chunk_size=batch_size))
+    else:
+        batches = data.to_arrow()
+    if isinstance(out, (str, os.PathLike)):
+        with open(out, "w", encoding="utf-8", newline="") as f:
+            encode_arrow(batches, f, key=key, delimiter=delimiter, **options)
+    else:
+        encode_arrow(batches, out, key=key, delimiter=delimiter, **options)
