@@ -17,8 +17,9 @@ both paths).
 from __future__ import annotations
 
 import re
+from collections import deque
 from bisect import bisect_right
-from itertools import accumulate, compress, count
+from itertools import accumulate, compress, count, repeat
 from typing import Any, Callable, Collection, Sequence
 
 from ._grammar import DELIMITERS
@@ -44,6 +45,7 @@ def _bad_bytes(delimiter: str) -> bytes:
 # formatter, so the result is exact.
 _BAD = {d: _bad_chars(d) for d in DELIMITERS}
 _BAD_BYTES = {d: _bad_bytes(d) for d in DELIMITERS}
+_TO_NUL = {d: bytes.maketrans(_BAD_BYTES[d], bytes(len(_BAD_BYTES[d]))) for d in DELIMITERS}
 _LINE_START = re.compile(r"\n(?=[ \t\-#\n]|(?:true|false|null)\n)")  # lead char, empty, keyword
 _LINE_END = re.compile(r"[ \t](?=\n)")  # trailing whitespace
 # Byte substrings of the framed column that show a line _LINE_START or
@@ -82,7 +84,7 @@ def format_column(
     if len(kinds) == 1:
         (kind,) = kinds
         if kind is str:
-            return _strings(col, delimiter, prim)
+            return format_strings(col, delimiter, prim)
         if kind is int:
             try:
                 # str(i) is encode_int(i) whenever str() accepts i (CPython's
@@ -99,22 +101,37 @@ def format_column(
     return [prim(v) for v in col]
 
 
-def _strings(col: Sequence[str], delimiter: str, prim: Callable[[Any], str]) -> list[str]:
-    flagged = flag_strings(col, delimiter)
-    if flagged is None:
+def format_strings(col: Sequence[str], delimiter: str, prim: Callable[[Any], str]) -> list[str]:
+    flags = flag_strings(col, delimiter)
+    if flags is None:
         return [prim(v) for v in col]
-    if not flagged:
+    must, maybe = flags
+    if not must and not maybe:
         return col if type(col) is list else list(col)
     out = list(col)
-    for i in flagged:
+    if must:
+        idx = list(must)
+        cells = list(map(col.__getitem__, idx))
+        if _ESCAPED.search("".join(cells)) is None:  # quote() with nothing to escape
+            quoted = list(map(_QUOTED.__mod__, cells))
+        else:
+            quoted = list(map(prim, cells))
+        deque(map(out.__setitem__, idx, quoted), maxlen=0)
+    for i in maybe - must:
         out[i] = prim(col[i])
     return out
 
 
-def flag_strings(col: Sequence[str], delimiter: str) -> set[int] | None:
-    """Indexes of the strings in ``col`` that may need quotes (a superset of
-    those that do), or None when every string must be checked one by one (a
-    string holds a newline or a lone surrogate)."""
+_ESCAPED = re.compile(r"[\\\"\x00-\x1f]")  # what quote() escapes
+_QUOTED = '"%s"'
+
+
+def flag_strings(col: Sequence[str], delimiter: str) -> tuple[set[int], set[int]] | None:
+    """Which strings of ``col`` need quotes: ``(must, maybe)``, the indexes of
+    strings that hold a character that forces quotes, and of strings that
+    may need them for another reason (a superset of those that do); or None
+    when every string must be checked one by one (a string holds a newline
+    or a lone surrogate)."""
     framed = "\n" + "\n".join(col) + "\n"
     try:
         raw = framed.encode()
@@ -122,20 +139,28 @@ def flag_strings(col: Sequence[str], delimiter: str) -> set[int] | None:
         return None
     if raw.count(b"\n") != len(col) + 1:  # some string holds a newline
         return None
-    positions: list[int] = []
-    if len(raw.translate(None, _BAD_BYTES[delimiter])) != len(raw):
-        positions = [m.start() for m in _BAD[delimiter].finditer(framed)]
+    must: set[int] = set()
+    starts: list[int] | None = None
+    bad = len(raw) - len(raw.translate(None, _BAD_BYTES[delimiter]))
+    if bad > len(col) >> 4:
+        # many: every forcing byte becomes NUL, then one C-level test per line
+        lines = raw.translate(_TO_NUL[delimiter])[1:-1].split(b"\n")
+        must = set(compress(count(), map(bytes.__contains__, lines, repeat(b"\x00"))))
+    elif bad:
+        starts = _line_starts(col)
+        must = _line_index(starts, [m.start() for m in _BAD[delimiter].finditer(framed)])
+    maybe: set[int] = set()
     for mark in _LINE_MARKS:
         if mark in raw:
-            positions += [m.start() + 1 for m in _LINE_START.finditer(framed)]
+            positions = [m.start() + 1 for m in _LINE_START.finditer(framed)]
             positions += [m.start() for m in _LINE_END.finditer(framed)]
+            maybe = _line_index(_line_starts(col) if starts is None else starts, positions)
             break
-    flagged = _line_index(_line_starts(col), positions) if positions else set()
     if b"\n0" in raw.translate(_NUMBER_LEAD):
         lines = raw.translate(None, _DIGITS)[1:-1].split(b"\n")
         if not _NUMBER_SKELETONS.isdisjoint(lines):
-            flagged.update(compress(count(), map(_NUMBER_SKELETONS.__contains__, lines)))
-    return flagged
+            maybe.update(compress(count(), map(_NUMBER_SKELETONS.__contains__, lines)))
+    return must, maybe
 
 
 def _floats(col: Sequence[float], prim: Callable[[Any], str]) -> list[str]:

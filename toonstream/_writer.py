@@ -67,8 +67,20 @@ def key_text(k: Any) -> str:
         raise ToonEncodeError("key contains a lone surrogate (not encodable as UTF-8)") from None
 
 
+_FLAT_FIELDS: dict[tuple[str, ...], str] = {}  # field names (+ delimiter) -> text, for flat trees
+
+
 def fields_text(fields: Fields, delimiter: str) -> str:
     """``{a,b{c,d}}`` for a field tree (§6), without recursion."""
+    if all(sub is None for _, sub in fields) and all(type(name) is str for name, _ in fields):
+        key = (delimiter, *[name for name, _ in fields])
+        text = _FLAT_FIELDS.get(key)
+        if text is None:
+            text = "{" + delimiter.join([key_text(name) for name, _ in fields]) + "}"
+            if len(_FLAT_FIELDS) >= 4096:
+                _FLAT_FIELDS.clear()
+            _FLAT_FIELDS[key] = text
+        return text
     parts: list[str] = ["{"]
     todo: list[Any] = [iter(fields)]
     first = [True]

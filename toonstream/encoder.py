@@ -10,10 +10,12 @@ detects cycles.
 
 from __future__ import annotations
 
+from collections import Counter, deque
+from itertools import chain, count, repeat
 from operator import itemgetter
 from typing import IO, Any, Callable, Iterator, Sequence, Union
 
-from ._columns import flag_strings, format_column, format_columns, format_rows
+from ._columns import format_column, format_columns, format_rows, format_strings
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS, NEEDS_QUOTE
 from ._normalize import PRIMITIVE, normalize
@@ -468,6 +470,19 @@ class _Fallback(Exception):
 FAST_LEVELS = 48
 #: Inline arrays longer than this are formatted column-wise.
 _COLUMN_MIN = 16
+#: List items that are all objects, at least this many: column-wise per shape.
+_RECORDS_MIN = 8
+#: Tables of at most this many rows are written row by row (less set-up).
+_SMALL_TABLE = 16
+
+
+def _merge(run: list[tuple[str, list[str]]]) -> list[str]:
+    """One text per row from columns of texts, each cell after its prefix."""
+    if len(run) == 1:
+        prefix, texts = run[0]
+        return list(map(prefix.__add__, texts))
+    template = "".join(prefix.replace("%", "%%") + "%s" for prefix, _ in run)
+    return list(map(template.__mod__, zip(*[texts for _, texts in run])))
 
 
 def _fast_text(walk: _Walk, value: Any) -> str:
@@ -498,6 +513,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
     # A container at level L may have children iff L <= max_depth (``run``).
     limit = min(walk.max_depth, FAST_LEVELS)
     key_cache: dict[str, str] = {}
+    header_cache: dict[tuple[tuple[str, ...], int], str] = {}
     fast_native = _FAST_NATIVE
     primitive = PRIMITIVE
     literal = _LITERALS
@@ -525,6 +541,13 @@ def _fast_text(walk: _Walk, value: Any) -> str:
                 append(f"{lead}{ek}: {v}" if -small < v < small else f"{lead}{ek}: {prim(v)}")
             elif t is bool:
                 append(f"{lead}{ek}: {literal[v]}")
+            elif t is float:
+                r = repr(v)  # encode_float's text unless exponent, inf, nan, integral
+                if "e" in r or "n" in r:
+                    r = prim(v)
+                elif r[-2:] == ".0":
+                    r = r[:-2] if v else "0"
+                append(f"{lead}{ek}: {r}")
             elif t in primitive:
                 append(f"{lead}{ek}: {prim(v)}")
             elif t is dict:
@@ -575,6 +598,8 @@ def _fast_text(walk: _Walk, value: Any) -> str:
             append(f"\n{header(head, n, d)} {d.join(cells)}")
             return
         if tabular:
+            if n <= _SMALL_TABLE and kinds == {dict} and small_table(head, items, depth + 1):
+                return
             table = walk._table(items)
             if table is not None:  # §9.3
                 names, leaves = table
@@ -590,7 +615,168 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         append("\n" + header(head, n, d))  # §9.4
         list_items(items, depth + 1, level)
 
+    def ekey(k: Any) -> str:
+        if type(k) is str:
+            ek = key_cache.get(k)
+            if ek is None:
+                ek = key_cache[k] = key_text(k)
+            return ek
+        return key_text(k)
+
+    def group_parts(
+        members: list[dict[Any, Any]], keys: tuple[Any, ...], types: tuple[type, ...], depth: int, first_lead: str | None, level: int
+    ) -> list[Any]:
+        """Objects of one shape (same keys in the same order, same value
+        types), written field by field as ``fields`` would, a column at a
+        time.  A list of parts: a list of texts (one per member) or, for a
+        field that needs per-object work, its key (``fields`` writes it)."""
+        ind = "\n" + unit * depth
+        parts: list[Any] = []
+        run: list[tuple[str, list[str]]] = []  # consecutive columns of texts, with their line prefixes
+        for j, (k, t) in enumerate(zip(keys, types)):
+            lead = first_lead if j == 0 and first_lead is not None else ind
+            if t in primitive:
+                col = list(map(itemgetter(k), members))
+                run.append((f"{lead}{ekey(k)}: ", format_column(col, d, prim, (t,))))
+                continue
+            if t is dict:
+                col = list(map(itemgetter(k), members))
+                # non-empty, and no member a keyed-table candidate (a dict or host value inside)
+                if 0 not in set(map(len, col)):
+                    inner = set(map(type, chain.from_iterable(map(dict.values, col))))
+                    if dict not in inner and inner <= fast_native:
+                        if level > limit:
+                            raise _Fallback
+                        sub = record_texts(col, depth + 1, level + 1)
+                        if sub is not None:
+                            run.append((f"{lead}{ekey(k)}:", sub))
+                            continue
+            if run:
+                parts.append(_merge(run))
+                run = []
+            parts.append(k)  # lists, host values, empty or keyed-table objects
+        if run:
+            parts.append(_merge(run))
+        return parts
+
+    def shapes(objs: list[dict[Any, Any]]) -> dict[tuple[Any, Any], list[int]]:
+        """Indexes of the objects by shape (keys in order, value types), C-level."""
+        sigs = list(zip(map(tuple, objs), map(tuple, map(map, repeat(type), map(dict.values, objs)))))
+        code = {sig: i for i, sig in enumerate(dict.fromkeys(sigs))}
+        if len(code) == 1:
+            return {sigs[0]: list(range(len(objs)))}
+        ids = list(map(code.__getitem__, sigs))
+        order = sorted(range(len(ids)), key=ids.__getitem__)  # stable: each group in order
+        counts = Counter(ids)
+        groups: dict[tuple[Any, Any], list[int]] = {}
+        start = 0
+        for sig, i in code.items():
+            groups[sig] = order[start : start + counts[i]]
+            start += counts[i]
+        return groups
+
+    def record_texts(objs: list[dict[Any, Any]], depth: int, level: int) -> list[str] | None:
+        """The texts of non-empty objects (at ``level``) as ``fields(o, depth,
+        None, level)`` writes them, or None if one needs per-object work."""
+        groups = shapes(objs)
+        if len(groups) == 1:
+            ((keys, types),) = groups
+            parts = group_parts(objs, keys, types, depth, None, level)
+            return parts[0] if len(parts) == 1 and type(parts[0]) is list else None
+        texts: list[Any] = [None] * len(objs)
+        for (keys, types), idxs in groups.items():
+            parts = group_parts(list(map(objs.__getitem__, idxs)), keys, types, depth, None, level)
+            if len(parts) != 1 or type(parts[0]) is not list:
+                return None
+            deque(map(texts.__setitem__, idxs, parts[0]), maxlen=0)
+        return texts
+
+    def record_items(items: list[dict[Any, Any]], depth: int, level: int) -> None:
+        """List items that are all non-empty objects (at ``level``): column-wise per shape."""
+        lead = "\n" + unit * (depth - 1) + "- "
+        plans: list[Any] = [None] * len(items)
+        pure = True
+        for (keys, types), idxs in shapes(items).items():
+            members = list(map(items.__getitem__, idxs))
+            parts = group_parts(members, keys, types, depth, lead, level)
+            if len(parts) == 1 and type(parts[0]) is list:
+                deque(map(plans.__setitem__, idxs, parts[0]), maxlen=0)
+            else:
+                pure = False
+                deque(map(plans.__setitem__, idxs, zip(count(), repeat(parts))), maxlen=0)
+        if pure:
+            extend(plans)
+            return
+        for x, plan in zip(items, plans):
+            if type(plan) is str:
+                append(plan)
+                continue
+            m, parts = plan
+            first = True
+            for part in parts:
+                if type(part) is list:
+                    append(part[m])
+                else:
+                    fields({part: x[part]}, depth, lead if first else None, level)
+                first = False
+
+    def small_table(head: str, items: list[dict[Any, Any]], depth: int) -> bool:
+        """A few objects with one key set and primitive values only: the
+        §9.3 table ``_table`` would find, written row by row.  False (nothing
+        written) for anything else."""
+        first = items[0]
+        if not first:
+            return False
+        keys = first.keys()
+        for x in items:
+            if x.keys() != keys:
+                return False
+        names = tuple(first)
+        for k in names:
+            if type(k) is not str:
+                return False
+        if len(names) == 1:
+            rows: list[Any] = [(x[names[0]],) for x in items]
+        else:
+            rows = list(map(itemgetter(*names), items))
+        if not set(map(type, chain.from_iterable(rows))) <= primitive:
+            return False  # nested objects, lists or host values: the general path
+        n = len(items)
+        suffix = header_cache.get((names, n))
+        if suffix is None:
+            suffix = header_cache[names, n] = header("", n, d, [(k, None) for k in names])
+        append("\n" + head + suffix)
+        ind = "\n" + unit * depth
+        for row in rows:
+            pre = ind
+            for v in row:
+                t = type(v)
+                if t is str:
+                    append(pre)
+                    mark(len(out))
+                    append(v)
+                elif t is int and -small < v < small:
+                    append(f"{pre}{v}")
+                elif t is float:
+                    r = repr(v)  # encode_float's text unless exponent, inf, nan, integral
+                    if "e" in r or "n" in r:
+                        r = prim(v)
+                    elif r[-2:] == ".0":
+                        r = r[:-2] if v else "0"
+                    append(pre + r)
+                elif t is bool:
+                    append(pre + literal[v])
+                else:
+                    append(pre + prim(v))
+                pre = d
+        return True
+
     def list_items(items: list[Any], depth: int, level: int) -> None:
+        if len(items) >= _RECORDS_MIN and set(map(type, items)) == {dict} and 0 not in set(map(len, items)):
+            if level > limit:
+                raise _Fallback
+            record_items(items, depth + 1, level + 1)
+            return
         lead = "\n" + unit * depth + "- "
         for x in items:
             t = type(x)
@@ -632,10 +818,8 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         else:
             return prim(v)
         if spos:
-            cells = list(map(out.__getitem__, spos))
-            flagged = flag_strings(cells, d)
-            for i in range(len(cells)) if flagged is None else flagged:
-                out[spos[i]] = prim(cells[i])
+            texts = format_strings(list(map(out.__getitem__, spos)), d, prim)
+            deque(map(out.__setitem__, spos, texts), maxlen=0)
     except (ToonEncodeError, RecursionError):
         raise _Fallback from None
     out[0] = out[0][1:]  # every piece that starts a line starts with "\n"
@@ -702,6 +886,8 @@ _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
 
 def _leaf_paths(fields: Fields) -> list[tuple[str, ...]]:
     """The paths of a field tree's leaves, depth-first in header order (§9.3)."""
+    if all(sub is None for _, sub in fields):
+        return [(name,) for name, _ in fields]
     paths: list[tuple[str, ...]] = []
     order: list[tuple[tuple[str, ...], Fields, int]] = [((), fields, 0)]
     while order:
