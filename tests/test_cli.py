@@ -219,3 +219,86 @@ def test_unreadable_and_unwritable_paths(tmp_path: Path, jsonl: Path) -> None:
             assert r.returncode == 1 and b"Read-only" in r.stderr and b"Traceback" not in r.stderr
         finally:
             subprocess.run(["umount", str(ro)])
+
+
+# ---------------------------------------------------------------- table inputs (Parquet, Arrow IPC, CSV)
+
+
+def _table_files(tmp_path: Path) -> tuple["pa.Table", dict[str, Path]]:  # noqa: F821
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 300
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "name": [f"user {i}" if i % 5 else f"odd, {i}" for i in range(n)],
+            "score": [i / 7 for i in range(n)],
+            "when": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(minutes=i) for i in range(n)], pa.timestamp("s")),
+            "geo": pa.array([{"lat": i / 2, "ok": i % 2 == 0} for i in range(n)]),
+        }
+    )
+    files = {"parquet": tmp_path / "t.parquet", "feather": tmp_path / "t.feather", "ipc": tmp_path / "t.ipc", "arrow": tmp_path / "t.arrow"}
+    pq.write_table(table, files["parquet"], row_group_size=100)
+    for name, opener in (("feather", pa.ipc.new_file), ("arrow", pa.ipc.new_file), ("ipc", pa.ipc.new_stream)):
+        with pa.OSFile(str(files[name]), "wb") as sink, opener(sink, table.schema) as w:
+            w.write_table(table, max_chunksize=64)
+    return table, files
+
+
+def test_encode_parquet_and_arrow_inputs(tmp_path: Path) -> None:
+    table, files = _table_files(tmp_path)
+    rows = table.to_pylist()
+    for name, path in files.items():
+        out = tmp_path / f"{name}.toon"
+        r = run("encode", str(path), "-o", str(out), "--key", "rows", "--delimiter", "tab")
+        assert r.returncode == 0, (name, r.stderr)
+        assert out.read_text() == toonstream.dumps({"rows": rows}, delimiter="\t"), name
+    r = run("encode", "--from", "parquet", input=files["parquet"].read_bytes())  # stdin: spooled to a temp file
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(rows)
+    r = run("encode", "--from", "arrow", "--indent-size", "4", input=files["ipc"].read_bytes())
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(rows, indent_size=4)
+    odd = tmp_path / "data.bin"  # unknown extension: --from decides
+    odd.write_bytes(files["parquet"].read_bytes())
+    r = run("encode", str(odd), "--from", "parquet", "--stats")
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(rows)
+    assert b"input (parquet)" in r.stderr and b"tokens" in r.stderr
+
+
+def test_encode_csv_input_uses_pyarrow_inference(tmp_path: Path) -> None:
+    import pyarrow.csv as pcsv
+
+    src = tmp_path / "t.csv"
+    src.write_text('id,name,price,day,flag\n1,"Smith, John",9.5,2024-01-02,true\n2,plain,,2024-02-03,false\n3,-x,1e21,,\n')
+    want = toonstream.dumps({"r": pcsv.read_csv(src).to_pylist()}, delimiter="|")
+    r = run("encode", str(src), "--key", "r", "--delimiter", "pipe", "--stats")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == want
+    assert "|2024-01-02|" in want and '|"-x"|' in want  # a date column, a quoted string
+    assert b"input (csv)" in r.stderr
+    r = run("encode", "--from", "csv", "--key", "r", "--delimiter", "pipe", input=src.read_bytes())
+    assert r.returncode == 0 and r.stdout.decode() == want
+
+
+def test_encode_table_input_errors_leave_destination(tmp_path: Path) -> None:
+    out = tmp_path / "out.toon"
+    out.write_text("precious")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not really a parquet file")
+    r = run("encode", str(bad), "-o", str(out))
+    assert r.returncode == 1 and b"Traceback" not in r.stderr
+    assert r.stderr.decode().startswith(f"{bad}: ") and r.stderr.count(b"\n") == 1
+    # CSV: a later block that contradicts the inferred type is a data error, not a partial file
+    csv = tmp_path / "late.csv"
+    with open(csv, "w") as f:
+        f.write("n,s\n")
+        f.write("".join(f"{i},row {i}\n" for i in range(200_000)))
+        f.write("not a number,x\n")
+    r = run("encode", str(csv), "-o", str(out))
+    assert r.returncode == 1 and b"Traceback" not in r.stderr, r.stderr
+    assert out.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet", "late.csv", "out.toon"]
+    r = run("encode", str(tmp_path / "missing.parquet"))
+    assert r.returncode == 1 and b"Traceback" not in r.stderr
