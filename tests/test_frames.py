@@ -463,3 +463,54 @@ def test_cli_decode_table_errors_leave_no_file(tmp_path: Any) -> None:
     assert p.returncode == 1 and not out.exists()
     assert p.stderr.decode().startswith("<stdin>:4:")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_scan_predicate_with_limit_and_unselected_columns() -> None:
+    data = _big(5000)
+    lf = tp.scan_toon(data, batch_size=700)
+    assert lf.filter(pl.col("id") > 4000).head(3).collect()["id"].to_list() == [4001, 4002, 4003]
+    got = lf.filter(pl.col("score") > 4990).select("name").collect()["name"].to_list()
+    assert got == [f"user_{i}" for i in range(4990, 5000)]
+    got = lf.filter(pl.col("score") > 10).select("id").head(2).collect()["id"].to_list()
+    assert got == [10, 11]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(tables(), st.integers(min_value=1, max_value=7))
+def test_property_fixed_schema_batches_equal_rows(chunking: Any, table: Any, batch_size: int) -> None:
+    # With the types given, every batch goes through the quick per-type
+    # checks (not the full classification): same values as rows().
+    rows, delim = table
+    if not rows:
+        return
+    text = toonstream.dumps({"t": rows}, delimiter=delim)
+    names, dtypes, expected = reference(text, "t")
+    df = tp.read_toon(text.encode(), path="t", schema=dict(zip(names, dtypes)), batch_size=batch_size)
+    assert [df.schema[n] for n in names] == dtypes
+    got = df.rows()
+    assert len(got) == len(expected)
+    for g, r in zip(got, expected):
+        assert all(same(x, y) for x, y in zip(g, r)), (g, r)
+
+
+@pytest.mark.parametrize(
+    "token,code",
+    [("+5", "type_mismatch"), ("05", "type_mismatch"), ("-05", "type_mismatch"), ("1.5", "type_mismatch"),
+     ("\"7\"", "type_mismatch"), ("99999999999999999999", "type_mismatch"), ("1_000", "type_mismatch")],
+)
+def test_int_column_rejects_loose_tokens_after_inference(token: str, code: str, chunking: Any) -> None:
+    lines = [f"  {i},x" for i in range(50)] + [f"  {token},x"] + [f"  {i},x" for i in range(9)]
+    text = "[60]{a,b}:\n" + "\n".join(lines) + "\n"
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(text.encode(), infer_schema_length=10, batch_size=16)
+    assert e.value.code == code and e.value.line == 52
+    # Looked at whole, the column gets a type that holds every value.
+    check_frame(text)
+
+
+def test_string_column_numbers_after_inference_are_canonical(chunking: Any) -> None:
+    lines = [f"  w{i}" for i in range(30)] + ["  1e5", "  1.50", "  -0", "  007", "  \"1e5\""]
+    text = "[35]{a}:\n" + "\n".join(lines) + "\n"
+    col = tp.read_toon(text.encode(), infer_schema_length=10, batch_size=8)["a"]
+    assert col.dtype == pl.String
+    assert col.to_list()[30:] == ["100000", "1.5", "0", "007", "1e5"]

@@ -24,7 +24,8 @@ written in their canonical TOON form).  Quoted tokens are always strings.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from operator import itemgetter
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -34,8 +35,8 @@ import polars as pl
 from ._build import leaf_names
 from ._errors import ToonDecodeError
 from ._events import Fields, StartTable
-from ._grammar import NUMBER
-from ._scalars import _Fail, encode_decimal, encode_float, encode_int, make_converter
+from ._grammar import DELIMITERS, NUMBER
+from ._scalars import _Fail, encode_decimal, encode_float, encode_int, make_converter, split_cells
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and
@@ -132,6 +133,7 @@ class TableScan:
         self.done = 0
         self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
         self.padded: set[str] = set()  # raw columns where some plain cell has spaces around it
+        self.quoted = False  # some plain rows carry marked quoted tokens
 
     # -- the loop
 
@@ -236,55 +238,83 @@ class TableScan:
         cap = left
         if self.limit is not None:
             cap = min(cap, self.limit - self.done + 1)
-        if data.count(b"\n") > cap:
-            data = data[: _nth_line_end(data, cap)]
-        piece = self._plain_run(data, plen, prefix, delim, width, check=False)
+        piece = self._plain_run(data, cap, plen, prefix, delim, width, check=False)
         if piece is False:
             # Some line is not `prefix` + a non-space: the run ends at the
             # first such line (a shallower one ends the table; a deeper or
             # blank one is the decoder's to report or skip).
             m = _run_end(prefix).search(data)
-            end = m.start() if m is not None else len(data)
-            data = data[:end]
-            piece = self._plain_run(data, plen, prefix, delim, width, check=True) if data else None
+            data = data[: m.start() if m is not None else len(data)]
+            piece = self._plain_run(data, cap, plen, prefix, delim, width, check=True) if data else None
         if not isinstance(piece, Piece):
             return None
-        self._consumed = len(data)
         return piece
 
-    def _plain_run(self, data: bytes, plen: int, prefix: bytes, delim: str, width: int, *, check: bool) -> Piece | None | bool:
-        """Rows of ``data``: the plain ones split column-wise, the others fed
-        to the decoder.  False: a line is not at row indentation (only when
-        ``check`` is False: the caller then cuts ``data`` and calls again)."""
+    def _plain_run(
+        self, data: bytes, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
+    ) -> Piece | None | bool:
+        """Rows of ``data`` (at most ``cap`` lines of it): the plain ones split
+        column-wise, the others fed to the decoder.  False: a line is not at
+        row indentation (only when ``check`` is False: the caller then cuts
+        ``data`` and calls again).  Sets ``_consumed``."""
+        lines = data.split(b"\n")
+        lines.pop()  # data ends with a newline
+        if len(lines) > cap:
+            del lines[cap:]
+        # nexts[k]: offset where line k+1 starts (C-level: bytes.count is slow).
+        nexts = list(accumulate(map((1).__add__, map(len, lines))))
+        data = data[: nexts[-1]]
         db = delim.encode()
         # Lines the decoder must see.
-        starts: set[int] = set()
+        special: set[int] = set()
         if data[plen : plen + 1] in (b"#", b"\t"):
-            starts.add(0)
+            special.add(0)
         for pat in _special_patterns(data, prefix, db):
             shift = pat[:1] == b"\n"
             i = data.find(pat)
             while i != -1:
-                st = i + 1 if shift else data.rfind(b"\n", 0, i) + 1
-                starts.add(st)
-                i = data.find(pat, data.find(b"\n", st))
-        specials = sorted(starts)
-        for st in specials:
-            if data[st : st + plen] != prefix or data[st + plen : st + plen + 1] in (b" ", b"\n"):
+                k = bisect_right(nexts, i + shift)
+                special.add(k)
+                i = data.find(pat, nexts[k] - 1)
+        specials = sorted(special)
+        for k in specials:
+            line = lines[k]
+            if line[:plen] != prefix or line[plen : plen + 1] in (b" ", b""):
                 return None if check else False
+        # Lines with simple quoted cells are rewritten as plain lines (see
+        # _unquote); the rest go to the decoder.
+        rewritten: dict[int, bytes] = {}
+        if specials and b"\x01" not in data and b"\x02" not in data:
+            simple = _SIMPLE_ROW[delim].fullmatch
+            for k in specials:
+                content = lines[k][plen:]
+                if simple(content) is not None:
+                    plain_line = _unquote(content, delim, width)
+                    if plain_line is not None:
+                        rewritten[k] = prefix + plain_line
+            if rewritten:
+                self.quoted = True
         frame: pl.DataFrame | None = None
-        if len(specials) < data.count(b"\n"):
+        n_plain = len(lines) - len(specials) + len(rewritten)
+        if n_plain:
             if specials:
                 spans = []
                 prev = 0
-                for st in specials:
-                    spans.append(data[prev:st])
-                    prev = data.find(b"\n", st) + 1
+                for k in specials:
+                    start = nexts[k - 1] if k else 0
+                    if start > prev:
+                        spans.append(data[prev:start])
+                    new_line = rewritten.get(k)
+                    if new_line is not None:
+                        spans.append(new_line + b"\n")
+                    prev = nexts[k]
                 spans.append(data[prev:])
                 plain = b"".join(spans)
+                if rewritten:
+                    specials = [k for k in specials if k not in rewritten]
             else:
                 plain = data
-            split = self._split(plain, delim, width, plen, prefix)
+            split = self._split(plain, n_plain, delim, width, prefix)
             if split is None:
                 return None  # not what it looked like: the decoder reads it all
             if split is False:
@@ -296,27 +326,25 @@ class TableScan:
         first = decoder.line + 1
         rows: list[tuple[Any, ...]] = []
         pos: list[int] = []
-        prev = 0  # byte offset of the next line not yet accounted for
-        k = 0  # rows so far
-        for st in specials:
-            plain_lines = data.count(b"\n", prev, st)
-            decoder.skip_rows(plain_lines)
-            k += plain_lines
-            end = data.find(b"\n", st) + 1
-            got = adapter.push(decoder.feed(data[st:end]))
-            for row in got:
-                pos.append(k)
+        prev_k = 0  # the next line not yet accounted for
+        r = 0  # rows so far
+        for k in specials:
+            decoder.skip_rows(k - prev_k)
+            r += k - prev_k
+            start = nexts[k - 1] if k else 0
+            for row in adapter.push(decoder.feed(data[start : nexts[k]])):
+                pos.append(r)
                 rows.append(row)
-                k += 1
-            prev = end
-        decoder.skip_rows(data.count(b"\n", prev))
+                r += 1
+            prev_k = k + 1
+        decoder.skip_rows(len(lines) - prev_k)
+        self._consumed = len(data)
         return Piece(frame, rows, pos if frame is not None else None, first)
 
-    def _split(self, plain: bytes, delim: str, width: int, plen: int, prefix: bytes) -> pl.DataFrame | None | bool:
-        """Plain row lines -> one string column per leaf field.  None: not
-        plain after all (width, UTF-8); False: some line is not at row
+    def _split(self, plain: bytes, n: int, delim: str, width: int, prefix: bytes) -> pl.DataFrame | None | bool:
+        """``n`` plain row lines -> one string column per leaf field.  None:
+        not plain after all (width, UTF-8); False: some line is not at row
         indentation."""
-        n = plain.count(b"\n")
         if plain.count(delim.encode()) != (width - 1) * n:
             return None  # some line has the wrong width: the decoder says which
         names = [f"c{i}" for i in range(width)]
@@ -355,11 +383,46 @@ class TableScan:
         return frame
 
 
-def _nth_line_end(data: bytes, n: int) -> int:
-    i = -1
-    for _ in range(n):
-        i = data.find(b"\n", i + 1)
-    return i + 1
+# A row line (after its indentation) whose cells are unquoted tokens without
+# quotes, colons, backslashes, CR or NUL, or quoted strings without escapes
+# sitting right against the delimiters: what the decoder does with it is
+# known without running it (split on unquoted delimiters, unquote).
+def _simple_row(delim: str) -> re.Pattern[bytes]:
+    d = re.escape(delim.encode())
+    quoted = rb'"[^"\\\n\r\x00]*"'
+    bare = rb'[^"' + d + rb':\\\n\r\x00]*'
+    cell = rb"(?:" + quoted + rb"|" + bare + rb")"
+    return re.compile(rb"(?![#\t])" + cell + rb"(?:" + d + cell + rb")*")
+
+
+_SIMPLE_ROW = {d: _simple_row(d) for d in DELIMITERS}
+# Marks a token that was a quoted string (always a string, whatever it
+# looks like) and stands in for the delimiter inside it; neither byte
+# occurs in a chunk where this is used.
+QUOTED, DELIM_IN_QUOTES = "\x01", "\x02"
+
+
+def _unquote(content: bytes, delim: str, width: int) -> bytes | None:
+    """A simple row's cells as plain tokens: quoted ones marked (None: wrong width or UTF-8)."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    cells = split_cells(text, delim)
+    if len(cells) != width:
+        return None
+    out = [
+        QUOTED + c[1:-1].replace(delim, DELIM_IN_QUOTES) if c[:1] == '"' else c
+        for c in cells
+    ]
+    return delim.join(out).encode("utf-8")
+
+
+def untoken(tok: str, delim: str) -> str | None:
+    """A marked quoted token's string, or None for a plain token."""
+    if tok[:1] == QUOTED:
+        return tok[1:].replace(DELIM_IN_QUOTES, delim)
+    return None
 
 
 _RUN_END: dict[bytes, re.Pattern[bytes]] = {}
@@ -564,11 +627,15 @@ def allowed_kinds(base: pl.DataType, forced: bool) -> int:
     return ok
 
 
-def token_expr(c: pl.Expr, base: pl.DataType, bits: int) -> pl.Expr | None:
+def token_expr(c: pl.Expr, base: pl.DataType, bits: int, quoted_delim: str | None = None) -> pl.Expr | None:
     """An expression turning plain tokens (already checked to fit ``base``)
     into values; None when numbers in a String column need their canonical
-    text (done value by value: rare)."""
+    text (done value by value: rare).  ``quoted_delim``: the tokens may hold
+    marked quoted strings (see ``_unquote``)."""
     value = pl.when(c != "null").then(c)
+    if quoted_delim is not None and base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
+        unq = c.str.slice(1).str.replace_all(DELIM_IN_QUOTES, quoted_delim, literal=True)
+        return pl.when(c.str.starts_with(QUOTED)).then(unq).otherwise(value)
     if base == pl.Int64:
         return value.cast(pl.Int64)
     if base == pl.Float64:
@@ -585,11 +652,14 @@ def token_expr(c: pl.Expr, base: pl.DataType, bits: int) -> pl.Expr | None:
     return value
 
 
-def canonical_texts(s: pl.Series) -> pl.Series:
+def canonical_texts(s: pl.Series, delim: str) -> pl.Series:
     """Plain tokens of a String column that holds numbers: numbers in canonical form."""
     convert = make_converter()
     num = re.compile(_NUM).match
-    vals = [None if t == "null" else text_of(convert(t)) if num(t) else t for t in s.to_list()]
+    vals = [
+        None if t == "null" else text_of(convert(t)) if num(t) else untoken(t, delim) if t[:1] == QUOTED else t
+        for t in s.to_list()
+    ]
     return pl.Series(s.name, vals, dtype=pl.String)
 
 
@@ -599,7 +669,15 @@ def quick_check(c: pl.Expr, base: pl.DataType, alias: str) -> pl.Expr | None:
     classification (which runs only when this finds something)."""
     null = c == "null"
     if base == pl.Int64:
-        return (~(c.str.contains(_INT) | null) | (c.str.len_bytes() > _LONG)).sum().alias(alias)
+        # Polars' integer parser is looser than §4 ("+5", "05"): parse, then
+        # rule those out with prefix tests (cheap on string views; no regex).
+        parsed = c.cast(pl.Int64, strict=False).is_not_null()
+        loose = (
+            c.str.starts_with("+")
+            | (c.str.starts_with("0") & (c.str.len_bytes() > 1))
+            | (c.str.starts_with("-0") & (c.str.len_bytes() > 2))
+        )
+        return (~(parsed | null) | loose | (c.str.len_bytes() > _LONG)).sum().alias(alias)
     if base == pl.Float64:
         wide = (c.str.len_bytes() > _FLOAT_EXACT) & c.str.contains(_INT)
         return (~(c.str.contains(_NUM) | null) | wide).sum().alias(alias)
@@ -608,8 +686,10 @@ def quick_check(c: pl.Expr, base: pl.DataType, alias: str) -> pl.Expr | None:
     if base == pl.Null:
         return (~null).sum().alias(alias)
     if base == pl.String:
-        # Not a misfit: numbers here need their canonical text (count them).
-        return c.str.contains(_NUM).sum().alias(alias)
+        # Not a misfit: numbers here need their canonical text.  Count the
+        # tokens that start like a number (a range test on the first byte:
+        # cheap); the regex runs only where there are some.
+        return (((c >= "0") & (c < ":")) | ((c >= "-") & (c < "."))).sum().alias(alias)
     return None
 
 
@@ -894,7 +974,9 @@ class FrameReader:
                 if name == "c0":
                     c, changed = c.str.slice(self.scan.plen), True
                 if name in self.scan.padded:
-                    c, changed = c.str.strip_chars(" "), True
+                    # (A marked quoted token keeps its spaces: they are inside the quotes.)
+                    c = pl.when(c.str.starts_with(QUOTED)).then(c).otherwise(c.str.strip_chars(" ")) if self.scan.quoted else c.str.strip_chars(" ")
+                    changed = True
                 if fast.get_column(name).null_count():
                     c, changed = c.fill_null(""), True
                 if changed:
@@ -926,9 +1008,10 @@ class FrameReader:
         assert batch.fast is not None
         convert = make_converter(max_number_length=self.options.get("max_number_length", 10_000))
         out = []
+        delim = self.scan.delim
         for r, tok in enumerate(batch.fast.to_series(i).to_list()):
             try:
-                out.append(convert(tok))
+                out.append(untoken(tok, delim) if tok[:1] == QUOTED else convert(tok))
             except _Fail as e:
                 raise self._error(batch, r, None, i, e.msg, e.code) from None
         return out
@@ -959,6 +1042,11 @@ class FrameReader:
                 counts = fast.select([c for c in checks if c is not None]).row(0, named=True) if any(
                     c is not None for c in checks
                 ) else {}
+                maybe = [n for i, n in enumerate(names) if bases[i] == pl.String and counts.get(str(i))]
+                if maybe:
+                    numbers = fast.select([pl.col(n).str.contains(_NUM).sum() for n in maybe]).row(0, named=True)
+                    for n in maybe:
+                        counts[str(names.index(n))] = numbers[n]
                 bits_fast = []
                 for i, n in enumerate(names):
                     hits = counts.get(str(i))
@@ -972,7 +1060,7 @@ class FrameReader:
                 if full:
                     exact_bits = token_kinds(fast.select([names[i] for i in full]))
                     for i, b in zip(full, exact_bits):
-                        bits_fast[i] = b  # type: ignore[call-overload]
+                        bits_fast[i] = b
             exprs: list[pl.Expr] = []
             for i, n in enumerate(names):
                 b = bits_fast[i]
@@ -983,9 +1071,9 @@ class FrameReader:
                     continue
                 if b:
                     self._check(batch, i, b, allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=None)
-                e = token_expr(pl.col(n), bases[i], b)
+                e = token_expr(pl.col(n), bases[i], b, self.scan.delim if self.scan.quoted else None)
                 if e is None:
-                    fast_cols[i] = canonical_texts(fast.to_series(i))
+                    fast_cols[i] = canonical_texts(fast.to_series(i), self.scan.delim)
                 else:
                     exprs.append(e.alias(n))
             if exprs:

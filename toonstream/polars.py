@@ -152,18 +152,32 @@ def scan_toon(
     def source_generator(
         with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size_hint: int | None
     ) -> Iterator[pl.DataFrame]:
+        columns = with_columns
+        if predicate is not None and with_columns is not None:
+            # The predicate may use columns the query does not select.
+            extra = [c for c in predicate.meta.root_names() if c not in with_columns]
+            columns = [*with_columns, *dict.fromkeys(extra)]
         reader = FrameReader(
             source,
             batch_size=batch_size_hint or batch_size,
-            columns=with_columns,
-            n_rows=n_rows,
-            schema={k: v for k, v in fixed.items() if with_columns is None or k in with_columns},
+            columns=columns,
+            # With a predicate, n_rows counts rows that pass it: stop by hand.
+            n_rows=n_rows if predicate is None else None,
+            schema={k: v for k, v in fixed.items() if columns is None or k in columns},
             **_reader_args(common),
         )
+        left = n_rows
         for frame in reader:
             if predicate is not None:
                 frame = frame.filter(predicate)
+                if left is not None:
+                    frame = frame.head(left)
+                    left -= frame.height
+            if with_columns is not None and columns is not with_columns:
+                frame = frame.select(with_columns)
             yield frame
+            if left is not None and left <= 0:
+                return
 
     return register_io_source(io_source=source_generator, schema=fixed)
 
