@@ -162,3 +162,167 @@ def test_missing_as_null_shapes() -> None:
     uniform = [{"a": 1}, {"a": 2}]
     assert toonstream.dumps(uniform, missing_as_null=True) == toonstream.dumps(uniform)
     assert toonstream.dumps([{"a": 1}, {}], missing_as_null=True) == "[2]:\n  - a: 1\n  -"
+
+
+# ---------------------------------------------------------------- orjson fast path vs the stdlib path
+#
+# encode_jsonl parses with orjson when it is installed and falls back line by
+# line to the stdlib reader wherever the two could differ.  Both must give the
+# same bytes, or the same error (message, line, column, path).
+
+from toonstream import streaming  # noqa: E402
+from toonstream.streaming import _parse_json  # noqa: E402
+
+pytest.importorskip("orjson")
+
+
+def _run(data: bytes, *, orjson: bool, seekable: bool = True, **kw: Any) -> Any:
+    """(output, None) or (None, error summary) for encode_jsonl on ``data``."""
+    saved = streaming._orjson
+    if not orjson:
+        streaming._orjson = None
+    try:
+        out = io.BytesIO()
+        src: Any = io.BytesIO(data) if seekable else iter(data.splitlines(keepends=True))
+        try:
+            encode_jsonl(src, out, spool_memory=256, **kw)
+        except ToonEncodeError as e:
+            return None, (str(e), e.line, e.column, e.path)
+        return out.getvalue(), None
+    finally:
+        streaming._orjson = saved
+
+
+def _both(data: bytes, **kw: Any) -> Any:
+    fast = _run(data, orjson=True, **kw)
+    assert fast == _run(data, orjson=False, **kw)
+    assert fast == _run(data, orjson=True, seekable=False, **kw)
+    return fast
+
+
+def _expected(data: bytes, **kw: Any) -> str:
+    """dumps() of the values the exact (stdlib) reader gives, line by line."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    values = [_parse_json(line, i) for i, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+    return toonstream.dumps(values, **kw)
+
+
+NUMBER_TEXTS = [
+    "0", "-0", "-0.0", "0.0", "0.00", "1.0", "1.10", "0.1", "1e400", "-1e400", "1e-400", "5e-324", "4.9e-324",
+    "2.2250738585072014e-308", "1E5", "1e5", "1.0e5", "1e+16", "1e16", "1.5e-07", "0.00001", "0.0000001",
+    "123456789012345.5", "12345678901234.5", "0.10000000000000000001", "0.1000000000000000055511151231257827",
+    "9007199254740993", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
+    "-9223372036854775809", "123456789012345678", "1234567890123456789", "9" * 30, "9" * 5000,
+    "0.8444218515250481", "1.7976931348623157e308", "1.7976931348623159e308", "3.0", "100.0", "1e21", "1e-7",
+]
+
+
+@pytest.mark.parametrize("text", NUMBER_TEXTS)
+def test_fast_path_numbers_match_stdlib(text: str) -> None:
+    # in a table, in a list, as a root scalar, and among many plain lines (one batch)
+    lines = [f'{{"id": 1, "x": {text}}}', f'{{"id": 2, "x": [{text}, "a"]}}', text]
+    for line in lines:
+        data = (line + "\n").encode()
+        assert _both(data) == (_expected(data).encode(), None)
+    data = "".join(f'{{"id": {i}, "x": {text if i == 700 else i / 4}}}\n' for i in range(1500)).encode()
+    assert _both(data) == (_expected(data).encode(), None)
+
+
+def test_fast_path_lines_orjson_rejects_or_reads_differently() -> None:
+    cases = [
+        b'{"a": NaN}\n{"a": Infinity}\n{"a": -Infinity}\n',  # stdlib-only literals: null
+        b'{"a": 1, "b": 2, "a": 3}\n{"b": 5, "a": 6}\n',  # duplicate key: last value, first place
+        b'{"a": "\\ud800"}\n',  # lone surrogate escape: the stdlib reads it, dumps rejects it
+        b'{"a": "\\ud83d\\ude00 \\u00e9 \\/"}\n{"a": "x"}\n',
+        b'[' * 1500 + b']' * 1500 + b"\n",  # deeper than orjson's limit
+        b'\xef\xbb\xbf{"a": 1}\r\n\r\n  \n{"a": 2}',  # BOM, CRLF, blank lines, no final newline
+        b'{"a": 1}\n{"a": "1e5 3e4 and 12345678901234567890"}\n{"a": "0x1e3"}\n',  # numbers in strings
+    ]
+    for data in cases:
+        fast = _both(data)
+        if fast[1] is None:
+            assert fast[0] == _expected(data).encode()
+
+
+@pytest.mark.parametrize(
+    "bad, line",
+    [
+        (b'{"a": }', 3), (b'\xff', 3), (b'{"a": 1} x', 3), (b'{"a": 01}', 3), (b'{"a": 1,}', 3),
+        (b'"abc', 3), (b'\xef\xbb\xbf{"a": 1}', 3), (b'{"a": "\xed\xa0\x80"}', 3), (b'{"a": 1e}', 3),
+    ],
+)
+def test_fast_path_bad_lines_name_their_number(bad: bytes, line: int) -> None:
+    data = b'{"a": 1}\n\n' + bad + b'\n{"a": 2}\n'
+    out, err = _both(data)
+    assert out is None and err[1] == line
+    # the same bad line deep inside a long run of good ones
+    data = b'{"a": 1}\n' * 2500 + bad + b"\n" + b'{"a": 2}\n' * 10
+    out, err = _both(data)
+    assert out is None and err[1] == 2501
+
+
+def test_fast_path_table_breaks_mid_batch_and_errors_name_the_row() -> None:
+    rows = [{"id": i, "name": f"n{i}", "s": i / 3} for i in range(3000)]
+    variants = {
+        "nested": {"id": 1, "name": {"x": 1}, "s": 0.5},
+        "extra key": {"id": 1, "name": "x", "s": 0.5, "t": 1},
+        "missing key": {"id": 1, "name": "x"},
+        "other order": {"s": 0.5, "name": "x", "id": 1},
+        "scalar": 7,
+        "list": [1, 2],
+        "quoted cells": {"id": -1, "name": "a, b: [c]", "s": -0.0},
+    }
+    for at in (0, 1, 1023, 1024, 2999):
+        for name, odd in variants.items():
+            recs = rows[:at] + [odd] + rows[at:]
+            data = b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+            for kw in ({}, {"delimiter": "\t"}, {"missing_as_null": True}, {"key": "rows"}):
+                got = _both(data, **kw)
+                want = toonstream.dumps(recs if "key" not in kw else {"rows": recs}, **{k: v for k, v in kw.items() if k != "key"})
+                assert got == (want.encode(), None), (name, at, kw)
+    # a value dumps() rejects, far into a table: the same error and row index as dumps()
+    recs = rows[:2000] + [{"id": 1, "name": "\ud800", "s": 1.5}] + rows[2000:]
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+    out, err = _both(data)
+    with pytest.raises(ToonEncodeError) as info:
+        toonstream.dumps(recs)
+    assert out is None and err[0] == str(info.value) and err[3] == info.value.path == (2000,)
+
+
+FLAT = st.lists(
+    st.fixed_dictionaries(
+        {"id": st.integers(min_value=-(2**70), max_value=2**70), "x": PRIMS, "y": st.one_of(PRIMS, st.floats())}
+    ),
+    min_size=1,
+    max_size=30,
+)
+NUMBER_TEXT = st.one_of(
+    st.sampled_from(NUMBER_TEXTS),
+    st.from_regex(r"\A-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,25})?([eE][-+]?[0-9]{1,3})?\Z"),
+)
+
+
+@SETTINGS
+@given(FLAT, DELIMS, st.booleans())
+def test_fast_path_matches_stdlib_path(records: list[Any], delimiter: str, spaced: bool) -> None:
+    sep = ", " if spaced else ","
+    data = b"".join(json.dumps(r, separators=(sep, ":")).encode() + b"\n" for r in records)
+    got = _both(data, delimiter=delimiter)
+    assert got == (_expected(data, delimiter=delimiter).encode(), None)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(NUMBER_TEXT, NUMBER_TEXT), min_size=1, max_size=20))
+def test_fast_path_number_texts(pairs: list[tuple[str, str]]) -> None:
+    data = "".join(f'{{"a": {a}, "b": [{b}]}}\n{{"a": {b}, "b": "{a}"}}\n' for a, b in pairs).encode()
+    assert _both(data) == (_expected(data).encode(), None)
+
+
+JSONISH = st.text(alphabet='{}[]":,0123456789.eE+-truefalsn \t\\u\x00\xe9', max_size=30)
+
+
+@SETTINGS
+@given(st.lists(JSONISH, min_size=1, max_size=6))
+def test_fast_path_accepts_and_rejects_like_stdlib(lines: list[str]) -> None:
+    data = "\n".join(lines).encode()
+    _both(data)

@@ -21,13 +21,19 @@ of one element (or one root member) and is materialized with it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pickle
+import re
 import tempfile
+from bisect import bisect_right
 from decimal import Decimal
+from itertools import accumulate, islice, repeat
+from operator import itemgetter
 from typing import IO, Any, Callable, Iterable, Iterator, Union
 
+from ._columns import format_column
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE
 from ._writer import Fields, LineSink, header, key_text
@@ -50,7 +56,10 @@ class _ArrayPlan:
     element again.  The first element that breaks the shape drops the spool.
     """
 
-    __slots__ = ("walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "_spool_memory", "union")
+    __slots__ = (
+        "walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "_spool_memory", "union",
+        "_names", "_columns", "_waiting",
+    )
 
     def __init__(self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY) -> None:
         self.walk = walk
@@ -60,8 +69,12 @@ class _ArrayPlan:
         self.tabular = True
         self.keyset: frozenset[str] | None = None  # set when the shape is flat
         self.rows: Any = None  # text spool of "\n<row lines>" pieces
-        # Elements waiting to be formatted as one column-wise batch (ROW_BATCH at most).
+        # Elements waiting to be formatted as one column-wise batch (ROW_BATCH or so):
+        # for a flat shape their cells, one list per field (``_columns``), else the elements.
         self._pending: list[Any] = []
+        self._names: tuple[str, ...] | None = None  # the fields, when the shape is flat
+        self._columns: list[list[Any]] = []
+        self._waiting = 0  # elements in _pending or _columns
         self._spool_memory = spool_memory
         # missing_as_null: the union-of-keys shape, for when the exact one fails
         self.union = UnionShape(walk) if walk.missing_as_null else None
@@ -74,6 +87,8 @@ class _ArrayPlan:
             if self.fields is not None:
                 if all(sub is None for _, sub in self.fields):
                     self.keyset = frozenset(value)
+                    self._names = tuple(name for name, _ in self.fields)
+                    self._columns = [[] for _ in self._names]
                 self.rows = tempfile.SpooledTemporaryFile(max_size=self._spool_memory, mode="w+", encoding="utf-8")
         elif self.tabular:
             assert self.fields is not None
@@ -90,12 +105,55 @@ class _ArrayPlan:
         if self.union is not None:
             self.union.add(value)
         if self.rows is not None:
-            self._pending.append(value)
-            if len(self._pending) >= ROW_BATCH:
-                self.flush_rows()
+            if self._names is not None:
+                for column, name in zip(self._columns, self._names):
+                    column.append(value[name])
+            else:
+                self._pending.append(value)
+            self._waiting += 1
         if self.primitive and type(value) not in PRIMITIVE:
             self.primitive = False
         self.n += 1
+
+    def add_batch(self, values: list[Any], flat: bool) -> None:
+        """Account for a batch of elements parsed from JSON text (so already in
+        the JSON model).  ``flat``: no element holds a nested object or array.
+
+        The common case (a flat table that goes on) is checked with C-level
+        passes over the batch; anything else goes element by element.
+        """
+        names = self._names
+        columns = None
+        if (
+            flat
+            and names is not None
+            and self.tabular
+            and self.rows is not None
+            and self.union is None
+            and set(map(type, values)) == {dict}
+            and set(map(len, values)) == {len(names)}
+        ):
+            try:  # same size and every field present: the same keys
+                columns = [list(map(itemgetter(name), values)) for name in names]
+            except KeyError:
+                pass
+        if columns is not None:
+            for column, more in zip(self._columns, columns):
+                column += more
+            self.n += len(values)
+            self._waiting += len(values)
+        else:
+            for value in values:
+                try:
+                    self.add(value)
+                except ToonEncodeError as e:
+                    e.path = (self.n,) + e.path
+                    raise
+        self.maybe_flush()
+
+    def maybe_flush(self) -> None:
+        if self._waiting >= ROW_BATCH:
+            self.flush_rows()
 
     def union_fields(self) -> Fields | None:
         """The missing_as_null table shape, when the exact one does not hold."""
@@ -114,15 +172,28 @@ class _ArrayPlan:
         self.n += 1
 
     def flush_rows(self) -> None:
-        """Format the pending elements into the row spool (column-wise)."""
-        if self.rows is not None and self._pending:
+        """Format the pending elements into the row spool (column-wise).
+
+        A ToonEncodeError's path starts with the element's index in the array."""
+        pending, columns, waiting = self._pending, self._columns, self._waiting
+        self._pending, self._waiting = [], 0
+        self._columns = [[] for _ in columns]
+        if self.rows is not None and waiting:
             assert self.fields is not None
-            for chunk in self.walk.rows_text(self._pending, self.fields, 1):
-                self.rows.write("\n" + chunk)
-        self._pending = []
+            try:
+                if self._names is not None:
+                    self.rows.write("\n" + _flat_rows(self.walk, columns))
+                else:
+                    for chunk in self.walk.rows_text(pending, self.fields, 1):
+                        self.rows.write("\n" + chunk)
+            except ToonEncodeError as err:
+                if err.path and isinstance(err.path[0], int):
+                    err.path = (err.path[0] + self.n - waiting,) + err.path[1:]
+                raise
 
     def drop_rows(self) -> None:
-        self._pending = []
+        self._pending, self._waiting = [], 0
+        self._columns = [[] for _ in self._columns]
         if self.rows is not None:
             self.rows.close()
             self.rows = None
@@ -134,6 +205,27 @@ class _ArrayPlan:
 
 
 _PRIMITIVE_TYPES = PRIMITIVE
+
+
+def _flat_rows(walk: _Walk, columns: list[list[Any]]) -> str:
+    """Row lines at depth 1 from the cells of a flat table, one list per field:
+    what ``walk.rows_text`` writes for the same rows.  A ToonEncodeError's
+    path is the row's index, as ``rows_text`` gives it."""
+    d = walk.d
+    prim = walk.prim
+    try:
+        cells = [format_column(column, d, prim) for column in columns]
+    except ToonEncodeError as err:
+        for i, row in enumerate(zip(*columns)):  # error path only: find the row
+            try:
+                for v in row:
+                    prim(v)
+            except ToonEncodeError:
+                err.path = (i,) + err.path
+                break
+        raise
+    ind = walk.unit
+    return ind + ("\n" + ind).join(map(d.join, zip(*cells)))
 
 
 def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
@@ -369,15 +461,10 @@ class Encoder:
         """A complete child of a streamed level: an array element or a root member."""
         top = self._levels[-1]
         walk = self._walk
-        if top == _OBJ:
-            self._root_plan.add(walk.norm(value))
-            self._spool.put(("m", self._key, value))
-        elif top == _ARR:
-            self._root_plan.add(walk.norm(value))
-            self._spool.put(("e", value))
-        else:
-            self._member_plans[-1].add(walk.norm(value))
-            self._spool.put(("e", value))
+        plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
+        plan.add(walk.norm(value))
+        plan.maybe_flush()
+        self._spool.put(("m", self._key, value) if top == _OBJ else ("e", value))
 
     def close(self) -> None:
         """End of events: write the document (pass two) and flush."""
@@ -498,7 +585,7 @@ def encode_events(
 
 
 def _encode_array_stream(
-    pass_one: Iterator[Any],
+    pass_one: Iterator[tuple[list[Any], bool]],
     pass_two: Callable[[], Iterator[Any]],
     out: IO[str] | IO[bytes],
     key: str | None,
@@ -507,15 +594,23 @@ def _encode_array_stream(
 ) -> int:
     """Shared body of encode_jsonl / encode_records: plan, then write.
 
+    ``pass_one`` yields batches ``(values, flat)``: ``flat`` promises values
+    parsed from JSON with no nested object or array (``_ArrayPlan.add_batch``).
     ``pass_two`` is called only if pass one could not write the rows ahead.
     """
     plan = _ArrayPlan(walk, spool_memory)
-    for i, value in enumerate(pass_one):
-        try:
-            plan.add(walk.norm(value))
-        except ToonEncodeError as e:
-            e.path = (i,) + e.path
-            raise
+    norm = walk.norm
+    for values, flat in pass_one:
+        if flat:
+            plan.add_batch(values, True)
+            continue
+        for value in values:
+            try:
+                plan.add(norm(value))
+            except ToonEncodeError as e:
+                e.path = (plan.n,) + e.path
+                raise
+            plan.maybe_flush()
     sink = LineSink(out)
     head = "" if key is None else key_text(key)
     try:
@@ -559,14 +654,14 @@ def encode_records(
     )
     if isinstance(records, (list, tuple)):
         seq = records
-        return _encode_array_stream(iter(seq), lambda: iter(seq), out, key, walk, spool_memory)
+        return _encode_array_stream(iter([(list(seq), False)]), lambda: iter(seq), out, key, walk, spool_memory)
     spool = _Spool(spool_memory)
     try:
 
-        def first() -> Iterator[Any]:
+        def first() -> Iterator[tuple[list[Any], bool]]:
             for r in records:
                 spool.put(r)
-                yield r
+                yield [r], False
 
         return _encode_array_stream(first(), spool.replay, out, key, walk, spool_memory)
     finally:
@@ -620,17 +715,159 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
         raise ToonEncodeError(f"invalid JSON line: {e}", line=lineno, column=1) from None
 
 
+# orjson, when installed, parses most lines several times faster than the
+# stdlib; it is optional, and only trusted where it gives exactly the value
+# ``_parse_json`` gives:
+# - it rejects what the stdlib also rejects (and NaN/Infinity, lone surrogate
+#   escapes, nesting deeper than 1024, which the stdlib accepts): any line it
+#   rejects goes to ``_parse_json``, so errors and their line numbers are the
+#   stdlib path's;
+# - duplicate keys: the last value wins, at the first key's place, like dict();
+# - numbers: integers within 64 bits are exact; beyond, orjson gives a float.
+#   Floats are correctly rounded, so a float token whose text is Python's
+#   repr is the same float; other float tokens become exact Decimals on the
+#   stdlib path.  The text is screened for number tokens with an exponent or
+#   16+ digits/dots: a token without them has at most 15 significant digits
+#   and needs no Decimal (its float prints back as the same decimal number,
+#   and dumps writes a float and an equal Decimal alike).  A line with such a
+#   token is checked token by token (``_numbers_agree``) and, failing that,
+#   parsed by ``_parse_json``.
+try:
+    _orjson: Any = importlib.import_module("orjson")
+except ImportError:  # pragma: no cover - orjson is optional
+    _orjson = None
+
+# Digits and "." to "0", "E" to "e": then b"0e" marks an exponent and 16 "0"s
+# a long digit run (C-level bytes searches, no regex over the input).
+_SCREEN = bytes.maketrans(b"123456789.E", b"0000000000e")
+_EXPONENT = b"0e"
+_LONG_RUN = b"0" * 16
+# A JSON number follows "[", ",", ":" or whitespace (or starts the line);
+# digits inside strings mostly do not ("3e5a", "550e8400-...").
+_NUMBER_TOKEN = re.compile(rb"(?:(?<=[\[,: \t\r])|^)-?[0-9][0-9.]*(?:[eE][-+]?[0-9]*)?")
+#: Lines parsed per batch (pass one and pass two).
+LINE_BATCH = 1024
+
+
+def _numbers_agree(line: bytes) -> bool:
+    """Whether orjson's numbers for this line are ``_parse_json``'s: every
+    number-like token with an exponent or 16+ characters is an int of at most
+    18 digits or a float written exactly as Python's repr writes it.
+    Some tokens inside strings are checked too (harmless: a false alarm only
+    sends the line to the stdlib parser)."""
+    for tok in _NUMBER_TOKEN.findall(line):
+        exp = b"e" in tok or b"E" in tok
+        if len(tok) < 16 and not exp:
+            continue
+        if not exp and b"." not in tok:
+            if len(tok.lstrip(b"-")) <= 18:
+                continue
+            return False
+        text = tok.decode("ascii")
+        try:
+            if repr(float(text)) != text:
+                return False
+        except ValueError:
+            return False
+    return True
+
+
+def _risky(line: bytes) -> bool:
+    screened = line.translate(_SCREEN)
+    return (_EXPONENT in screened or _LONG_RUN in screened) and not _numbers_agree(line)
+
+
+def _parse_line(raw: bytes | str, lineno: int) -> Any:
+    if _orjson is not None and type(raw) is bytes and not _risky(raw):
+        try:
+            return _orjson.loads(raw)
+        except ValueError:  # orjson.JSONDecodeError: the stdlib decides (and names the error)
+            pass
+    return _parse_json(raw, lineno)
+
+
+def _parse_batch(lines: list[Any], lineno: int) -> tuple[list[Any], bool]:
+    """The values of the non-blank lines (``lineno``: the first line's number).
+
+    Also ``flat``: True when no value holds a nested object or array (the
+    text has one "{" per line and no "[" at all: strings holding those give
+    a false "not flat", never a false "flat").
+    """
+    if _orjson is not None and type(lines[0]) is bytes:
+        try:
+            chunk = b"".join(lines)  # TypeError: str lines among them
+            values = list(map(_orjson.loads, lines))
+        except (TypeError, ValueError):  # a blank or bad line, NaN, ...: line by line below
+            pass
+        else:
+            screened = chunk.translate(_SCREEN)
+            if _EXPONENT in screened or _LONG_RUN in screened:
+                _recheck(lines, values, screened, lineno)
+            return values, chunk.count(b"{") == len(values) and b"[" not in chunk
+    values = []
+    for i, raw in enumerate(lines):
+        if raw.strip():
+            values.append(_parse_line(raw, lineno + i))
+    return values, False
+
+
+def _recheck(lines: list[bytes], values: list[Any], screened: bytes, lineno: int) -> None:
+    """Parse again with ``_parse_json`` the lines whose numbers orjson may read
+    differently (``screened`` is the batch through ``_SCREEN``)."""
+    ends = list(accumulate(map(len, lines)))
+    pos = 0
+    while True:
+        hits = [p for p in (screened.find(_EXPONENT, pos), screened.find(_LONG_RUN, pos)) if p != -1]
+        if not hits:
+            return
+        i = bisect_right(ends, min(hits))
+        if not _numbers_agree(lines[i]):
+            values[i] = _parse_json(lines[i], lineno + i)
+        pos = ends[i]
+
+
+def _line_batches(lines: Iterable[Any], readlines: Callable[[], list[Any]] | None = None) -> Iterator[list[Any]]:
+    """Lists of lines (up to LINE_BATCH, or what ``readlines`` gives), a BOM
+    on the first line removed."""
+    take: Callable[[], list[Any]]
+    if readlines is not None:
+        take = readlines
+    else:
+        it = iter(lines)
+        take = lambda: list(islice(it, LINE_BATCH))  # noqa: E731
+    batch = take()
+    if batch:
+        raw = batch[0]
+        if isinstance(raw, bytes) and raw.startswith(b"\xef\xbb\xbf"):
+            batch[0] = raw[3:]
+        elif isinstance(raw, str) and raw.startswith("\ufeff"):
+            batch[0] = raw[1:]
+    while batch:
+        yield batch
+        batch = take()
+
+
+def _jsonl_batches(batches: Iterable[list[Any]]) -> Iterator[tuple[list[Any], bool]]:
+    """``(values, flat)`` for each batch of lines (see ``_parse_batch``)."""
+    lineno = 1
+    for lines in batches:
+        yield _parse_batch(lines, lineno)
+        lineno += len(lines)
+
+
 def _jsonl_values(lines: Iterable[bytes | str]) -> Iterator[Any]:
     """Each non-blank line parsed as one JSON value (a BOM on line 1 is skipped)."""
-    for lineno, raw in enumerate(lines, 1):
-        if lineno == 1:
-            if isinstance(raw, bytes) and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            elif isinstance(raw, str) and raw.startswith("\ufeff"):
-                raw = raw[1:]
-        if not raw.strip():
-            continue
-        yield _parse_json(raw, lineno)
+    for values, _ in _jsonl_batches(_line_batches(lines)):
+        yield from values
+
+
+def _file_batches(fp: Any) -> Iterator[list[Any]]:
+    """Batches of lines of a file object, read with ``readlines`` (C-level),
+    or of any other iterable of lines."""
+    readlines = getattr(fp, "readlines", None)
+    if readlines is None or not hasattr(fp, "read"):
+        return _line_batches(fp)
+    return _line_batches(fp, lambda: readlines(1 << 17))
 
 
 def encode_jsonl(
@@ -679,22 +916,28 @@ def encode_jsonl(
 
         def again() -> Iterator[Any]:
             fp.seek(start)
-            return _jsonl_values(fp)
+            for values, _ in _jsonl_batches(_file_batches(fp)):
+                yield from values
 
-        return _encode_array_stream(_jsonl_values(fp), again, out, key, walk, spool_memory)
+        return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
     spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
     try:
 
-        def first() -> Iterator[bytes | str]:
-            for raw in source:
-                line = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
-                spool.write(line if line.endswith(b"\n") else line + b"\n")
-                yield raw
+        def first() -> Iterator[list[Any]]:
+            for lines in _file_batches(source):
+                if type(lines[0]) is bytes and all(map(bytes.endswith, lines, repeat(b"\n"))):
+                    spool.write(b"".join(lines))  # TypeError: not all bytes
+                else:
+                    for raw in lines:
+                        line = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+                        spool.write(line if line.endswith(b"\n") else line + b"\n")
+                yield lines
 
         def replay() -> Iterator[Any]:
             spool.seek(0)
-            return _jsonl_values(spool)
+            for values, _ in _jsonl_batches(_file_batches(spool)):
+                yield from values
 
-        return _encode_array_stream(_jsonl_values(first()), replay, out, key, walk, spool_memory)
+        return _encode_array_stream(_jsonl_batches(first()), replay, out, key, walk, spool_memory)
     finally:
         spool.close()
