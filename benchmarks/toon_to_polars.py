@@ -42,11 +42,50 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return min(times), out
 
 
+_CHILD = """
+import sys, resource, time
+import toonstream.arrow as ta
+t0 = time.perf_counter()
+n = sum(b.num_rows for b in ta.iter_batches(sys.argv[1]))
+print(n, time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def rss(sizes: list[int]) -> None:
+    """Peak RSS of iterating Arrow batches over generated tables (memory flat in input size)."""
+    import subprocess
+
+    WORK.mkdir(exist_ok=True)
+    print("| rows | TOON MB | seconds | peak RSS (MB) |")
+    print("|---:|---:|---:|---:|")
+    out = []
+    for n in sizes:
+        path = WORK / f"rss_{n}.toon"
+        if not path.exists():
+            cities = ["Oslo", '"São Paulo, BR"']  # every other row has a quoted cell
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"[{n}]{{id,name,score,active,city,visits}}:\n")
+                for i in range(n):
+                    active = "true" if i % 3 else "false"
+                    f.write(f"  {i},user_{i * 7919 % 1000003},{i % 1000}.{i % 7},{active},{cities[i % 2]},{i % 5000}\n")
+        p = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True)
+        rows, seconds, peak = p.stdout.split()
+        mb = path.stat().st_size / 1e6
+        out.append({"rows": int(rows), "toon_mb": mb, "seconds": float(seconds), "peak_rss_mb": float(peak)})
+        print(f"| {int(rows):,} | {mb:.0f} | {float(seconds):.2f} | {float(peak):.0f} |")
+    (RESULTS / "toon_to_arrow_rss.json").write_text(json.dumps(out, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rss", type=int, nargs="*", metavar="ROWS",
+                    help="instead: peak RSS of streaming iter_batches over tables of these sizes (subprocesses)")
     args = ap.parse_args()
+    if args.rss is not None:
+        rss(args.rss or [1_000_000, 4_000_000])
+        return
 
     import polars as pl
     from polars.testing import assert_frame_equal
