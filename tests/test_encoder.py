@@ -352,3 +352,26 @@ def test_huge_ints_past_the_str_limit() -> None:
         fast, walk = _both(value)
         assert fast == walk
         assert toonstream.loads(fast) == value
+
+
+def test_records_with_tables_and_arrays_equal_walk() -> None:
+    # list items that are objects: column-wise per key sequence; their arrays
+    # (inline, or tables) formatted together unless something differs
+    orders = [
+        {"id": i, "c": {"name": f"C {i}", "vip": i % 3 == 0}, "items": [{"sku": f"S-{j}", "qty": j, "p": j / 4} for j in range(1 + i % 4)],
+         "tags": ["a", "true", "b,c"][: 1 + i % 3], "total": i * 1.5}
+        for i in range(40)
+    ]
+    variants = [
+        orders,
+        orders + [{"id": 99, "c": {}, "items": [], "tags": [], "total": None}],
+        orders + [{"id": 98, "c": {"name": "x"}, "items": [{"qty": 1, "sku": "s", "p": 0.5}], "tags": [1, "x"], "total": 1}],
+        orders + [{"id": 97, "c": {"a": {"b": 1}, "z": {"b": 2}}, "items": [{"sku": "s", "qty": [1]}], "tags": [[1]], "total": 2}],
+        orders + [{"total": 1.0, "id": 96}],
+        [{"e": {"code": "E:1", "retry": True}} if i % 2 else {"e": {"code": "x"}} for i in range(30)],
+        [{"a": "\ud800"}] * 10,
+    ]
+    for value in variants:
+        for d in (",", "|"):
+            fast, walk = _both({"orders": value}, delimiter=d)
+            assert fast == walk

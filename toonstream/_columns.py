@@ -48,9 +48,10 @@ _BAD_BYTES = {d: _bad_bytes(d) for d in DELIMITERS}
 _TO_NUL = {d: bytes.maketrans(_BAD_BYTES[d], bytes(len(_BAD_BYTES[d]))) for d in DELIMITERS}
 _LINE_START = re.compile(r"\n(?=[ \t\-#\n]|(?:true|false|null)\n)")  # lead char, empty, keyword
 _LINE_END = re.compile(r"[ \t](?=\n)")  # trailing whitespace
-# Byte substrings of the framed column that show a line _LINE_START or
-# _LINE_END would flag (a tab is in _BAD_BYTES anyway).
-_LINE_MARKS = (b"\n ", b"\n-", b"\n#", b"\n\n", b" \n", b"\ntrue\n", b"\nfalse\n", b"\nnull\n")
+# _LINE_START over the encoded column (one pass; the engine skips to each
+# "\n"); with a search for b" \n" it shows whether _LINE_START or _LINE_END
+# flag anything (a tab is in _BAD_BYTES anyway).
+_LINE_MARK = re.compile(rb"\n(?:[ \-#\n]|(?:true|false|null)\n)")
 # A numeric-like string (§7.2) starts with a digit or a sign ("-" is a line
 # mark already): after this translation such a line starts with "0".
 _NUMBER_LEAD = bytes.maketrans(b"+123456789", b"0000000000")
@@ -150,12 +151,10 @@ def flag_strings(col: Sequence[str], delimiter: str) -> tuple[set[int], set[int]
         starts = _line_starts(col)
         must = _line_index(starts, [m.start() for m in _BAD[delimiter].finditer(framed)])
     maybe: set[int] = set()
-    for mark in _LINE_MARKS:
-        if mark in raw:
-            positions = [m.start() + 1 for m in _LINE_START.finditer(framed)]
-            positions += [m.start() for m in _LINE_END.finditer(framed)]
-            maybe = _line_index(_line_starts(col) if starts is None else starts, positions)
-            break
+    if _LINE_MARK.search(raw) is not None or b" \n" in raw:
+        positions = [m.start() + 1 for m in _LINE_START.finditer(framed)]
+        positions += [m.start() for m in _LINE_END.finditer(framed)]
+        maybe = _line_index(_line_starts(col) if starts is None else starts, positions)
     if b"\n0" in raw.translate(_NUMBER_LEAD):
         lines = raw.translate(None, _DIGITS)[1:-1].split(b"\n")
         if not _NUMBER_SKELETONS.isdisjoint(lines):

@@ -624,23 +624,23 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         return key_text(k)
 
     def group_parts(
-        members: list[dict[Any, Any]], keys: tuple[Any, ...], types: tuple[type, ...], depth: int, first_lead: str | None, level: int
+        members: list[dict[Any, Any]], keys: tuple[Any, ...], depth: int, first_lead: str | None, level: int
     ) -> list[Any]:
-        """Objects of one shape (same keys in the same order, same value
-        types), written field by field as ``fields`` would, a column at a
-        time.  A list of parts: a list of texts (one per member) or, for a
-        field that needs per-object work, its key (``fields`` writes it)."""
+        """Objects with the same keys in the same order, written field by
+        field as ``fields`` would, a column at a time.  A list of parts: a
+        list of texts (one per member) or, for a field that needs per-object
+        work, its key (``fields`` writes it)."""
         ind = "\n" + unit * depth
         parts: list[Any] = []
         run: list[tuple[str, list[str]]] = []  # consecutive columns of texts, with their line prefixes
-        for j, (k, t) in enumerate(zip(keys, types)):
+        for j, k in enumerate(keys):
             lead = first_lead if j == 0 and first_lead is not None else ind
-            if t in primitive:
-                col = list(map(itemgetter(k), members))
-                run.append((f"{lead}{ekey(k)}: ", format_column(col, d, prim, (t,))))
+            col = list(map(itemgetter(k), members))
+            kinds = set(map(type, col))
+            if kinds <= primitive:
+                run.append((f"{lead}{ekey(k)}: ", format_column(col, d, prim, kinds)))
                 continue
-            if t is dict:
-                col = list(map(itemgetter(k), members))
+            if kinds == {dict}:
                 # non-empty, and no member a keyed-table candidate (a dict or host value inside)
                 if 0 not in set(map(len, col)):
                     inner = set(map(type, chain.from_iterable(map(dict.values, col))))
@@ -651,24 +651,75 @@ def _fast_text(walk: _Walk, value: Any) -> str:
                         if sub is not None:
                             run.append((f"{lead}{ekey(k)}:", sub))
                             continue
+            elif kinds == {list}:
+                if 0 not in set(map(len, col)):
+                    if level > limit:
+                        raise _Fallback
+                    texts = list_column(col, lead + ekey(k), depth)
+                    if texts is not None:
+                        run.append(("", texts))
+                        continue
             if run:
                 parts.append(_merge(run))
                 run = []
-            parts.append(k)  # lists, host values, empty or keyed-table objects
+            parts.append(k)  # host values, mixed kinds, empty or keyed-table objects, other lists
         if run:
             parts.append(_merge(run))
         return parts
 
-    def shapes(objs: list[dict[Any, Any]]) -> dict[tuple[Any, Any], list[int]]:
-        """Indexes of the objects by shape (keys in order, value types), C-level."""
-        sigs = list(zip(map(tuple, objs), map(tuple, map(map, repeat(type), map(dict.values, objs)))))
+    def list_column(col: list[list[Any]], head: str, depth: int) -> list[str] | None:
+        """Non-empty arrays, one per object of a shape, that are all inline
+        primitive arrays or all flat tables of one header (as ``array`` would
+        write each), formatted together column-wise; None for anything else."""
+        lens = list(map(len, col))
+        flat = list(chain.from_iterable(col))
+        kinds = set(map(type, flat))
+        texts: list[str] = []
+        pos = 0
+        if kinds <= primitive:  # §9.1 inline
+            cells = format_column(flat, d, prim, kinds)
+            for n in lens:
+                texts.append(f"{head}{header('', n, d)} {d.join(cells[pos : pos + n])}")
+                pos += n
+            return texts
+        if kinds != {dict}:
+            return None
+        first = flat[0]
+        if not first or len(set(map(tuple, map(itemgetter(0), col)))) != 1:
+            return None  # each table's header follows its first row's key order
+        names = tuple(first)
+        if set(map(len, flat)) != {len(names)} or any(type(k) is not str for k in names):
+            return None
+        cols = []
+        for k in names:
+            try:
+                values = list(map(itemgetter(k), flat))
+            except KeyError:
+                return None
+            vk = set(map(type, values))
+            if not vk <= primitive:
+                return None
+            cols.append(format_column(values, d, prim, vk))
+        sep = "\n" + unit * (depth + 1)
+        rows = list(map(sep.__add__, map(d.join, zip(*cols)) if len(cols) > 1 else cols[0]))
+        for n in lens:
+            suffix = header_cache.get((names, n))
+            if suffix is None:
+                suffix = header_cache[names, n] = header("", n, d, [(k, None) for k in names])
+            texts.append(head + suffix + "".join(rows[pos : pos + n]))
+            pos += n
+        return texts
+
+    def shapes(objs: list[dict[Any, Any]]) -> dict[tuple[Any, ...], list[int]]:
+        """Indexes of the objects by key sequence, C-level."""
+        sigs = list(map(tuple, objs))
         code = {sig: i for i, sig in enumerate(dict.fromkeys(sigs))}
         if len(code) == 1:
             return {sigs[0]: list(range(len(objs)))}
         ids = list(map(code.__getitem__, sigs))
         order = sorted(range(len(ids)), key=ids.__getitem__)  # stable: each group in order
         counts = Counter(ids)
-        groups: dict[tuple[Any, Any], list[int]] = {}
+        groups: dict[tuple[Any, ...], list[int]] = {}
         start = 0
         for sig, i in code.items():
             groups[sig] = order[start : start + counts[i]]
@@ -680,12 +731,12 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         None, level)`` writes them, or None if one needs per-object work."""
         groups = shapes(objs)
         if len(groups) == 1:
-            ((keys, types),) = groups
-            parts = group_parts(objs, keys, types, depth, None, level)
+            (keys,) = groups
+            parts = group_parts(objs, keys, depth, None, level)
             return parts[0] if len(parts) == 1 and type(parts[0]) is list else None
         texts: list[Any] = [None] * len(objs)
-        for (keys, types), idxs in groups.items():
-            parts = group_parts(list(map(objs.__getitem__, idxs)), keys, types, depth, None, level)
+        for keys, idxs in groups.items():
+            parts = group_parts(list(map(objs.__getitem__, idxs)), keys, depth, None, level)
             if len(parts) != 1 or type(parts[0]) is not list:
                 return None
             deque(map(texts.__setitem__, idxs, parts[0]), maxlen=0)
@@ -696,9 +747,9 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         lead = "\n" + unit * (depth - 1) + "- "
         plans: list[Any] = [None] * len(items)
         pure = True
-        for (keys, types), idxs in shapes(items).items():
+        for keys, idxs in shapes(items).items():
             members = list(map(items.__getitem__, idxs))
-            parts = group_parts(members, keys, types, depth, lead, level)
+            parts = group_parts(members, keys, depth, lead, level)
             if len(parts) == 1 and type(parts[0]) is list:
                 deque(map(plans.__setitem__, idxs, parts[0]), maxlen=0)
             else:
