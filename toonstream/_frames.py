@@ -742,7 +742,7 @@ class _Batch:
 
     def __init__(self, pieces: list[Piece]) -> None:
         frames = [p.frame for p in pieces if p.frame is not None and p.frame.height]
-        self.fast = (pl.concat(frames, rechunk=True) if len(frames) > 1 else frames[0]) if frames else None
+        self.fast = (pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]) if frames else None
         self.rows: list[tuple[Any, ...]] = [r for p in pieces for r in p.rows]
         self.n = sum(p.n for p in pieces)
         self.pieces = pieces

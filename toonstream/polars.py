@@ -103,7 +103,8 @@ def read_toon(
     )
     if not frames:
         return pl.DataFrame()
-    return pl.concat(frames, rechunk=True) if len(frames) > 1 else frames[0]
+    # Not rechunked (as polars.read_csv in Polars 2): call .rechunk() for contiguous memory.
+    return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
 
 
 def scan_toon(
