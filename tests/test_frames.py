@@ -514,3 +514,34 @@ def test_string_column_numbers_after_inference_are_canonical(chunking: Any) -> N
     col = tp.read_toon(text.encode(), infer_schema_length=10, batch_size=8)["a"]
     assert col.dtype == pl.String
     assert col.to_list()[30:] == ["100000", "1.5", "0", "007", "1e5"]
+
+
+def test_round_trip_more_types_with_overrides() -> None:
+    df = pl.DataFrame(
+        {
+            "i8": pl.Series([1, -2, None], dtype=pl.Int8),
+            "u64": pl.Series([0, 2**63 - 1, 5], dtype=pl.UInt64),
+            "f32": pl.Series([1.5, None, -0.25], dtype=pl.Float32),
+            "cat": pl.Series(["a", "b", "a"], dtype=pl.Categorical),
+            "big": pl.Series([10**20, -(10**20) + 7, None], dtype=pl.Decimal(38, 0)),  # < 1e21: plain digits
+        }
+    )
+    buf = io.StringIO()
+    tp.write_toon(df, buf)
+    text = buf.getvalue()
+    assert text == toonstream.dumps(df.to_dicts())
+    back = tp.read_toon(text.encode())
+    assert back.schema == pl.Schema(
+        {"i8": pl.Int64, "u64": pl.Int64, "f32": pl.Float64, "cat": pl.String, "big": pl.Decimal(38, 0)}
+    )
+    back = tp.read_toon(text.encode(), schema=dict(df.schema))
+    assert_frame_equal(back, df)
+
+
+def test_list_columns_are_not_tables() -> None:
+    df = pl.DataFrame({"a": [1, 2], "tags": [["x"], ["y", "z"]]})
+    buf = io.StringIO()
+    tp.write_toon(df, buf)
+    with pytest.raises(ToonDecodeError, match="not a tabular") as e:
+        tp.read_toon(buf.getvalue().encode(), path="")
+    assert e.value.code == "not_tabular"
