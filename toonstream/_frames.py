@@ -1042,9 +1042,18 @@ class FrameReader:
                 ) else {}
                 maybe = [n for i, n in enumerate(names) if bases[i] == pl.String and counts.get(str(i))]
                 if maybe:
-                    numbers = fast.select([pl.col(n).str.contains(_NUM).sum() for n in maybe]).row(0, named=True)
+                    # Tokens starting like numbers (dates, say): polars' float
+                    # parser (looser than §4, faster than a regex) rules most
+                    # out; the regex counts what is left.
+                    parsed = fast.select(
+                        [pl.col(n).cast(pl.Float64, strict=False).is_not_null().sum() for n in maybe]
+                    ).row(0, named=True)
+                    regex = [n for n in maybe if parsed[n]]
+                    numbers = (
+                        fast.select([pl.col(n).str.contains(_NUM).sum() for n in regex]).row(0, named=True) if regex else {}
+                    )
                     for n in maybe:
-                        counts[str(names.index(n))] = numbers[n]
+                        counts[str(names.index(n))] = numbers.get(n, 0)
                 bits_fast = []
                 for i, n in enumerate(names):
                     hits = counts.get(str(i))
