@@ -33,7 +33,7 @@ from itertools import accumulate, islice, repeat
 from operator import itemgetter
 from typing import IO, Any, Callable, Iterable, Iterator, Union
 
-from ._columns import format_column
+from ._columns import format_columns
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE
 from ._writer import Fields, LineSink, header, key_text
@@ -211,10 +211,9 @@ def _flat_rows(walk: _Walk, columns: list[list[Any]]) -> str:
     """Row lines at depth 1 from the cells of a flat table, one list per field:
     what ``walk.rows_text`` writes for the same rows.  A ToonEncodeError's
     path is the row's index, as ``rows_text`` gives it."""
-    d = walk.d
     prim = walk.prim
     try:
-        cells = [format_column(column, d, prim) for column in columns]
+        return format_columns(columns, walk.d, prim, walk.unit)
     except ToonEncodeError as err:
         for i, row in enumerate(zip(*columns)):  # error path only: find the row
             try:
@@ -224,8 +223,6 @@ def _flat_rows(walk: _Walk, columns: list[list[Any]]) -> str:
                 err.path = (i,) + err.path
                 break
         raise
-    ind = walk.unit
-    return ind + ("\n" + ind).join(map(d.join, zip(*cells)))
 
 
 def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
