@@ -451,3 +451,30 @@ def test_import_is_lazy() -> None:
     code = "import sys, toonstream._arrow_encode; print('pyarrow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False"
+
+
+def test_dictionary_values_formatted_once_and_reused(tmp_path: Path) -> None:
+    """Parquet string columns with a small dictionary are read as dictionaries;
+    the result is the same as for plain strings (nulls, quoting, row groups)."""
+    from toonstream._arrow_encode import _small_dictionaries
+
+    n = 5000
+    table = pa.table(
+        {
+            "city": [["Oslo", "São Paulo", "Smith, J", None, "true", ""][i % 6] for i in range(n)],
+            "id": range(n),
+            "uniq": [f"u{i}" for i in range(n)],
+        }
+    )
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path, row_group_size=1200)
+    assert "city" in _small_dictionaries(pq.ParquetFile(path))
+    for d in DELIMS:
+        assert encoded(path, delimiter=d, batch_size=500) == expected(table, delimiter=d)
+    # a dictionary with unused and null values, and null indices
+    arr = pa.DictionaryArray.from_arrays(pa.array([0, None, 2, 0, 3]), pa.array(["a,b", "unused", "x", None]))
+    check(pa.table({"s": arr}))
+    floats = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1]), pa.array([1e22, -0.0]))
+    check(pa.table({"f": floats}))
+    dates = pa.DictionaryArray.from_arrays(pa.array([0, 0]), pa.array([dt.date(2024, 1, 1), dt.date(2, 1, 1)]))
+    check(pa.table({"d": dates}))

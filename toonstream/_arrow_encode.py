@@ -84,6 +84,9 @@ _NAIVE_TS = r"^(\S+) ([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?$"
 _ZONED_TS = r"^(\S+) ([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?([+-][0-9]{2})([0-9]{2})$"
 _TIME = r"^([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?$"
 _END = 1 << 62  # utf8_replace_slice at this position appends
+# Kinds whose cell text depends on the value alone and never fails: a
+# dictionary's values are formatted once.
+_DICTIONARY_KINDS = frozenset({"string", "int", "float", "bool", "decimal", "null"})
 _CONTROL_RE2 = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"  # escaped as \u00xx: per value
 _ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
 
@@ -184,7 +187,9 @@ def _as_dataset(data: Any, batch_size: int) -> _Source | None:
     return _Source(
         dataset.schema,
         n,
-        lambda cols: _sliced(dataset.to_batches(columns=cols, batch_size=batch_size), batch_size),
+        lambda cols: _sliced(
+            dataset.to_batches(columns=cols, batch_size=batch_size, batch_readahead=1, fragment_readahead=1), batch_size
+        ),
         reiterable=True,
     )
 
@@ -221,6 +226,38 @@ def _open_iterable(data: Iterable[Any], batch_size: int) -> _Source:
     return _Source(schema, None, lambda cols: _sliced(all_batches(), batch_size), reiterable=False)
 
 
+def _small_dictionaries(pf: Any) -> list[str]:
+    """Top-level string columns whose Parquet chunks are dictionary-encoded with
+    a small dictionary (read as Arrow dictionaries: each distinct value is then
+    formatted once).  A large dictionary may mean the writer fell back to plain
+    pages, which Arrow would have to hash back into a dictionary."""
+    import pyarrow.types as pt
+
+    meta = pf.metadata
+    if meta.num_row_groups == 0:
+        return []
+    names = []
+    leaves = {pf.schema.column(i).path: i for i in range(len(pf.schema))}
+    for field in pf.schema_arrow:
+        leaf = leaves.get(field.name)
+        if leaf is None or not (pt.is_string(field.type) or pt.is_large_string(field.type)):
+            continue
+        ok = True
+        for i in range(meta.num_row_groups):
+            c = meta.row_group(i).column(leaf)
+            start = c.dictionary_page_offset
+            if not c.has_dictionary_page or not start:
+                ok = False
+                break
+            size = c.data_page_offset - start
+            if not 0 < size <= 64 * 1024 or size * 2 > c.total_compressed_size:  # mostly distinct values
+                ok = False
+                break
+        if ok:
+            names.append(field.name)
+    return names
+
+
 def _open_path(path: str, batch_size: int) -> _Source:
     import pyarrow as pa
 
@@ -231,9 +268,21 @@ def _open_path(path: str, batch_size: int) -> _Source:
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(path)
+        dictionary = _small_dictionaries(pf)
+        if dictionary:
+            pf.close()
+            pf = pq.ParquetFile(path, read_dictionary=dictionary)
 
         def parquet_batches(cols: list[str] | None) -> Iterator[Any]:
-            return iter(pq.ParquetFile(path).iter_batches(batch_size=batch_size, columns=cols))
+            # One row group at a time: iter_batches over the whole file keeps
+            # allocations from every row group read so far (memory grew with
+            # the file); per row group it stays flat.
+            f = pq.ParquetFile(path, read_dictionary=dictionary or None)
+            try:
+                for rg in range(f.num_row_groups):
+                    yield from f.iter_batches(batch_size=batch_size, row_groups=[rg], columns=cols)
+            finally:
+                f.close()
 
         return _Source(pf.schema_arrow, pf.metadata.num_rows, parquet_batches, reiterable=True, cleanup=pf.close)
     if magic[:6] == b"ARROW1":
@@ -385,14 +434,33 @@ class _Formatter:
         self.s_zero = pa.scalar("0", self.L)
         self.s_quote = pa.scalar('"', self.L)
         self.s_empty = pa.scalar("", self.L)
+        # leaf -> (buffers of the last dictionary seen, its formatted values)
+        self._dictionaries: dict[int, tuple[Any, Any]] = {}
+
+    def _dictionary(self, arr: Any, leaf: _Leaf) -> Any:
+        """A dictionary column: its values formatted once (and reused while
+        batches share the dictionary, as Parquet row groups do), then taken."""
+        import pyarrow.compute as pc
+
+        d = arr.dictionary
+        ident = (d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))
+        cached = self._dictionaries.get(id(leaf))
+        if cached is not None and cached[0][0] == ident:
+            texts = cached[1]
+        else:
+            texts = self.column(d, leaf, 0)  # these kinds never fail per value
+            self._dictionaries[id(leaf)] = ((ident, d), texts)  # d kept alive: its addresses stay unique
+        return self._no_nulls(pc.take(texts, arr.indices))
 
     def column(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        if pa.types.is_dictionary(arr.type):
-            arr = arr.dictionary_decode()
         kind = leaf.kind
+        if pa.types.is_dictionary(arr.type):
+            if kind in _DICTIONARY_KINDS:
+                return self._dictionary(arr, leaf)
+            arr = arr.dictionary_decode()  # temporal values: only the used ones may be converted
         try:
             if kind == "string":
                 return self._strings(arr if arr.type == self.L else pc.cast(arr, self.L))
