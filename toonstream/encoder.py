@@ -240,9 +240,10 @@ class _Walk:
         table = self._table(objs)
         return None if table is None else table[0]
 
-    def _table(self, objs: list[Any]) -> tuple[Fields, list[tuple[list[Any], set[type]]]] | None:
+    def _table(self, objs: list[Any], dicts: bool = False) -> tuple[Fields, list[tuple[list[Any], set[type]]]] | None:
         """``_uniform_fields`` plus what it saw on the way: the leaf columns
-        (normalized values) in header order, each with its set of types."""
+        (normalized values) in header order, each with its set of types.
+        ``dicts``: the caller knows that every one of ``objs`` is a dict."""
         root: Fields = []
         todo: list[tuple[list[Any], Fields, int, tuple[str, ...]]] = [(objs, root, 0, ())]
         leaves: dict[tuple[str, ...], tuple[list[Any], set[type]]] = {}
@@ -258,15 +259,18 @@ class _Walk:
             # then every key of the first is in every one (itemgetter raises
             # KeyError otherwise), so all have the same key set.
             width = len(first)
-            if set(map(type, group)) != {dict} or set(map(len, group)) != {width}:
+            if not (dicts and group is objs) and set(map(type, group)) != {dict}:
                 return None
-            for k in first:
-                if type(k) is not str:
-                    return None
-                try:
-                    col = list(map(itemgetter(k), group))
-                except KeyError:
-                    return None
+            if set(map(len, group)) != {width}:
+                return None
+            names = list(first)
+            if any(type(k) is not str for k in names):
+                return None
+            try:
+                columns = _extract(group, names)
+            except KeyError:
+                return None
+            for k, col in zip(names, columns):
                 kinds = set(map(type, col))
                 if not kinds <= _FAST_NATIVE:  # host types: normalize, then classify
                     col = [norm(v) for v in col]
@@ -600,7 +604,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         if tabular:
             if n <= _SMALL_TABLE and kinds == {dict} and small_table(head, items, depth + 1):
                 return
-            table = walk._table(items)
+            table = walk._table(items, kinds == {dict})
             if table is not None:  # §9.3
                 names, leaves = table
                 append("\n" + header(head, n, d, names))
@@ -934,6 +938,24 @@ class UnionShape:
 
 
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
+
+#: Rows per slice when columns are taken out of many objects: all the keys of
+#: a slice's objects are read while those are still in the CPU cache.
+_EXTRACT_SLICE = 4096
+
+
+def _extract(objs: list[dict[str, Any]], names: list[str]) -> list[list[Any]]:
+    """The value columns of ``names`` (KeyError if an object lacks one)."""
+    getters = [itemgetter(k) for k in names]
+    if len(objs) <= _EXTRACT_SLICE:
+        return [list(map(g, objs)) for g in getters]
+    columns: list[list[Any]] = [[] for _ in names]
+    for start in range(0, len(objs), _EXTRACT_SLICE):
+        part = objs[start : start + _EXTRACT_SLICE]
+        for col, g in zip(columns, getters):
+            col += map(g, part)
+    return columns
+
 
 def _leaf_paths(fields: Fields) -> list[tuple[str, ...]]:
     """The paths of a field tree's leaves, depth-first in header order (§9.3)."""
