@@ -297,9 +297,15 @@ _VALUE = st.recursive(
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(_VALUE, st.sampled_from([",", "\t", "|"]), st.sampled_from([1, 2]))
-def test_fast_path_equals_walk(value: Any, delimiter: str, indent: int) -> None:
-    fast, walk = _both(value, delimiter=delimiter, indent_size=indent)
+@given(
+    _VALUE,
+    st.sampled_from([",", "\t", "|"]),
+    st.sampled_from([1, 2]),
+    st.booleans(),
+    st.sampled_from([0, 1, 2, 3, 10_000]),
+)
+def test_fast_path_equals_walk(value: Any, delimiter: str, indent: int, missing_as_null: bool, max_depth: int) -> None:
+    fast, walk = _both(value, delimiter=delimiter, indent_size=indent, missing_as_null=missing_as_null, max_depth=max_depth)
     assert fast == walk
 
 
