@@ -1,10 +1,13 @@
 """JSONL -> TOON: `toonstream encode` vs orjson+toons and json+toon_format (same run).
 
-    python benchmarks/jsonl_to_toon.py                  # 1M rows (~160 MB), all three
+    python benchmarks/jsonl_to_toon.py                  # 1M rows (~160 MB), all converters
     python benchmarks/jsonl_to_toon.py --rows 14000000 --only toonstream   # >= 2 GB memory check
 
 Each converter runs in its own process; peak RSS is that process's.  Peers need
-the `bench` extra (pip install -e '.[bench]').  Writes benchmarks/results/jsonl_to_toon_<rows>.json.
+the `bench` extra (pip install -e '.[bench]').  `toonstream` parses with orjson
+when it is installed (the bench extra installs it); `toonstream-stdlib` is the
+same command with orjson hidden, i.e. with the runtime dependencies only.
+Writes benchmarks/results/jsonl_to_toon_<rows>.json.
 """
 
 from __future__ import annotations
@@ -63,6 +66,16 @@ PEERS = {
 }
 
 
+# `toonstream` with orjson unimportable: the stdlib json path.
+NO_ORJSON = (
+    "import sys\n"
+    "sys.modules['orjson'] = None\n"
+    "sys.argv[0] = 'toonstream'\n"
+    "from toonstream.cli import run\n"
+    "run()\n"
+)
+
+
 def measure(cmd: list[str]) -> dict[str, float]:
     out = subprocess.run([sys.executable, str(HERE / "_measure.py"), *cmd], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -79,7 +92,7 @@ def digest(path: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--only", help="comma-separated subset: toonstream,orjson+toons,json+toon_format")
+    ap.add_argument("--only", help="comma-separated subset: toonstream,toonstream-stdlib,orjson+toons,json+toon_format")
     ap.add_argument("--keep", action="store_true", help="keep the generated input")
     args = ap.parse_args()
     WORK.mkdir(exist_ok=True)
@@ -90,12 +103,14 @@ def main() -> None:
         generate(src, args.rows)
         print(f"generated {src} in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     size = src.stat().st_size
-    names = ["toonstream", *PEERS] if not args.only else args.only.split(",")
+    names = ["toonstream", "toonstream-stdlib", *PEERS] if not args.only else args.only.split(",")
     results = []
     for name in names:
         dst = WORK / f"out_{name}.toon"
         if name == "toonstream":
             cmd = [sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(dst), "--no-progress"]
+        elif name == "toonstream-stdlib":
+            cmd = [sys.executable, "-c", NO_ORJSON, "encode", str(src), "-o", str(dst), "--no-progress"]
         else:
             cmd = [sys.executable, "-c", PEERS[name], str(src), str(dst)]
         r = measure(cmd)
