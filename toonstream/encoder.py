@@ -6,6 +6,14 @@ yields finished lines (str) or a child request ``(key, container, generator)``;
 entries, not Python frames, so a 100k-deep value ends in a ToonEncodeError
 (``max_depth``) or in correct output, never in RecursionError; the same stack
 detects cycles.
+
+``dumps`` first tries ``_fast_text``: plain recursive functions (a bounded
+number of levels) that mirror the walk decision for decision but do the bulk
+of the work a column at a time (tables from the shape check's columns, list
+items that are objects grouped by key sequence, every unquoted string cell
+checked in one scan at the end).  Anything it does not handle exactly (deep
+values, cycles, every error, a ``default`` hook) goes to the walk, so output
+and errors are the walk's.
 """
 
 from __future__ import annotations
