@@ -478,3 +478,33 @@ def test_dictionary_values_formatted_once_and_reused(tmp_path: Path) -> None:
     check(pa.table({"f": floats}))
     dates = pa.DictionaryArray.from_arrays(pa.array([0, 0]), pa.array([dt.date(2024, 1, 1), dt.date(2, 1, 1)]))
     check(pa.table({"d": dates}))
+
+
+def test_common_case_has_no_per_value_formatting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typical columns never reach the per-value formatter (no Python loop per cell)."""
+    import random
+
+    from toonstream import _arrow_encode
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("per-value path used")
+
+    monkeypatch.setattr(_arrow_encode._Formatter, "per_value", boom)
+    rnd = random.Random(3)
+    n = 2000
+    table = pa.table(
+        {
+            "id": range(n),
+            "score": [round(rnd.uniform(-1e6, 1e6), rnd.randint(0, 4)) for _ in range(n)],
+            "big": [float(rnd.randint(-(2**62), 2**62)) for _ in range(n)],
+            "name": [rnd.choice(["Ada", 'say "hi"', "a,b", "-x", "1.5", "", "Zoë"]) for _ in range(n)],
+            "ok": [rnd.random() < 0.5 for _ in range(n)],
+            "day": pa.array([dt.date(2000, 1, 1) + dt.timedelta(days=rnd.randint(0, 9000)) for _ in range(n)]),
+            "at": pa.array([dt.datetime(2020, 1, 1) + dt.timedelta(seconds=rnd.randint(0, 10**8)) for _ in range(n)], pa.timestamp("ms", "UTC")),
+            "clock": pa.array([dt.time(rnd.randint(0, 23), rnd.randint(0, 59)) for _ in range(n)]),
+            "price": pa.array([Decimal(rnd.randint(0, 10**6)) / 100 for _ in range(n)], pa.decimal128(12, 2)),
+            "geo": pa.array([{"lat": rnd.uniform(-90, 90), "tag": rnd.choice(["x", "y z"])} for _ in range(n)]),
+            "none": [None] * n,
+        }
+    )
+    assert encoded(table, batch_size=512) == expected(table)

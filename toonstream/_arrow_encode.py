@@ -267,11 +267,8 @@ def _open_path(path: str, batch_size: int) -> _Source:
     if magic[:4] == b"PAR1" or (lower.endswith(_PARQUET_EXT) and not magic.startswith(b"ARROW1")):
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(path)  # schema and row count from the footer
         dictionary = _small_dictionaries(pf)
-        if dictionary:
-            pf.close()
-            pf = pq.ParquetFile(path, read_dictionary=dictionary)
 
         def parquet_batches(cols: list[str] | None) -> Iterator[Any]:
             # One row group at a time: iter_batches over the whole file keeps
@@ -288,7 +285,9 @@ def _open_path(path: str, batch_size: int) -> _Source:
     if magic[:6] == b"ARROW1":
         source = pa.memory_map(path)
         reader = pa.ipc.open_file(source)
-        n = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))  # mmap: metadata only
+        n = reader.count_rows() if hasattr(reader, "count_rows") else sum(
+            reader.get_batch(i).num_rows for i in range(reader.num_record_batches)
+        )  # batch metadata only
 
         def file_batches(cols: list[str] | None) -> Iterator[Any]:
             return _sliced((_project(reader.get_batch(i), cols) for i in range(reader.num_record_batches)), batch_size)
