@@ -41,6 +41,10 @@ from ._events import (
 from ._grammar import LENGTH, UNQUOTED_KEY
 from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, scan_quoted, split_cells
 
+# Events on the per-line path are made with tuple.__new__ (C) rather than the
+# NamedTuple constructors (a Python-level function each).
+_new = tuple.__new__
+
 # Frame kinds.
 OBJECT = 0  # fields at `depth`
 LIST = 1  # "- " items at `depth` (§9.4)
@@ -234,7 +238,8 @@ class Machine:
 
     def _line(self, text: str) -> None:
         content = text.lstrip(" ")
-        if not content or content.strip(" \t") == "":
+        # (content starts with a non-space: it is blank only if it starts with a tab)
+        if not content or (content[0] == "\t" and not content.strip(" \t")):
             # §12 blank line: remembered; an error only if the next content
             # line shows it sat inside an array span.
             if not self.blank_line:
@@ -372,10 +377,14 @@ class Machine:
 
         Returns the key (for duplicate detection).
         """
-        colon = find_unquoted(c, ":")
+        if '"' in c:
+            colon = find_unquoted(c, ":")
+            br = find_unquoted(c, "[") if colon != -1 else -1
+        else:  # the common line: no quotes, plain searches
+            colon = c.find(":")
+            br = c.find("[", 0, colon)
         if colon == -1:
             raise _fail("missing colon after key", "missing_colon", self._col_base + 1)
-        br = find_unquoted(c, "[")
         if br != -1 and br < colon:
             key_part = c[:br]
             key: str | None
@@ -412,7 +421,7 @@ class Machine:
         key = decode_key(raw_key) if raw_key[:1] == '"' else raw_key
         value = c[colon + 1 :].strip(" ")
         out = self.out
-        out.append(Key(key))
+        out.append(_new(Key, (key,)))
         if not value:
             out.append(START_OBJECT)
             frame = self._push(OBJECT, depth + 1)
@@ -422,7 +431,12 @@ class Machine:
             out.append(StartArray(0))
             out.append(END_ARRAY)
         else:
-            out.append(Scalar(self._convert(value, c.find(value, colon))))
+            try:
+                v = self.convert(value)
+            except _Fail as e:
+                e.offset += c.find(value, colon)
+                raise
+            out.append(_new(Scalar, (v,)))
         return key
 
     # ------------------------------------------------------------------ headers
