@@ -508,3 +508,11 @@ def test_common_case_has_no_per_value_formatting(monkeypatch: pytest.MonkeyPatch
         }
     )
     assert encoded(table, batch_size=512) == expected(table)
+
+
+def test_spooled_text_output_with_multibyte_characters() -> None:
+    """The spool is copied in 1 MiB pieces: a character split between pieces stays whole."""
+    n = 60_000
+    table = pa.table({"s": ["é日😀x" * (i % 7 + 1) for i in range(n)], "i": range(n)})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=10_000))
+    assert encoded(reader) == expected(table)

@@ -745,6 +745,13 @@ def encode_arrow(
     ``max_depth``, ``spool_memory``, ``missing_as_null`` as in
     ``streaming.encode_records`` (they matter only on the per-row path).
 
+    Errors are ``dumps``' (``ToonEncodeError`` with ``.path`` = (row, field...),
+    e.g. a binary cell without ``default``), or pyarrow's read errors.  Nothing
+    is written before the first batch is formatted, and a spooled or per-row
+    conversion writes only at the end; but with a known row count the rows go
+    out batch by batch, so a failure in a later batch leaves partial output:
+    write to a temporary file and rename it on success (the CLI's ``-o`` does).
+
     >>> import io, pyarrow as pa
     >>> out = io.StringIO()
     >>> encode_arrow(pa.table({"id": [1, 2], "name": ["Ada", "Bob, Jr."]}), out, key="users")
