@@ -261,6 +261,21 @@ def test_fast_path_bad_lines_name_their_number(bad: bytes, line: int) -> None:
     assert out is None and err[1] == 2501
 
 
+def test_lines_of_mixed_types_and_without_newlines() -> None:
+    lines: list[Any] = [b'{"a": 1}\n', '{"a": 2}\n', b'{"a": 3}', '{"a": 1e400}', b'{"a": [1]}\n']
+    want = toonstream.dumps([{"a": 1}, {"a": 2}, {"a": 3}, {"a": Decimal("1e400")}, {"a": [1]}])
+    for orjson in (True, False):
+        saved = streaming._orjson
+        if not orjson:
+            streaming._orjson = None
+        try:
+            out = io.StringIO()
+            assert encode_jsonl(iter(lines), out, spool_memory=16) == 5
+            assert out.getvalue() == want
+        finally:
+            streaming._orjson = saved
+
+
 def test_fast_path_table_breaks_mid_batch_and_errors_name_the_row() -> None:
     rows = [{"id": i, "name": f"n{i}", "s": i / 3} for i in range(3000)]
     variants = {

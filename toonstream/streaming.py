@@ -922,8 +922,12 @@ def encode_jsonl(
 
         def first() -> Iterator[list[Any]]:
             for lines in _file_batches(source):
-                if type(lines[0]) is bytes and all(map(bytes.endswith, lines, repeat(b"\n"))):
-                    spool.write(b"".join(lines))  # TypeError: not all bytes
+                try:
+                    whole = type(lines[0]) is bytes and all(map(bytes.endswith, lines, repeat(b"\n")))
+                except TypeError:  # str lines among them
+                    whole = False
+                if whole:
+                    spool.write(b"".join(lines))
                 else:
                     for raw in lines:
                         line = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
