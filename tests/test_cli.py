@@ -302,3 +302,28 @@ def test_encode_table_input_errors_leave_destination(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.parquet", "late.csv", "out.toon"]
     r = run("encode", str(tmp_path / "missing.parquet"))
     assert r.returncode == 1 and b"Traceback" not in r.stderr
+
+
+def test_encode_jsonl_file_is_read_twice_not_spooled_and_counted_once(tmp_path: Path) -> None:
+    # A JSON Lines file is seekable: the encoder re-reads it (no spool), and
+    # --stats still counts every input byte exactly once.
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "name": f"n{i}"}) + "\n" for i in range(50_000)))
+    out = tmp_path / "out.toon"
+    p = run("encode", str(src), "-o", str(out), "--stats")
+    assert p.returncode == 0, p.stderr
+    assert f"{src.stat().st_size:,} bytes".encode() in p.stderr
+    import toonstream
+    from toonstream.cli import _CountingReader
+
+    assert out.read_text() == toonstream.dumps([json.loads(line) for line in src.read_text().splitlines()])
+    seen: list[bytes] = []
+    with open(src, "rb") as f:
+        r = _CountingReader(f, seen.append)
+        assert r.seekable()
+        buf = bytearray(1000)
+        r.readinto(buf)
+        r.seek(0)
+        r.readinto(buf)
+        r.readinto(buf)
+    assert b"".join(seen) == src.read_bytes()[:2000]

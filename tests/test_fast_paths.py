@@ -75,3 +75,75 @@ def test_fast_path_is_taken_and_right_for_a_big_table() -> None:
     doc = "t[5000]{a,b,c,d,e,f}:\n" + "\n".join(rows)
     assert decode(doc, True, None, True) == decode(doc, False, None, True)
     assert decode(doc, True, 100, True) == decode(doc, False, None, True)
+
+
+# ---------------------------------------------------------------- Members batches (loads)
+
+import glob  # noqa: E402
+import os  # noqa: E402
+
+from toonstream._build import ValueBuilder  # noqa: E402
+
+KEYS = ["a", "b", "a", "_x", "k.y", '"q k"', "c1"]
+VALUES = TOKENS + ["[]", "", '"x:y"', "[2]: 1,2", "a: b"]
+
+
+def build(doc: str, members: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
+    d = Decoder(strict=strict, fields=members)
+    b = ValueBuilder()
+    data = doc.encode()
+    try:
+        pieces = [data] if chunk is None else [data[k : k + chunk] for k in range(0, len(data), chunk)]
+        for piece in pieces:
+            b.push(d.feed(piece))
+        b.push(d.close())
+    except ToonDecodeError as e:
+        return "error", (e.line, e.code, e.column, e.line_text)
+    return "ok", b.value
+
+
+@st.composite
+def objects(draw: Any) -> tuple[str, bool]:
+    lines = []
+    depth = 0
+    for _ in range(draw(st.integers(min_value=1, max_value=40))):
+        key = draw(st.sampled_from(KEYS))
+        value = draw(st.sampled_from(VALUES))
+        pad = draw(st.sampled_from(["", " ", "  "]))
+        lines.append("  " * depth + f"{key}:{pad}{value}".rstrip(" ") + draw(st.sampled_from(["", "", " "])))
+        if value == "" and depth < 4:
+            depth += 1
+        elif depth and draw(st.booleans()):
+            depth -= 1
+        if draw(st.integers(min_value=0, max_value=20)) == 0:
+            lines.append(draw(st.sampled_from(["", "  # note", "\t", "   "])))
+    return "\n".join(lines) + "\n", draw(st.booleans())
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(objects(), st.sampled_from([None, 1, 5, 64]))
+def test_members_batches_build_the_same_values(case: tuple[str, bool], chunk: int | None) -> None:
+    doc, strict = case
+    assert build(doc, True, chunk, strict) == build(doc, False, None, strict)
+
+
+def test_members_batches_on_fixtures_and_corpus() -> None:
+    from conftest import SPEC_DIR
+
+    docs = []
+    for path in glob.glob(os.path.join(os.path.dirname(__file__), "corpus", "*.toon")):
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            docs.append(f.read())
+    import json
+
+    for path in glob.glob(os.path.join(str(SPEC_DIR), "tests", "fixtures", "decode", "*.json")):
+        with open(path, encoding="utf-8") as f:
+            docs += [t["input"] for t in json.load(f)["tests"] if isinstance(t.get("input"), str)]
+    assert docs
+    for doc in docs:
+        for strict in (True, False):
+            try:
+                doc.encode()
+            except UnicodeEncodeError:
+                continue
+            assert build(doc, True, None, strict) == build(doc, False, None, strict), doc

@@ -18,6 +18,7 @@ from ._events import (
     Event,
     Fields,
     Key,
+    Members,
     Rows,
     Scalar,
     StartArray,
@@ -142,6 +143,8 @@ class ValueBuilder:
                 make = makers[-1]
                 assert make is not None
                 stack[-1].extend(make(ev.rows))
+            elif t is Members:
+                stack[-1].update(ev.pairs)
             elif t is Key:
                 keys[-1] = ev.key
             elif t is Scalar:

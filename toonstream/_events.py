@@ -12,6 +12,9 @@ Order of events for a value:
   or full values), ``EndArray``
 - tabular array / keyed tabular object: ``StartTable``, ``Rows`` or ``Entries``
   batches, ``EndTable``
+- with ``Decoder(fields=True)`` only: a run of plain ``key: value`` members of
+  an object may come as one ``Members`` event instead of ``Key`` + ``Scalar``
+  pairs (value builders opt in; the ijson-style adapters do not)
 """
 
 from __future__ import annotations
@@ -94,6 +97,15 @@ class Entries(NamedTuple):
     entries: list[tuple[str, tuple[Any, ...]]]
 
 
+class Members(NamedTuple):
+    """Several members of the innermost object at once: ``(key, primitive)``
+    pairs, in order.  Only made by a Decoder built with ``fields=True`` (for
+    consumers that build values: a run of plain ``key: value`` lines is one
+    event instead of a Key and a Scalar per line)."""
+
+    pairs: list[tuple[str, Any]]
+
+
 class EndTable(NamedTuple):
     """The innermost table ends."""
 
@@ -101,7 +113,7 @@ class EndTable(NamedTuple):
 
 
 Event = Union[
-    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable
+    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members
 ]
 
 START_OBJECT = StartObject()
@@ -125,4 +137,5 @@ __all__ = [
     "Rows",
     "Entries",
     "EndTable",
+    "Members",
 ]

@@ -32,6 +32,7 @@ from ._events import (
     Field,
     Fields,
     Key,
+    Members,
     Rows,
     Scalar,
     StartArray,
@@ -123,6 +124,7 @@ class Machine:
         strict: bool = True,
         max_depth: int = 10_000,
         max_fields: int = 10_000,
+        fields: bool = False,
     ) -> None:
         if indent_size < 1:
             raise ValueError("indent_size must be >= 1")
@@ -130,6 +132,8 @@ class Machine:
         # Decodes a whole column of row tokens at once (the row-block fast path);
         # None disables that path.
         self.convert_column = convert_column
+        # Runs of plain `key: value` lines become one Members event (opt-in).
+        self.fields = fields
         self.indent_size = indent_size
         self.strict = strict
         self.max_depth = max_depth
@@ -155,11 +159,18 @@ class Machine:
         n = len(lines)
         try:
             while i < n:
-                if fast and stack and stack[-1].kind == TABLE and not self.blank_line:
-                    j = self._row_block(stack[-1], lines, i, first_lineno)
-                    if j > i:
-                        i = j
-                        continue
+                if stack and not self.blank_line:
+                    kind = stack[-1].kind
+                    if fast and kind == TABLE:
+                        j = self._row_block(stack[-1], lines, i, first_lineno)
+                        if j > i:
+                            i = j
+                            continue
+                    elif kind == OBJECT and self.fields:
+                        j = self._field_block(stack[-1], lines, i, first_lineno)
+                        if j > i:
+                            i = j
+                            continue
                 text = lines[i]
                 self._lineno = first_lineno + i
                 self._text = text
@@ -755,6 +766,44 @@ class Machine:
             out.append(Rows(rows))
         return j
 
+    def _field_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
+        """A run of plain field lines of the innermost object as one Members event.
+
+        A line qualifies when it is exactly the object's indentation, an
+        unquoted key, a colon and a non-empty value other than ``[]`` that
+        converts without error, and (strict) the key is new: then the
+        per-line path would emit Key + Scalar, which this does in one event.
+        Anything else ends the run and takes the per-line path.
+        """
+        match = _field_line(frame.depth * self.indent_size).fullmatch
+        convert = self.convert
+        keys = frame.keys
+        pairs: list[tuple[str, Any]] = []
+        j = i
+        n = len(lines)
+        while j < n:  # (no lines[i:] copy: a feed's lines may be many, runs short)
+            line = lines[j]
+            m = match(line)
+            if m is None:
+                break
+            key, value = m.group(1, 2)
+            if value == "[]" or (keys is not None and key in keys):
+                break
+            try:
+                v = convert(value)
+            except _Fail:
+                break
+            if keys is not None:
+                keys.add(key)
+            pairs.append((key, v))
+            j += 1
+        if j > i:
+            frame.count += j - i
+            self._lineno = first_lineno + j - 1
+            self._text = lines[j - 1]
+            self.out.append(_new(Members, (pairs,)))
+        return j
+
     def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
         """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
         colon = find_unquoted(c, ":")
@@ -808,6 +857,17 @@ class Machine:
                     raise e from None
                 pos += len(t) + 1
             raise
+
+
+_FIELD_LINE: dict[int, re.Pattern[str]] = {}
+
+
+def _field_line(plen: int) -> re.Pattern[str]:
+    """A plain field line at indentation ``plen``: groups key and value."""
+    pattern = _FIELD_LINE.get(plen)
+    if pattern is None:
+        pattern = _FIELD_LINE[plen] = re.compile(" {%d}(%s) *: *(.*[^ ]) *" % (plen, UNQUOTED_KEY.pattern))
+    return pattern
 
 
 _ROW_START: dict[int, re.Pattern[str]] = {}

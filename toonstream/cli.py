@@ -92,11 +92,21 @@ class _AtomicOutput:
 
 
 class _CountingReader(io.RawIOBase):
-    """Counts bytes read (for --stats and the progress bar) and samples tokens."""
+    """Counts bytes read (for --stats and the progress bar) and samples tokens.
+
+    Seekable when the underlying file is, so that a JSON Lines file is read
+    twice rather than spooled; bytes read again after a seek back are not
+    reported again (each byte of the input is seen once)."""
 
     def __init__(self, raw: IO[bytes], on_bytes: Callable[[bytes], None]) -> None:
         self._raw = raw
         self._on = on_bytes
+        try:
+            self._seekable = bool(raw.seekable())
+            self._pos = raw.tell() if self._seekable else 0
+        except (AttributeError, OSError, ValueError):
+            self._seekable, self._pos = False, 0
+        self._high = self._pos  # the furthest offset reported so far
 
     def readable(self) -> bool:
         return True
@@ -105,12 +115,25 @@ class _CountingReader(io.RawIOBase):
         data = self._raw.read(len(b))
         n = len(data)
         b[:n] = data
-        if n:
-            self._on(data)
+        start = self._pos
+        self._pos += n
+        if self._pos > self._high:
+            fresh = data[max(0, self._high - start) :]
+            self._high = self._pos
+            self._on(fresh)
         return n
 
     def seekable(self) -> bool:
-        return False
+        return self._seekable
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if not self._seekable:
+            raise io.UnsupportedOperation("seek")
+        self._pos = self._raw.seek(offset, whence)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
 
 
 class _CountingWriter(io.RawIOBase):
@@ -383,7 +406,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 _TABLE_FORMATS = ("parquet", "arrow", "csv")
 
 
-def _write_table(source: IO[bytes], out: IO[bytes], args: argparse.Namespace, options: dict[str, Any]) -> None:
+def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options: dict[str, Any]) -> None:
     """decode --to parquet|arrow|csv: the table's batches, streamed to a pyarrow writer."""
     import pyarrow as pa
 

@@ -99,6 +99,9 @@ class Decoder:
             non-strict mode alike.
         start_line: the number of the first line (default 1), for a document
             that is part of a larger text.
+        fields: emit runs of plain ``key: value`` lines as one
+            :class:`~toonstream.Members` event instead of Key + Scalar pairs
+            (for consumers that build values; ``loads`` uses it).
 
     Example:
         >>> d = Decoder()
@@ -123,6 +126,7 @@ class Decoder:
         max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
         max_fields: int = DEFAULT_MAX_FIELDS,
         start_line: int = 1,
+        fields: bool = False,
     ) -> None:
         self._lines = LineSplitter(max_line_length=max_line_length)
         # Line numbers in events and errors start here (a document embedded in a larger text).
@@ -137,6 +141,7 @@ class Decoder:
             strict=strict,
             max_depth=max_depth,
             max_fields=max_fields,
+            fields=fields,
         )
 
     def feed(self, data: Chunk) -> list[Event]:
@@ -331,7 +336,7 @@ def load(
 
 def _build(source: Source, **options: Any) -> Any:
     """The one value-building loop behind loads and load."""
-    decoder = Decoder(**options)
+    decoder = Decoder(fields=True, **options)
     builder = ValueBuilder()
     for chunk in _chunks(source, DEFAULT_BUF_SIZE):
         builder.push(decoder.feed(chunk))
