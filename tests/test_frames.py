@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-pl = pytest.importorskip("polars")
-pa = pytest.importorskip("pyarrow")
+import polars as pl  # runtime dependencies: no skip
+import pyarrow as pa
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from polars.testing import assert_frame_equal  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
