@@ -545,3 +545,32 @@ def test_list_columns_are_not_tables() -> None:
     with pytest.raises(ToonDecodeError, match="not a tabular") as e:
         tp.read_toon(buf.getvalue().encode(), path="")
     assert e.value.code == "not_tabular"
+
+
+@pytest.mark.parametrize("first", ["type", "width"])
+def test_errors_come_in_document_order(first: str, chunking: Any) -> None:
+    # Batches are typed in a worker thread while the next ones are scanned:
+    # whichever error stands first in the input is the one raised.  (A
+    # syntax error within the same decoder feed as a type mismatch - 64 KiB
+    # by default - may come first: the decoder reads a feed whole.)
+    if first == "type" and chunking[1] > 1000:
+        return
+    lines = [f"  {i},x" for i in range(600)]
+    type_at, width_at = (150, 400) if first == "type" else (400, 150)
+    lines[type_at] = "  oops,x"
+    lines[width_at] = "  1,2,3"
+    text = "[600]{a,b}:\n" + "\n".join(lines) + "\n"
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(text.encode(), infer_schema_length=10, batch_size=16)
+    want = ("type_mismatch", type_at + 2) if first == "type" else ("width_mismatch", width_at + 2)
+    assert (e.value.code, e.value.line) == want
+
+
+def test_stopping_early_leaves_no_thread_behind() -> None:
+    import threading
+
+    before = threading.active_count()
+    frames = tp.iter_frames(_big(100_000), batch_size=1000)
+    next(frames)
+    frames.close()
+    assert threading.active_count() == before

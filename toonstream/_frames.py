@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from itertools import accumulate
 from operator import itemgetter
 from decimal import Decimal
@@ -132,7 +135,6 @@ class TableScan:
         self.keyed = False
         self.done = 0
         self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
-        self.padded: set[str] = set()  # raw columns where some plain cell has spaces around it
         self.quoted = False  # some plain rows carry marked quoted tokens
 
     # -- the loop
@@ -369,19 +371,11 @@ class TableScan:
         p = prefix.decode()
         # Row indentation: exactly `prefix`, then not a space (views' inline
         # prefixes make these checks cheap).
-        checks = [
-            (~c0.str.starts_with(p) | c0.str.starts_with(p + " ") | (c0 == p) | c0.is_null()).any().alias("indent")
-        ]
-        # Cells with spaces around them are trimmed (as the decoder trims
-        # them) when the batch is typed; here only note which columns have any.
-        checks += [
-            (c.str.ends_with(" ") | (c.str.starts_with(" ") if i else pl.lit(False))).any().alias(str(i))
-            for i, c in enumerate(pl.col(n) for n in names)
-        ]
-        flags = frame.select(checks).row(0)
-        if flags[0]:
+        bad_indent = (~c0.str.starts_with(p) | c0.str.starts_with(p + " ") | (c0 == p) | c0.is_null()).any()
+        if frame.select(bad_indent).item():
             return False
-        self.padded |= {names[i] for i, pad in enumerate(flags[1:]) if pad}
+        # (Cells with spaces around them are trimmed, as the decoder trims
+        # them, when the batch is typed: FrameReader._clean.)
         return frame
 
 
@@ -747,6 +741,7 @@ class _Batch:
         self.n = sum(p.n for p in pieces)
         self.pieces = pieces
         self.bits_fast: list[int | None] | None = None
+        self.clean = False  # the fast path's deferred clean-up done (FrameReader._clean)
 
     def exact_mask(self) -> list[bool] | None:
         """Per row: is it a decoder row?  None when one kind only."""
@@ -902,6 +897,34 @@ class FrameReader:
     # -- batches
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
+        # Typing a batch is polars work (the GIL is released); scanning the
+        # next chunk is mostly Python.  A worker thread types batch k while
+        # this thread scans for batch k+1; results and errors come out in
+        # order, as if it were all done here.
+        pool = ThreadPoolExecutor(max_workers=1)
+        queue: deque[Future[pl.DataFrame]] = deque()
+        try:
+            try:
+                for job in self._jobs():
+                    queue.append(pool.submit(job))
+                    while len(queue) > 1 or queue[0].done():
+                        yield queue.popleft().result()
+                        if not queue:
+                            break
+            except ToonDecodeError:
+                # An error further on in the input: the batches before it first.
+                while queue:
+                    yield queue.popleft().result()
+                raise
+            while queue:
+                yield queue.popleft().result()
+        finally:
+            for f in queue:
+                f.cancel()
+            pool.shutdown(wait=True)
+
+    def _jobs(self) -> Iterator[Callable[[], pl.DataFrame]]:
+        """The output batches, in order, as work to do (types decided here)."""
         pending: list[_Batch] = []
         seen = 0
         for batch in self._batches():
@@ -912,10 +935,10 @@ class FrameReader:
                     self._decide(pending, complete=False)
                 if self.dtypes is not None:
                     for b in pending:
-                        yield self._typed(b)
+                        yield partial(self._typed, b)
                     pending = []
             else:
-                yield self._typed(batch)
+                yield partial(self._typed, batch)
         if self.dtypes is None:
             if self.selected is None:  # the table had no rows
                 if self.scan.names is None:
@@ -923,9 +946,9 @@ class FrameReader:
                 self._layout()
             self._decide(pending, complete=True)
             for b in pending:
-                yield self._typed(b)
+                yield partial(self._typed, b)
             if not pending:
-                yield self._empty()
+                yield self._empty
 
     def _batches(self) -> Iterator[_Batch]:
         pieces: list[Piece] = []
@@ -959,19 +982,33 @@ class FrameReader:
         return Piece(frame, rows, piece.pos, piece.line)
 
     def _batch(self, pieces: list[Piece]) -> _Batch:
-        batch = _Batch(pieces)
+        # The clean-up below is polars work: done where the batch is typed
+        # (the worker thread), or for inference here.
+        return _Batch(pieces)
+
+    def _clean(self, batch: _Batch) -> None:
+        if batch.clean:
+            return
+        batch.clean = True
         fast = batch.fast
         if fast is not None:
             # The fast path's deferred clean-up, one pass: the first column
             # still carries the row indentation; spaced cells are trimmed;
             # empty cells came back null.
+            first = [pl.col(n).str.slice(self.scan.plen) if n == "c0" else pl.col(n) for n in fast.columns]
+            padded = fast.select(
+                [
+                    (c.str.ends_with(" ") | c.str.starts_with(" ")).any().alias(n)
+                    for c, n in zip(first, fast.columns)
+                ]
+            ).row(0, named=True)
             fixes = []
             for name in fast.columns:
                 c = pl.col(name)
                 changed = False
                 if name == "c0":
                     c, changed = c.str.slice(self.scan.plen), True
-                if name in self.scan.padded:
+                if padded[name]:
                     # (A marked quoted token keeps its spaces: they are inside the quotes.)
                     c = pl.when(c.str.starts_with(QUOTED)).then(c).otherwise(c.str.strip_chars(" ")) if self.scan.quoted else c.str.strip_chars(" ")
                     changed = True
@@ -981,7 +1018,6 @@ class FrameReader:
                     fixes.append(c.alias(name))
             if fixes:
                 batch.fast = fast.with_columns(fixes)
-        return batch
 
     def _decide(self, batches: list[_Batch], *, complete: bool) -> None:
         width = len(self.leaf_names)
@@ -1015,6 +1051,7 @@ class FrameReader:
         return out
 
     def _column_bits(self, batch: _Batch, i: int) -> int:
+        self._clean(batch)
         bits = 0
         if batch.fast is not None:
             if batch.bits_fast is None:
@@ -1026,6 +1063,7 @@ class FrameReader:
         return bits
 
     def _typed(self, batch: _Batch) -> pl.DataFrame:
+        self._clean(batch)
         assert self.dtypes is not None
         order = batch.order()
         bases = [base_dtype(d) for d in self.dtypes]
