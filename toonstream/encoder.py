@@ -42,6 +42,15 @@ TABLE_BATCH = 8192
 _DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
 
 
+def _float_text(v: float, prim: Callable[[Any], str]) -> str:
+    """encode_float's text, fast: ``repr`` unless it has an exponent, is inf/nan or integral."""
+    r = repr(v)
+    if "e" in r or "n" in r:
+        return prim(v)
+    if r[-2:] == ".0":
+        return r[:-2] if v else "0"
+    return r
+
 def _check_delimiter(delimiter: str) -> str:
     delimiter = _DELIMITER_NAMES.get(delimiter, delimiter)
     if delimiter not in DELIMITERS:
@@ -554,12 +563,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
             elif t is bool:
                 append(f"{lead}{ek}: {literal[v]}")
             elif t is float:
-                r = repr(v)  # encode_float's text unless exponent, inf, nan, integral
-                if "e" in r or "n" in r:
-                    r = prim(v)
-                elif r[-2:] == ".0":
-                    r = r[:-2] if v else "0"
-                append(f"{lead}{ek}: {r}")
+                append(f"{lead}{ek}: {_float_text(v, prim)}")
             elif t in primitive:
                 append(f"{lead}{ek}: {prim(v)}")
             elif t is dict:
@@ -821,12 +825,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
                 elif t is int and -small < v < small:
                     append(f"{pre}{v}")
                 elif t is float:
-                    r = repr(v)  # encode_float's text unless exponent, inf, nan, integral
-                    if "e" in r or "n" in r:
-                        r = prim(v)
-                    elif r[-2:] == ".0":
-                        r = r[:-2] if v else "0"
-                    append(pre + r)
+                    append(pre + _float_text(v, prim))
                 elif t is bool:
                     append(pre + literal[v])
                 else:
