@@ -574,3 +574,10 @@ def test_stopping_early_leaves_no_thread_behind() -> None:
     next(frames)
     frames.close()
     assert threading.active_count() == before
+
+
+def test_integer_beyond_str_limit_reads_as_string() -> None:
+    # 5,000 digits: more than str() converts by default; beyond 38 digits, so String.
+    big = "7" * 5000
+    df = tp.read_toon(f"[2]{{a}}:\n  1\n  {big}\n".encode(), infer_schema_length=None)
+    assert df["a"].dtype == pl.String and df["a"].to_list() == ["1", big]

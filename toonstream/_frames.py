@@ -472,7 +472,8 @@ def value_kind(v: Any) -> int:
     if t is bool:
         return K_BOOL
     if t is int:
-        digits = len(str(abs(v))) if not -(10**15) < v < 10**15 else 0
+        # (encode_int: str() refuses integers of more than 4,300 digits)
+        digits = len(encode_int(abs(v))) if not -(10**15) < v < 10**15 else 0
         wide = K_WIDE if digits > _FLOAT_EXACT else 0
         if -_I64 <= v < _I64:
             return K_INT | wide
