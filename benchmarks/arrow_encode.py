@@ -18,7 +18,6 @@ Writes benchmarks/results/arrow_encode_<rows>.json.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import platform
 import subprocess
@@ -30,6 +29,8 @@ HERE = Path(__file__).resolve().parent
 WORK = HERE / "work"
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
+
+from jsonl_to_toon import digest  # noqa: E402  (one sha256-of-a-file helper for the benchmarks)
 
 
 def generate(path: Path, rows: int) -> None:
@@ -101,14 +102,6 @@ def measure_cli(src: Path, dst: Path) -> dict[str, float]:
     if r["returncode"] != 0:
         raise SystemExit(f"toonstream encode failed on {src}")
     return r
-
-
-def digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()[:12]
 
 
 def source(rows: int) -> Path:

@@ -89,7 +89,7 @@ class Piece:
         )
 
 
-def _special_patterns(data: bytes, prefix: bytes, delim: bytes) -> list[bytes]:
+def _special_patterns(data: bytes, prefix: bytes) -> list[bytes]:
     """Byte patterns in ``data`` that make a row line not plain (the decoder
     must see it): quotes, colons, backslashes, CR, NUL anywhere; a comment
     marker or tab right after the indentation.  Single bytes are looked for
@@ -266,12 +266,11 @@ class TableScan:
         # nexts[k]: offset where line k+1 starts (C-level: bytes.count is slow).
         nexts = list(accumulate(map((1).__add__, map(len, lines))))
         data = data[: nexts[-1]]
-        db = delim.encode()
         # Lines the decoder must see.
         special: set[int] = set()
         if data[plen : plen + 1] in (b"#", b"\t"):
             special.add(0)
-        for pat in _special_patterns(data, prefix, db):
+        for pat in _special_patterns(data, prefix):
             shift = pat[:1] == b"\n"
             i = data.find(pat)
             while i != -1:

@@ -405,13 +405,7 @@ class _Walk:
                 tuples = [get(o if type(o) is dict else norm(o)) for o in part]
                 yield format_rows(tuples, width, self.d, self.prim, ind)
             except ToonEncodeError as e:
-                row = self.row_writer(fields, depth)
-                for i, o in enumerate(part):  # error path only: find the row
-                    try:
-                        row(o)
-                    except ToonEncodeError:
-                        e.path = (start + i,) + e.path
-                        break
+                self._locate_row(e, fields, depth, part, start)
                 raise
 
     def _table_rows(
@@ -431,14 +425,19 @@ class _Walk:
                 part = cols if start == 0 and end >= n else [col[start:end] for col in cols]
                 yield format_columns(part, d, prim, ind, kinds)
             except ToonEncodeError as e:
-                row = self.row_writer(fields, depth)
-                for i, o in enumerate(objs[start:end]):  # error path only: find the row
-                    try:
-                        row(o)
-                    except ToonEncodeError:
-                        e.path = (start + i,) + e.path
-                        break
+                self._locate_row(e, fields, depth, objs[start:end], start)
                 raise
+
+    def _locate_row(self, e: ToonEncodeError, fields: Fields, depth: int, part: Sequence[Any], start: int) -> None:
+        """Error path of the batched table writers: put the failing row's
+        index (``start`` + its place in ``part``) in front of ``e.path``."""
+        row = self.row_writer(fields, depth)
+        for i, o in enumerate(part):
+            try:
+                row(o)
+            except ToonEncodeError:
+                e.path = (start + i,) + e.path
+                return
 
     def entry_writer(self, fields: Fields, depth: int) -> Callable[[Any, Any], str]:
         """A function from (entry key, entry object) to its entry row at ``depth`` (§9.5)."""
