@@ -133,7 +133,7 @@ def scan_toon(
     if not isinstance(source, (str, os.PathLike, bytes, bytearray)):
         raise TypeError("scan_toon needs a path or bytes (the source is read more than once)")
     common: dict[str, Any] = dict(
-        path=path, key_field=key_field, infer_schema_length=infer_schema_length, **options
+        path=path, key_field=key_field, infer_schema_length=infer_schema_length, options=options
     )
     # The schema comes from the first rows (all of them with infer_schema_length=None).
     probe = FrameReader(
@@ -142,7 +142,7 @@ def scan_toon(
         n_rows=infer_schema_length,
         schema=schema,
         schema_overrides=schema_overrides,
-        **_reader_args(common),
+        **common,
     )
     first = next(iter(probe), None)
     if first is None:
@@ -165,7 +165,7 @@ def scan_toon(
             # With a predicate, n_rows counts rows that pass it: stop by hand.
             n_rows=n_rows if predicate is None else None,
             schema={k: v for k, v in fixed.items() if columns is None or k in columns},
-            **_reader_args(common),
+            **common,
         )
         left = n_rows
         for frame in reader:
@@ -181,17 +181,6 @@ def scan_toon(
                 return
 
     return register_io_source(io_source=source_generator, schema=fixed)
-
-
-def _reader_args(common: Mapping[str, Any]) -> dict[str, Any]:
-    args = dict(common)
-    options = {k: v for k, v in args.items() if k not in ("path", "key_field", "infer_schema_length")}
-    return {
-        "path": args.get("path"),
-        "key_field": args.get("key_field", "key"),
-        "infer_schema_length": args.get("infer_schema_length", 100),
-        "options": options,
-    }
 
 
 def write_toon(
