@@ -1140,7 +1140,7 @@ class FrameReader:
             if order is not None:
                 s = s.gather(order)
             if base != dtype:
-                s = self._cast(batch, s, dtype, i, order)
+                s = self._cast(batch, s, dtype, i)
             leaves.append(s)
         return pl.DataFrame(self._assemble(leaves, batch.n))
 
@@ -1179,7 +1179,7 @@ class FrameReader:
             "type_mismatch",
         )
 
-    def _cast(self, batch: _Batch, s: pl.Series, dtype: pl.DataType, i: int, order: pl.Series | None) -> pl.Series:
+    def _cast(self, batch: _Batch, s: pl.Series, dtype: pl.DataType, i: int) -> pl.Series:
         try:
             return _cast(s, dtype, strict=True)
         except Exception:
