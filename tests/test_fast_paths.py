@@ -77,6 +77,65 @@ def test_fast_path_is_taken_and_right_for_a_big_table() -> None:
     assert decode(doc, True, 100, True) == decode(doc, False, None, True)
 
 
+# ---------------------------------------------------------------- whole-column conversion
+
+from decimal import Decimal  # noqa: E402
+
+from toonstream._scalars import make_column_converter, make_converter  # noqa: E402
+
+NUMBERS = st.one_of(
+    st.integers(-(10**25), 10**25).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(str),
+    st.from_regex(r"-?[0-9]{1,4}(\.[0-9]{0,3})?([eE][+-]?[0-9]{0,3})?", fullmatch=True),
+)
+
+
+def typed(values: Any) -> list[tuple[type, Any]]:
+    return [(type(v), repr(v)) for v in values]  # repr: -0.0 is not 0.0
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.one_of(NUMBERS, st.sampled_from(TOKENS)), min_size=1, max_size=150),
+    st.sampled_from([{}, {"parse_float": Decimal}, {"max_number_length": 6}]),
+)
+def test_column_converter_equals_token_converter(col: list[str], options: dict[str, Any]) -> None:
+    col = [t.strip(" ") for t in col]  # tokens reach the converter trimmed
+    convert = make_converter(**options)
+    column = make_column_converter(convert, **options)
+
+    def one_by_one() -> Any:
+        try:
+            return "ok", typed(map(convert, col))
+        except ToonDecodeError as e:
+            return "error", e.code
+
+    def whole() -> Any:
+        try:
+            return "ok", typed(column(col))
+        except ToonDecodeError as e:
+            return "error", e.code
+
+    assert whole() == one_by_one()
+
+
+def test_column_converter_bulk_paths() -> None:
+    convert = make_converter()
+    column = make_column_converter(convert)
+    cases = [
+        [str(i) for i in range(100)],  # ints
+        [f"{i}.5" if i % 7 else str(i) for i in range(100)],  # floats with some ints
+        ["null" if i % 5 == 0 else f"{i}.25" for i in range(200)],  # nullable floats (bulk)
+        ["-0", "-0.0", "0.0", "0"] * 30,
+        ["1" + "0" * 400 + ".5"] + ["1.5"] * 99,  # overflows a float: Decimal
+        ["05"] + [str(i) for i in range(99)],  # a leading zero: a string
+        ["2024-01-02"] * 80 + ["7"],  # dates and one number
+    ]
+    for col in cases:
+        assert typed(column(col)) == typed(map(convert, col)), col[:3]
+
+
 # ---------------------------------------------------------------- Members batches (loads)
 
 import glob  # noqa: E402

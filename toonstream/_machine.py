@@ -18,7 +18,7 @@ explicit stack, so 100k levels of nesting cost memory, not Python stack.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
 from ._events import (
@@ -119,7 +119,7 @@ class Machine:
         self,
         *,
         convert: TokenConverter,
-        convert_column: Callable[[tuple[str, ...]], Any] | None = None,
+        convert_column: Callable[[Sequence[str]], Any] | None = None,
         indent_size: int = 2,
         strict: bool = True,
         max_depth: int = 10_000,
@@ -740,17 +740,16 @@ class Machine:
         if j - i < self._MIN_BLOCK:
             self._fast_cooldown = j - i
             return i
-        block = lines[i:j]
         d = frame.delim
-        text = text[:end] + "\n"
-        if " " + d in text or d + " " in text or " \n" in text:
+        text = text[:end]
+        if " " + d in text or d + " " in text or " \n" in text or text.endswith(" "):
             return i  # cells to trim: the per-line path does that
-        cells = [line[plen:].split(d) for line in block]
-        if set(map(len, cells)) != {frame.width}:
-            return i
+        columns = _split_columns(text, "\n" + prefix, d, frame.width, j - i)
+        if columns is None:
+            return i  # some line has the wrong number of cells
         assert self.convert_column is not None
         try:
-            columns = [self.convert_column(col) for col in zip(*cells)]
+            columns = [self.convert_column(col) for col in columns]
         except ToonDecodeError:
             return i  # e.g. an over-long number: let the per-line path locate it
         rows = list(zip(*columns))
@@ -758,7 +757,7 @@ class Machine:
             self.started_arrays += 1
         frame.count += len(rows)
         self._lineno = first_lineno + j - 1
-        self._text = block[-1]
+        self._text = lines[j - 1]
         out = self.out
         if out and type(out[-1]) is Rows:
             out[-1].rows.extend(rows)
@@ -868,6 +867,28 @@ def _field_line(plen: int) -> re.Pattern[str]:
     if pattern is None:
         pattern = _FIELD_LINE[plen] = re.compile(" {%d}(%s) *: *(.*[^ ]) *" % (plen, UNQUOTED_KEY.pattern))
     return pattern
+
+
+def _split_columns(text: str, line_start: str, d: str, width: int, nrows: int) -> list[list[str]] | None:
+    """The cell columns of ``nrows`` rows, given as ``text``: each row is
+    ``line_start`` (LF + indentation) then its cells joined by ``d``.  None
+    when some row does not have ``width`` cells.
+
+    One C-level split of the whole block and one slice per column, instead of
+    a list per row and a transposition: a row start becomes a delimiter
+    followed by LF, so after the split exactly the rows' first cells start
+    with LF.  If all ``nrows`` of those sit at the indexes ``1 + k * width``
+    and the total is ``1 + nrows * width`` cells, every row has ``width``.
+    """
+    flat = text.replace(line_start, d + "\n").split(d)
+    if len(flat) != 1 + nrows * width:
+        return None
+    firsts = "".join(flat[1::width])
+    if firsts.count("\n") != nrows:
+        return None
+    columns = [firsts.split("\n")[1:]]
+    columns += [flat[k::width] for k in range(2, width + 1)]
+    return columns
 
 
 _ROW_START: dict[int, re.Pattern[str]] = {}

@@ -11,8 +11,9 @@ import math
 import re
 from bisect import bisect_right
 from decimal import Decimal
-from itertools import accumulate
-from typing import Any, Callable
+from collections import deque
+from itertools import accumulate, compress, count
+from typing import Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
 from ._grammar import (
@@ -348,32 +349,40 @@ def encode_int(i: int) -> str:
 
 # ------------------------------------------------------------- column decoding
 
-# Whole-column checks over tokens joined by "\n" (no token holds "\n": they
-# come from one line each).  Small ints only (< 10**18) take the int() fast
-# path, so the digit limits never apply there.
-_FLOAT_TOKEN = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)")
-_LEADING_ZERO = re.compile(r"\n-?0[0-9]")
-
-
-def _small_int_column(col: tuple[str, ...], framed: str) -> bool:
-    """Every token is a §4 integer of at most 18 digits (C-level string checks)."""
-    digits = framed.replace("\n", "").replace("-", "")
-    return (
-        digits.isascii()
-        and digits.isdigit()  # also rules out empty tokens... together with the next checks
-        and framed.count("-") == framed.count("\n-")  # "-" only as a sign
-        and "\n\n" not in framed
-        and "\n-\n" not in framed
-        and _LEADING_ZERO.search(framed) is None
-        and max(map(len, col)) <= 18
-    )
-# Tokens that are something other than a plain string: a §4 number, or an
-# empty, quoted or literal token.  Both patterns start with a literal "\n", so
-# the regex engine jumps from line to line.  Unflagged tokens are returned as
-# the strings they are.
+# A column is checked as a whole, over its tokens joined by "\n" and framed by
+# "\n" on both sides (no token holds "\n": each comes from one line), encoded
+# as UTF-8.  Deleting the ASCII digits leaves each token's "skeleton" (a UTF-8
+# multi-byte sequence never holds an ASCII byte, so any text works).  Tokens
+# whose skeleton is "", "-", "." or "-." are plain §4 numbers (no exponent)
+# exactly when, besides, no token is empty or "-", "-" only starts a token,
+# "." sits between digits and no integer part has a leading zero: all of it
+# C-level searches over the bytes, much cheaper than a regex per token.
+_DIGITS = b"0123456789"
+_PLAIN_NUMBER_SKELETONS = frozenset((b"", b"-", b".", b"-."))
+_INT_SKELETONS = frozenset((b"", b"-"))
+_NOT_PLAIN_NUMBER = (b"\n\n", b"\n-\n", b"\n.", b"-.", b".\n")
+# After mapping 1-9 to "1", a leading zero shows as one of these.
+_ONE_TO_NINE = bytes.maketrans(b"123456789", b"111111111")
+_LEADING_ZEROS = (b"\n00", b"\n01", b"\n-00", b"\n-01")
+# Tokens other than plain strings: a §4 number, or an empty, quoted or literal
+# token.  Both patterns start with a literal "\n", so the regex engine jumps
+# from line to line (cheaper than any byte search for such short needles).
 _NUMBER_TOKEN = re.compile(r"\n(?=-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\n)")
 _SPECIAL_TOKEN = re.compile(r"\n(?=[\"\n]|true\n|false\n|null\n)")
 _BOOLS = {"true": True, "false": False}
+_BULK = 64  # this many number tokens in a mixed column are converted together
+
+
+def _plain_numbers(raw: bytes, skeletons: list[bytes] | None) -> bool:
+    """Every token of the framed column ``raw`` is a §4 number without exponent
+    (``skeletons``: each token's bytes other than digits; None when all of
+    them are "" or "-")."""
+    return (
+        (skeletons is None or _PLAIN_NUMBER_SKELETONS.issuperset(skeletons))
+        and not any(map(raw.__contains__, _NOT_PLAIN_NUMBER))
+        and raw.count(b"-") == raw.count(b"\n-")
+        and not any(map(raw.translate(_ONE_TO_NINE).__contains__, _LEADING_ZEROS))
+    )
 
 
 def make_column_converter(
@@ -381,7 +390,7 @@ def make_column_converter(
     *,
     parse_float: Callable[[str], Any] | None = None,
     max_number_length: int = 10_000,
-) -> Callable[[tuple[str, ...]], Any]:
+) -> Callable[[Sequence[str]], Any]:
     """Build the function that decodes a whole column of trimmed tokens at once.
 
     Returns a sequence of values equal to ``[convert(t) for t in col]``, using
@@ -389,30 +398,60 @@ def make_column_converter(
     themselves when a whole column qualifies, and ``convert`` per token
     otherwise (only for the tokens that need it).
     """
+    # int() and float() agree with ``convert`` on plain number tokens up to
+    # this length (longer ones have their own rules: Decimal, the limit).
+    short = min(max_number_length, _INT_STR_SAFE_DIGITS)
 
-    def column(col: tuple[str, ...]) -> Any:
-        joined = "\n".join(col)
-        framed = "\n" + joined + "\n"
-        first = joined[:1]
+    def plain_numbers(col: Sequence[str], framed: str) -> list[Any] | None:
+        """The values of ``col`` (``framed`` is its tokens joined and framed by
+        "\n") if every token is a plain number (see ``_plain_numbers``);
+        else None."""
+        raw = framed.encode("utf-8", "surrogatepass")
+        skeleton = raw.translate(None, _DIGITS)
+        # (no split when every skeleton is "" or "-": the common int column)
+        skeletons = skeleton[1:-1].split(b"\n") if skeleton.translate(None, b"\n-") else None
+        if not _plain_numbers(raw, skeletons):
+            return None
+        if max(map(len, col)) > short:
+            return list(map(convert, col))  # long tokens have their own rules
+        if skeletons is None or _INT_SKELETONS.issuperset(skeletons):
+            return list(map(int, col))
+        if parse_float is not None:
+            return list(map(convert, col))
+        values = list(map(float, col))
+        if math.inf in values or -math.inf in values:
+            return list(map(convert, col))  # overflow follows the token policy (Decimal)
+        if 0.0 in values:
+            values = [v if v else 0.0 for v in values]  # -0.0 -> 0.0 (§4)
+        ints = list(compress(count(), map(_INT_SKELETONS.__contains__, skeletons)))
+        if ints:  # "802" among "802.5": an int, as convert() gives
+            deque(map(values.__setitem__, ints, map(int, map(col.__getitem__, ints))), maxlen=0)
+        return values
+
+    def column(col: Sequence[str]) -> Any:
+        framed = "\n".join(["", *col, ""])
+        first = col[0][:1] if col else ""
         if first in NUMBER_START:
-            if _small_int_column(col, framed):
-                return list(map(int, col))
-            if parse_float is None and all(map(_FLOAT_TOKEN.fullmatch, col)) and max(map(len, col)) <= max_number_length:
-                values = list(map(float, col))
-                if math.inf in values or -math.inf in values:
-                    return [convert(t) for t in col]  # overflow follows the token policy
-                if 0.0 in values and "-" in joined:
-                    values = [v if v else 0.0 for v in values]  # -0.0 -> 0.0 (§4)
+            values = plain_numbers(col, framed)
+            if values is not None:
                 return values
         elif (first == "t" or first == "f") and set(col) <= _BOOLS.keys():
             return list(map(_BOOLS.__getitem__, col))
-        positions = [m.start() for m in _NUMBER_TOKEN.finditer(framed)]
-        positions += [m.start() for m in _SPECIAL_TOKEN.finditer(framed)]
-        if not positions:
+        numbers = [m.start() for m in _NUMBER_TOKEN.finditer(framed)]
+        specials = [m.start() for m in _SPECIAL_TOKEN.finditer(framed)]
+        if not numbers and not specials:
             return col  # every token is a plain string
         out = list(col)
         starts = list(accumulate(map(len, col), lambda a, n: a + n + 1, initial=1))
-        for p in positions:
+        if len(numbers) >= _BULK:
+            # e.g. a numeric column with nulls: its numbers converted at once
+            idx = [bisect_right(starts, p + 1) - 1 for p in numbers]
+            tokens = list(map(col.__getitem__, idx))
+            values = plain_numbers(tokens, "\n".join(["", *tokens, ""]))
+            if values is not None:
+                deque(map(out.__setitem__, idx, values), maxlen=0)
+                numbers = []
+        for p in numbers + specials:
             i = bisect_right(starts, p + 1) - 1
             out[i] = convert(col[i])
         return out
