@@ -150,3 +150,21 @@ def test_async_variants_agree_with_sync() -> None:
 
 def test_loads_value_equals_items_root() -> None:
     assert json_equal(list(toonstream.items(ORDERS, ""))[0], toonstream.loads(ORDERS, parse_float=Decimal))
+
+
+@pytest.mark.parametrize("buf_size", [7, 4096, 1 << 20])
+def test_parse_of_big_tables_matches_ijson(buf_size: int) -> None:
+    # Many rows per Rows event: the column-wise triple builder, flat and nested.
+    flat = [
+        {"id": i, "s": f"x{i}", "f": i / 8, "b": i % 3 == 0, "n": None if i % 4 else i, "q": "a,b" if i % 9 == 0 else "c"}
+        for i in range(600)
+    ]
+    nested = {"t": [{"id": i, "p": {"x": i, "y": {"z": f"z{i}"}}, "k": i % 2 == 1} for i in range(300)]}
+    for value in (flat, nested):
+        doc = toonstream.dumps(value).encode()
+        ours = list(toonstream.parse(doc, buf_size=buf_size))
+        assert ours == list(ijson.parse(json.dumps(value).encode()))
+    # a parse_float result of any type is a "number" event, as Decimals are
+    doc = toonstream.dumps([{"a": 1.5, "b": "x"}] * 20)
+    events = list(toonstream.parse(doc, parse_float=lambda s: ("F", s)))
+    assert ("item.a", "number", ("F", "1.5")) in events

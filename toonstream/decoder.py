@@ -15,6 +15,7 @@ async drivers only move chunks in and outputs out, so they cannot disagree.
 from __future__ import annotations
 
 import inspect
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, NamedTuple, Sequence, Union
 
@@ -381,11 +382,40 @@ def _value_prefix(scopes: list[_Scope]) -> str:
     return scopes[-1].child if scopes else ""
 
 
-_KINDS: dict[type, str] = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+class _KindOf(dict[type, str]):
+    """ijson event name of a leaf value's type (a ``parse_float`` result or a
+    Decimal is a "number"); ``_KIND_OF[type(v)]`` is one C-level lookup."""
+
+    def __missing__(self, key: type) -> str:
+        return "number"
+
+
+_KIND_OF = _KindOf({str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"})
+_kind_of_type = _KIND_OF.__getitem__
 
 
 def _kind(v: Any) -> str:
-    return _KINDS.get(type(v), "number")
+    return _kind_of_type(type(v))
+
+
+def _rows_triples(prefix: str, fields: Fields, rows: list[tuple[Any, ...]], out: list[tuple[str, str, Any]]) -> None:
+    """ijson triples of table rows (objects at ``prefix``).
+
+    For flat fields, built without a Python loop per row or cell: one iterator
+    per event position in a row (start, key, value, ..., end), zipped and
+    flattened, so C code makes the tuples.  Nested field groups go row by row.
+    """
+    if any(f.children is not None for f in fields):
+        for row in rows:
+            _row_triples(prefix, fields, row, out)
+        return
+    n = len(rows)
+    parts: list[Iterable[tuple[str, str, Any]]] = [repeat((prefix, "start_map", None), n)]
+    for f, col in zip(fields, zip(*rows)):
+        parts.append(repeat((prefix, "map_key", f.name), n))
+        parts.append(zip(repeat(prefix + "." + f.name, n), map(_kind_of_type, map(type, col)), col))
+    parts.append(repeat((prefix, "end_map", None), n))
+    out.extend(chain.from_iterable(zip(*parts)))
 
 
 def _row_triples(prefix: str, fields: Fields, row: tuple[Any, ...], out: list[tuple[str, str, Any]]) -> None:
@@ -434,8 +464,7 @@ class _ParseAdapter:
             elif t is Rows:
                 top = scopes[-1]
                 assert top.fields is not None
-                for row in ev.rows:
-                    _row_triples(top.child, top.fields, row, out)
+                _rows_triples(top.child, top.fields, ev.rows, out)
             elif t is Values:
                 p = scopes[-1].child
                 for v in ev.values:
