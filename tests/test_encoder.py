@@ -381,3 +381,127 @@ def test_records_with_tables_and_arrays_equal_walk() -> None:
         for d in (",", "|"):
             fast, walk = _both({"orders": value}, delimiter=d)
             assert fast == walk
+
+
+# ---------------------------------------------------------------- mixed-kind columns (issue 6)
+
+from toonstream._columns import format_strings  # noqa: E402
+
+_NUMBERS = st.one_of(
+    st.integers(-(2**60), 2**60),
+    st.sampled_from([0, -1, 2**53, 2**53 + 1, -(2**53) - 1, 10**16, 10**16 + 1, 10**20, 10**21, 10**22, 10**308, 10**309,
+                     10**5000, -(10**5000), 123456789012345678]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([-0.0, 0.0, 1e16, 1e21, 1e-7, 5e-324, 3.0, -3.0, 2.0**53, 1e308, 0.1, 802.265]),
+)
+_ANY_CELL = st.one_of(_NUMBERS, st.booleans(), st.none(), _TEXT, _DEC)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.lists(_NUMBERS, min_size=1, max_size=40),  # ints and floats: formatted as floats when exact
+        st.lists(st.one_of(_NUMBERS, st.booleans()), min_size=1, max_size=40),  # True is an int subclass
+        st.lists(_ANY_CELL, min_size=1, max_size=40),
+        st.lists(st.one_of(st.none(), _TEXT), min_size=1, max_size=40),
+    ),
+    st.sampled_from([",", "\t", "|"]),
+)
+def test_mixed_columns_equal_per_value(col: list[Any], delimiter: str) -> None:
+    prim = primitive_formatter(delimiter, None)
+    assert format_column(col, delimiter, prim) == [prim(v) for v in col]
+    assert format_column(tuple(col), delimiter, prim) == [prim(v) for v in col]
+
+
+def test_mixed_columns_fixed_cases() -> None:
+    cases: list[list[Any]] = [
+        [1, 2.5, -0.0, 0, 3.0, 1e21, 10**21, 10**16, 1e16, float("nan"), float("inf"), -float("inf"), 7],
+        [True, 1, 1.0, False, 0, 0.0, None, "1", "true", decimal.Decimal("1.50"), decimal.Decimal("-0")],
+        [2**53 + 1, 0.5],  # an int no float equals: per kind
+        [10**400, 0.5],  # beyond the float range
+        [10**5000, 1.5, 2],  # beyond str()'s digit limit
+        [1e-7, 5, "a,b", "x|y", "t\tb", None, "", " pad", "-", "05", "é", "Kraków"],
+        ["a", 1, "b\ud800"],  # the lone surrogate is reported, as per value
+        [object(), 1, 2.5],
+    ]
+    for col in cases:
+        for d in (",", "\t", "|"):
+            prim = primitive_formatter(d, None)
+            try:
+                want: Any = [prim(v) for v in col]
+            except ToonEncodeError as e:
+                want = ("error", str(e))
+            try:
+                got: Any = format_column(col, d, prim)
+            except ToonEncodeError as e:
+                got = ("error", str(e))
+            assert got == want, (col, d)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(_TEXT, st.sampled_from(["true", "false", "null", "Zeta", "zz", ":x", "9a", "+5", "alpha beta"])),
+             min_size=1, max_size=60),
+    st.sampled_from([",", "\t", "|"]),
+)
+def test_string_columns_equal_per_value(col: list[str], delimiter: str) -> None:
+    prim = primitive_formatter(delimiter, None)
+    try:
+        want: Any = [prim(v) for v in col]
+    except ToonEncodeError as e:
+        want = ("error", str(e))
+    try:
+        got: Any = format_strings(col, delimiter, prim)
+    except ToonEncodeError as e:
+        got = ("error", str(e))
+    assert got == want
+
+
+def test_string_columns_lead_and_keyword_checks() -> None:
+    # no string below ":" (the lead-character checks are skipped): keywords and trailing spaces still found
+    base = ["alpha", "beta gamma", "Zürich", "x:y"[:1]] * 50
+    for extra in (["true"], ["false"], ["null"], ["trail "], ["trail\t"], ["a,b"], ["a|b"], ["a\tb"], ["ok"], ["{x}"]):
+        for pos in (0, 37, len(base)):
+            col = base[:pos] + extra + base[pos:]
+            for d in (",", "\t", "|"):
+                prim = primitive_formatter(d, None)
+                assert format_strings(col, d, prim) == [prim(v) for v in col]
+
+
+def test_long_string_columns() -> None:
+    # long strings (the per-string keyword lookup), with and without a bad first character
+    base = ["delta omega alpha sigma tau alpha upsilon", "kappa alpha tau delta zeta kappa", "Zürich the long way round"] * 40
+    extras = [["true"], ["false"], ["null"], ["trail "], ["a,b"], ["a|b"], ["a\tb"], ["1e5"], ["-x"], ["#x"], [" x"], [""],
+              ["x\ny"], ["q\"uote"], ["05"], ["+1"], ["2024-01-02 and more text here"]]
+    for extra in extras:
+        for pos in (0, 61, len(base)):
+            col = base[:pos] + extra + base[pos:]
+            for d in (",", "\t", "|"):
+                prim = primitive_formatter(d, None)
+                assert format_strings(col, d, prim) == [prim(v) for v in col], (extra, d)
+                flags = flag_strings(col, d)
+                needs = {i for i, s in enumerate(col) if NEEDS_QUOTE[d].search(s) is not None}
+                if flags is not None:
+                    assert flags[0] <= needs <= flags[0] | flags[1]
+
+
+def test_flat_table_fast_path_equals_walk() -> None:
+    n = _encoder.TABLE_BATCH + 5
+    rows = [
+        {"id": i, "s": [1.5, 2, -0.0, 10**20, 1e21, True, None, "x", decimal.Decimal("1.5")][i % 9], "t": f"u{i}"}
+        for i in range(n)
+    ]
+    variants = [
+        rows,
+        rows + [{"id": 1, "s": 2, "u": 3}],  # keys differ in the last chunk
+        rows + [{"s": 2, "id": 1, "t": "x"}],  # same keys, another order: the header's order
+        rows + [{"id": 1, "s": {"a": 1}, "t": "x"}],  # a nested object: not flat
+        rows + [{"id": 1, "s": datetime.date(2024, 1, 2), "t": "x"}],  # a host value
+        rows + [{"id": 1, "s": "bad\ud800", "t": "x"}],  # an error: the walk reports it
+        [{"a": i} for i in range(40)],
+        [{"a": i, 1: 2} for i in range(40)],
+    ]
+    for value in variants:
+        for d in (",", "\t", "|"):
+            fast, walk = _both({"rows": value}, delimiter=d)
+            assert fast == walk

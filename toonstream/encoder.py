@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from itertools import chain, count, repeat
 from operator import itemgetter
-from typing import IO, Any, Callable, Iterator, Sequence, Union
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence, Union
 
 from ._columns import format_column, format_columns, format_rows, format_strings
 from ._errors import ToonEncodeError
@@ -302,6 +302,41 @@ class _Walk:
                 else:
                     return None
         return root, [leaves[p] for p in _leaf_paths(root)]
+
+    def _flat_table(self, objs: list[dict[Any, Any]], depth: int) -> tuple[Fields, list[str]] | None:
+        """Dicts that make a §9.3 table of primitive columns, as ``_table``
+        and ``_table_rows`` write it: the header's fields and the row lines at
+        ``depth`` (chunks of ``TABLE_BATCH`` rows).  Each chunk's cells are
+        taken out, classified and formatted while its rows are in the CPU
+        cache.  None for anything else (keys that differ, nested or host
+        values: ``_table`` decides those); ToonEncodeError from a cell."""
+        first = objs[0]
+        if not first:
+            return None
+        names = list(first)
+        width = len(names)
+        if any(type(k) is not str for k in names):
+            return None
+        getters = [itemgetter(k) for k in names]
+        ind = self.unit * depth
+        d = self.d
+        prim = self.prim
+        chunks: list[str] = []
+        for start in range(0, len(objs), TABLE_BATCH):
+            part = objs[start : start + TABLE_BATCH]
+            # same size and every field present: the same keys
+            if set(map(len, part)) != {width}:
+                return None
+            try:
+                cols = [list(map(g, part)) for g in getters]
+            except KeyError:
+                return None
+            kinds = [set(map(type, col)) for col in cols]
+            for k in kinds:
+                if not k <= PRIMITIVE:
+                    return None
+            chunks.append(format_columns(cols, d, prim, ind, kinds))
+        return [(k, None) for k in names], chunks
 
     def _union_fields(self, objs: list[Any]) -> Fields | None:
         """``missing_as_null`` tables: non-empty objects that differ only by
@@ -588,7 +623,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
                 array(lead[1:] + ek, v, depth, True, level + 1)
             lead = ind
 
-    def lines(chunks: Iterator[str]) -> None:
+    def lines(chunks: Iterable[str]) -> None:
         for chunk in chunks:
             append("\n")
             append(chunk)
@@ -615,6 +650,12 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         if tabular:
             if n <= _SMALL_TABLE and kinds == {dict} and small_table(head, items, depth + 1):
                 return
+            if kinds == {dict}:
+                flat = walk._flat_table(items, depth + 1)
+                if flat is not None:  # §9.3, primitive columns
+                    append("\n" + header(head, n, d, flat[0]))
+                    lines(flat[1])
+                    return
             table = walk._table(items, kinds == {dict})
             if table is not None:  # §9.3
                 names, leaves = table
