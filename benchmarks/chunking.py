@@ -4,7 +4,7 @@
     python benchmarks/chunking.py --repeat 5
 
 For each dataset, the TOON text is decoded to a value (Decoder + ValueBuilder, as ``loads``
-does) fed whole (one chunk), in 1 MiB, 64 KiB, 4 KiB and 512-byte chunks; best of --repeat,
+does) fed whole (one chunk), in 1 MiB, 64 KiB, 4 KiB, 512-byte and 64-byte chunks; best of --repeat,
 same process.  Writes benchmarks/results/chunking.json.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-CHUNKS = [None, 1 << 20, 64 << 10, 4 << 10, 512]
+CHUNKS = [None, 1 << 20, 64 << 10, 4 << 10, 512, 64]
 
 
 def decode(data: bytes, chunk: int | None) -> Any:

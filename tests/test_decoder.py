@@ -9,7 +9,7 @@ from typing import Iterator
 import pytest
 
 import toonstream
-from toonstream import Decoder, ToonDecodeError
+from toonstream import Decoder, Rows, ToonDecodeError
 
 from conftest import chunkings
 
@@ -197,3 +197,37 @@ def test_decoder_events_shape() -> None:
     table = events[2]
     assert isinstance(table, toonstream.StartTable) and table.width == 2 and table.length == 2
     assert events[3] == toonstream.Rows([(1, "x"), (2, "y")])
+
+
+# ---------------------------------------------------------------- held rows
+
+
+def test_small_feeds_hold_rows_until_the_next_feed_flush_or_close() -> None:
+    d = Decoder()
+    assert [type(e).__name__ for e in d.feed("t[40]{a,b}:\n")] == ["StartObject", "Key", "StartTable"]
+    assert d.feed("  1,x\n  2,y\n") == []  # held: more rows are due
+    assert d.line == 1  # held lines are not processed yet
+    assert d.flush() == [Rows([(1, "x"), (2, "y")])]
+    assert d.line == 3
+    events: list[object] = []
+    for i in range(3, 41):
+        events += d.feed(f"  {i},z\n")
+    events += d.close()
+    rows = [r for e in events if isinstance(e, Rows) for r in e.rows]
+    assert rows == [(i, "z") for i in range(3, 41)]
+
+
+def test_an_error_in_held_rows_has_its_own_line() -> None:
+    d = Decoder()
+    d.feed("t[9]{a,b}:\n  1,x\n")
+    d.feed("  2\n")  # wrong width, held
+    with pytest.raises(ToonDecodeError) as info:
+        d.feed("  3,z\n" * 40)
+    assert (info.value.line, info.value.code, info.value.line_text) == (3, "width_mismatch", "  2")
+
+
+def test_hold_rows_false_returns_every_complete_line() -> None:
+    d = Decoder(hold_rows=False)
+    d.feed("t[40]{a}:\n")
+    assert d.feed("  1\n") == [Rows([(1,)])]
+    assert d.line == 2

@@ -123,7 +123,8 @@ class TableScan:
     ) -> None:
         options = dict(options or {})
         options.setdefault("parse_float", None)  # floats
-        self.decoder = Decoder(**options)
+        # (no held rows: this reader pairs lines and rows itself, feed by feed)
+        self.decoder = Decoder(hold_rows=False, **options)
         self.adapter = _RowsAdapter(path, as_dict=False, key_field=key_field, where=lambda: self.decoder.line)
         self.adapter.on_table = self._table
         self.path = path

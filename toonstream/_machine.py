@@ -199,6 +199,15 @@ class Machine:
         self.out = []
         return out
 
+    def wants_rows(self, n: int) -> bool:
+        """The next line would go to a tabular array's row path (if a row),
+        and (strict, declared length) more than ``n`` rows are still due."""
+        stack = self.stack
+        if not stack or self.blank_line or self.failed is not None:
+            return False
+        top = stack[-1]
+        return top.kind == TABLE and (not self.strict or top.length is None or top.length - top.count > n)
+
     def table_context(self) -> tuple[int, str, int, int] | None:
         """``(indent, delimiter, width, rows_left)`` when the next line, if it is
         a row, belongs to the innermost tabular array; None otherwise.

@@ -68,6 +68,10 @@ DEFAULT_MAX_LINE_LENGTH = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 10_000
 DEFAULT_MAX_NUMBER_LENGTH = 10_000
 DEFAULT_MAX_FIELDS = 10_000
+# A feed that completes fewer table rows than this holds them back for the
+# next one (see Decoder.feed): the column-wise row path needs a run of lines.
+_HOLD_LINES = 256
+_HOLD_CHARS = 16 * 1024
 
 
 class TableContext(NamedTuple):
@@ -103,6 +107,9 @@ class Decoder:
         fields: emit runs of plain ``key: value`` lines as one
             :class:`~toonstream.Members` event instead of Key + Scalar pairs
             (for consumers that build values; ``loads`` uses it).
+        hold_rows: let a feed hold back a few complete table rows for the
+            next one (default True; see :meth:`feed`).  False: every feed
+            returns the events of every complete line it got.
 
     Example:
         >>> d = Decoder()
@@ -114,7 +121,7 @@ class Decoder:
         [EndObject()]
     """
 
-    __slots__ = ("_lines", "_machine")
+    __slots__ = ("_lines", "_machine", "_held", "_held_chars", "_hold")
 
     def __init__(
         self,
@@ -128,6 +135,7 @@ class Decoder:
         max_fields: int = DEFAULT_MAX_FIELDS,
         start_line: int = 1,
         fields: bool = False,
+        hold_rows: bool = True,
     ) -> None:
         self._lines = LineSplitter(max_line_length=max_line_length)
         # Line numbers in events and errors start here (a document embedded in a larger text).
@@ -144,28 +152,66 @@ class Decoder:
             max_fields=max_fields,
             fields=fields,
         )
+        # Complete row lines not yet given to the machine (see feed).
+        self._held: list[str] = []
+        self._held_chars = 0
+        self._hold = hold_rows
 
     def feed(self, data: Chunk) -> list[Event]:
-        """Add a chunk of input; return the events it completed."""
-        return self._step(self._lines.feed, data)
+        """Add a chunk of input; return the events it completed.
+
+        Inside a tabular array that expects more rows, a feed that completes
+        only a few lines (fewer than 32, under 64 KiB) holds them until the
+        next feed, so that small chunks still reach the column-wise row path:
+        events (and errors) may lag the input by those few lines.  :meth:`flush` (or :meth:`close`) returns
+        them at once.
+        """
+        return self._step(self._lines.feed, data, hold=self._hold)
+
+    def flush(self) -> list[Event]:
+        """Return the events of every complete line fed so far (see :meth:`feed`).
+
+        >>> d = Decoder()
+        >>> _ = d.feed(b"t[2]{a}:\\n")
+        >>> d.feed(b"  1\\n")
+        []
+        >>> d.flush()
+        [Rows(rows=[(1,)])]
+        """
+        return self._step(self._lines.feed, b"", hold=False)
 
     def close(self) -> list[Event]:
         """Signal end of input; return the remaining events (scope ends, count checks)."""
-        events = self._step(lambda _: self._lines.close(), b"")
+        events = self._step(lambda _: self._lines.close(), b"", hold=False)
         return events + self._machine.close()
 
-    def _step(self, split: Callable[[Any], list[str]], data: Any) -> list[Event]:
+    def _step(self, split: Callable[[Any], list[str]], data: Any, *, hold: bool) -> list[Event]:
         machine = self._machine
         if machine.failed is not None:
             raise machine.failed
-        first = self._lines.lines_emitted + 1
         try:
             lines = split(data)
         except ToonDecodeError as e:  # data after close(), or an over-long line
             machine.failed = e
             raise
-        events = machine.lines(first, lines) if lines else []
         error = self._lines.error
+        held = self._held
+        new = lines
+        if held:
+            if not new and hold and error is None:
+                return []  # (a feed within a line: nothing changes)
+            held += new  # (in place: what is held is not copied per feed)
+            lines = held
+            self._held = []
+        if hold and error is None and 0 < len(lines) < _HOLD_LINES and machine.wants_rows(len(lines)):
+            chars = self._held_chars + sum(map(len, new))
+            if chars < _HOLD_CHARS:
+                self._held = lines
+                self._held_chars = chars
+                return []
+        self._held_chars = 0
+        first = self._lines.lines_emitted - len(lines) + 1
+        events = machine.lines(first, lines) if lines else []
         if error is not None:  # invalid UTF-8 after these lines (now processed without error)
             machine.failed = error
             raise error
@@ -190,7 +236,7 @@ class Decoder:
         >>> d.feed(b"  5,6\\n"), d.line
         ([Rows(rows=[(5, 6)])], 4)
         """
-        if not self._lines.at_line_boundary():
+        if self._held or not self._lines.at_line_boundary():
             return None
         ctx = self._machine.table_context()
         return None if ctx is None else TableContext(*ctx)
@@ -212,7 +258,7 @@ class Decoder:
     @property
     def line(self) -> int:
         """Number of complete lines processed so far."""
-        return self._lines.lines_emitted
+        return self._lines.lines_emitted - len(self._held)
 
 
 # ---------------------------------------------------------------------- sources
