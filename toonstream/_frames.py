@@ -24,11 +24,10 @@ written in their canonical TOON form).  Quoted tokens are always strings.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
-from itertools import accumulate
 from operator import itemgetter
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -260,25 +259,32 @@ class TableScan:
         column-wise, the others fed to the decoder.  False: a line is not at
         row indentation (only when ``check`` is False: the caller then cuts
         ``data`` and calls again).  Sets ``_consumed``."""
-        lines = data.split(b"\n")
-        lines.pop()  # data ends with a newline
-        if len(lines) > cap:
-            del lines[cap:]
-        # nexts[k]: offset where line k+1 starts (C-level: bytes.count is slow).
-        nexts = list(accumulate(map((1).__add__, map(len, lines))))
-        data = data[: nexts[-1]]
-        # Lines the decoder must see.
-        special: set[int] = set()
+        # No split into lines: only the special lines are located (bytes
+        # searches), everything else is counted.
+        n_lines = data.count(b"\n")  # data ends with a newline
+        if n_lines > cap:
+            data = data[: len(data) - len(data.split(b"\n", cap)[-1])]
+            n_lines = cap
+        # Lines the decoder must see: their start offsets.
+        starts: set[int] = set()
         if data[plen : plen + 1] in (b"#", b"\t"):
-            special.add(0)
+            starts.add(0)
         for pat in _special_patterns(data, prefix):
             shift = pat[:1] == b"\n"
             i = data.find(pat)
             while i != -1:
-                k = bisect_right(nexts, i + shift)
-                special.add(k)
-                i = data.find(pat, nexts[k] - 1)
-        specials = sorted(special)
+                start = i + 1 if shift else data.rfind(b"\n", 0, i) + 1
+                starts.add(start)
+                i = data.find(pat, data.find(b"\n", start))  # from this line's LF on
+        # line index -> (start, end after its LF), in order
+        spans_of: dict[int, tuple[int, int]] = {}
+        k = prev = 0
+        for start in sorted(starts):
+            k += data.count(b"\n", prev, start)
+            prev = start
+            spans_of[k] = (start, data.find(b"\n", start) + 1)
+        specials = list(spans_of)
+        lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
         for k in specials:
             line = lines[k]
             if line[:plen] != prefix or line[plen : plen + 1] in (b" ", b""):
@@ -295,19 +301,19 @@ class TableScan:
                 rewritten = dict(zip(ks, joined.split(b"\n")))
                 self.quoted = True
         frame: pl.DataFrame | None = None
-        n_plain = len(lines) - len(specials) + len(rewritten)
+        n_plain = n_lines - len(specials) + len(rewritten)
         if n_plain:
             if specials:
                 spans = []
                 prev = 0
                 for k in specials:
-                    start = nexts[k - 1] if k else 0
+                    start, end = spans_of[k]
                     if start > prev:
                         spans.append(data[prev:start])
                     new_line = rewritten.get(k)
                     if new_line is not None:
                         spans.append(new_line + b"\n")
-                    prev = nexts[k]
+                    prev = end
                 spans.append(data[prev:])
                 plain = b"".join(spans)
                 if rewritten:
@@ -331,13 +337,13 @@ class TableScan:
         for k in specials:
             decoder.skip_rows(k - prev_k)
             r += k - prev_k
-            start = nexts[k - 1] if k else 0
-            for row in adapter.push(decoder.feed(data[start : nexts[k]])):
+            start, end = spans_of[k]
+            for row in adapter.push(decoder.feed(data[start:end])):
                 pos.append(r)
                 rows.append(row)
                 r += 1
             prev_k = k + 1
-        decoder.skip_rows(len(lines) - prev_k)
+        decoder.skip_rows(n_lines - prev_k)
         self._consumed = len(data)
         return Piece(frame, rows, pos if frame is not None else None, first)
 
