@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,38 @@ def test_fast_path_is_taken_and_right_for_a_big_table() -> None:
     doc = "t[5000]{a,b,c,d,e,f}:\n" + "\n".join(rows)
     assert decode(doc, True, None, True) == decode(doc, False, None, True)
     assert decode(doc, True, 100, True) == decode(doc, False, None, True)
+
+
+QUOTED_CELLS = ['"a,b"', '"true"', '"42"', '"  padded "', '"x\\"y"', '"tab\\there"', '"#tag"', '""', '"a:b"', '"é,ü"']
+
+
+@pytest.mark.parametrize("delim", [",", "|", "\t"])
+@pytest.mark.parametrize("width", [1, 3])
+def test_quoted_rows_inside_a_block(delim: str, width: int) -> None:
+    # Rows with quoted cells among plain ones: split one by one inside the
+    # block, the rest column-wise; same events as the per-line path.
+    sym = "" if delim == "," else delim
+    rows = []
+    for i in range(300):
+        cells = [str(i), f"s{i}", f"{i}.5"][:width]
+        if i % 7 == 3:
+            cells[-1] = QUOTED_CELLS[i % len(QUOTED_CELLS)].replace(",", delim)
+        rows.append("  " + delim.join(cells))
+    fields = delim.join(f"f{k}" for k in range(width))
+    doc = f"t[300{sym}]{{{fields}}}:\n" + "\n".join(rows)
+    for chunk in (None, 64, 4096):
+        assert decode(doc, True, chunk, True) == decode(doc, False, None, True)
+
+
+@pytest.mark.parametrize(
+    "bad", ['  1,"x,y"', '  1,"unterminated', '  1,"bad \\q escape"', '  1,"x"y', '  "a","b","c"']
+)
+def test_bad_quoted_row_inside_a_block_reports_like_the_per_line_path(bad: str) -> None:
+    rows = [f"  {i},v{i}" for i in range(100)]
+    rows[57] = bad
+    doc = "t[100]{a,b}:\n" + "\n".join(rows)
+    assert decode(doc, True, None, True) == decode(doc, False, None, True)
+    assert decode(doc, True, None, True)[0] == ("ok" if bad == '  1,"x,y"' else "error")
 
 
 # ---------------------------------------------------------------- whole-column conversion

@@ -702,12 +702,13 @@ class Machine:
     def _row_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
         """Decode a run of simple row lines at once, column by column.
 
-        A line qualifies when it sits exactly at row depth and holds no quote,
-        colon, comment marker or space next to a delimiter: then the per-line
-        path would split it on the delimiter and convert each cell, which is
-        what this does with C-level ``str.split``/``zip``/``map``.  Anything
-        else, including every line that would be an error, is left to the
-        per-line path (which reports it precisely).  Returns the index after
+        A line qualifies when it sits exactly at row depth and holds no colon,
+        comment marker or space next to a delimiter: then the per-line path
+        would split it on the delimiter and convert each cell, which is what
+        this does with C-level ``str.split``/``zip``/``map``.  Lines with
+        quotes are split one by one (see ``_quoted_rows``).  Anything else,
+        including every line that would be an error, is left to the per-line
+        path (which reports it precisely).  Returns the index after
         the run (``i`` when there is none worth taking).
         """
         if self._fast_cooldown:
@@ -721,12 +722,12 @@ class Machine:
             return i
         prefix = " " * plen
         for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
-            if not line.startswith(prefix) or line[plen : plen + 1] in (" ", "#", "", "\t") or '"' in line or ":" in line:
+            if not line.startswith(prefix) or line[plen : plen + 1] in (" ", "#", "", "\t") or ":" in line:
                 # No run of simple rows starts here: this line and the k after it
                 # (up to and including the one that is not simple) go the per-line way.
                 self._fast_cooldown = k
                 return i
-        # Find where the run of simple lines ends with C-level searches over
+        # Find where the run of row lines ends with C-level searches over
         # the joined lines ("\n" before each line), not a Python loop per line.
         # The window grows 4x while the run fills it, so a short run costs a
         # short join.
@@ -738,29 +739,37 @@ class Machine:
             m = _not_row_start(plen).search(text)
             if m is not None:
                 end = m.start()
-            for ch in ('"', ":"):
-                k = text.find(ch, 0, end)
-                if k != -1:
-                    end = text.rfind("\n", 0, k)
+            k = text.find(":", 0, end)  # a key-value line, or a colon in a quoted cell
+            if k != -1:
+                end = text.rfind("\n", 0, k)
             if end < len(text) or hi == limit:
                 break
             window *= 4
-        j = i + text.count("\n", 0, end)  # lines wholly before `end`
-        if j - i < self._MIN_BLOCK:
-            self._fast_cooldown = j - i
-            return i
+        nrows = text.count("\n", 0, end)  # lines wholly before `end`
         d = frame.delim
+        width = frame.width
         text = text[:end]
+        patches: list[tuple[int, list[str]]] = []
+        if '"' in text:
+            text, patches, nrows = _quoted_rows(text, plen, d, width, nrows)
+        if nrows < self._MIN_BLOCK:
+            self._fast_cooldown = nrows
+            return i
+        j = i + nrows
         if " " + d in text or d + " " in text or " \n" in text or text.endswith(" "):
             return i  # cells to trim: the per-line path does that
-        columns = _split_columns(text, "\n" + prefix, d, frame.width, j - i)
+        columns = _split_columns(text, "\n" + prefix, d, width, nrows, patches)
         if columns is None:
-            return i  # some line has the wrong number of cells
+            self._fast_cooldown = nrows  # some line has the wrong number of cells
+            return i
         assert self.convert_column is not None
         try:
             columns = [self.convert_column(col) for col in columns]
         except ToonDecodeError:
-            return i  # e.g. an over-long number: let the per-line path locate it
+            # e.g. an over-long number or a bad escape: the per-line path
+            # locates it (and the block is not tried again line after line)
+            self._fast_cooldown = nrows
+            return i
         rows = list(zip(*columns))
         if frame.count == 0:
             self.started_arrays += 1
@@ -878,7 +887,47 @@ def _field_line(plen: int) -> re.Pattern[str]:
     return pattern
 
 
-def _split_columns(text: str, line_start: str, d: str, width: int, nrows: int) -> list[list[str]] | None:
+def _quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[str, list[tuple[int, list[str]]], int]:
+    """Take the lines with quotes out of a block's ``text`` (LF + line, per row).
+
+    Each is split exactly as the per-line path splits it (``split_cells``)
+    and replaced by a placeholder row; returns the new text,
+    ``(row, tokens)`` patches for ``_split_columns`` and the number of rows
+    kept: a quoted line with the wrong number of cells ends the block there
+    (the per-line path reports it).  Quoted rows are rare, so a Python step
+    per quoted row keeps the rest of the block column-wise.
+    """
+    # (cells "0": no spaces for the trim checks to see, even at width 1)
+    placeholder = "\n" + " " * plen + d.join("0" * width)
+    pieces: list[str] = []
+    patches: list[tuple[int, list[str]]] = []
+    row = -1
+    prev = 0  # text before `prev` is in pieces (or counted, for `row`)
+    counted = 0
+    q = text.find('"')
+    while q != -1:
+        start = text.rfind("\n", 0, q)  # the LF that starts the quoted line
+        stop = text.find("\n", q)
+        if stop == -1:
+            stop = len(text)
+        row += text.count("\n", counted, start + 1)
+        counted = start + 1
+        cells = split_cells(text[start + 1 + plen : stop], d)
+        if len(cells) != width:
+            pieces.append(text[prev:start])
+            return "".join(pieces), patches, row
+        patches.append((row, [t.strip(" ") for t in cells]))
+        pieces.append(text[prev:start])
+        pieces.append(placeholder)
+        prev = stop
+        q = text.find('"', stop)
+    pieces.append(text[prev:])
+    return "".join(pieces), patches, nrows
+
+
+def _split_columns(
+    text: str, line_start: str, d: str, width: int, nrows: int, patches: list[tuple[int, list[str]]]
+) -> list[list[str]] | None:
     """The cell columns of ``nrows`` rows, given as ``text``: each row is
     ``line_start`` (LF + indentation) then its cells joined by ``d``.  None
     when some row does not have ``width`` cells.
@@ -888,10 +937,15 @@ def _split_columns(text: str, line_start: str, d: str, width: int, nrows: int) -
     followed by LF, so after the split exactly the rows' first cells start
     with LF.  If all ``nrows`` of those sit at the indexes ``1 + k * width``
     and the total is ``1 + nrows * width`` cells, every row has ``width``.
+    ``patches`` put the tokens of quoted rows in place of their placeholders.
     """
     flat = text.replace(line_start, d + "\n").split(d)
     if len(flat) != 1 + nrows * width:
         return None
+    for row, tokens in patches:  # (placeholders have the right width)
+        at = 1 + row * width
+        flat[at] = "\n" + tokens[0]
+        flat[at + 1 : at + width] = tokens[1:]
     firsts = "".join(flat[1::width])
     if firsts.count("\n") != nrows:
         return None

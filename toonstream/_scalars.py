@@ -371,6 +371,7 @@ _NUMBER_TOKEN = re.compile(r"\n(?=-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0
 _SPECIAL_TOKEN = re.compile(r"\n(?=[\"\n]|true\n|false\n|null\n)")
 _BOOLS = {"true": True, "false": False}
 _BULK = 64  # this many number tokens in a mixed column are converted together
+_PLUS_ONE = (1).__add__
 
 
 def _plain_numbers(raw: bytes, skeletons: list[bytes] | None) -> bool:
@@ -442,7 +443,8 @@ def make_column_converter(
         if not numbers and not specials:
             return col  # every token is a plain string
         out = list(col)
-        starts = list(accumulate(map(len, col), lambda a, n: a + n + 1, initial=1))
+        # where each token starts in `framed` (C-level: lengths + 1, summed)
+        starts = list(accumulate(map(_PLUS_ONE, map(len, col)), initial=1))
         if len(numbers) >= _BULK:
             # e.g. a numeric column with nulls: its numbers converted at once
             idx = [bisect_right(starts, p + 1) - 1 for p in numbers]
