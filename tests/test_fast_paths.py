@@ -114,7 +114,12 @@ def test_bad_quoted_row_inside_a_block_reports_like_the_per_line_path(bad: str) 
 
 from decimal import Decimal  # noqa: E402
 
-from toonstream._scalars import make_column_converter, make_converter  # noqa: E402
+from toonstream._scalars import decimal_float, make_column_converter, make_converter  # noqa: E402
+
+
+def tagged(text: str) -> tuple[str, str]:
+    """A parse_float whose results show which tokens it was given."""
+    return ("float", text)
 
 NUMBERS = st.one_of(
     st.integers(-(10**25), 10**25).map(str),
@@ -131,7 +136,9 @@ def typed(values: Any) -> list[tuple[type, Any]]:
 @settings(max_examples=500, deadline=None)
 @given(
     st.lists(st.one_of(NUMBERS, st.sampled_from(TOKENS)), min_size=1, max_size=150),
-    st.sampled_from([{}, {"parse_float": Decimal}, {"max_number_length": 6}]),
+    st.sampled_from(
+        [{}, {"parse_float": Decimal}, {"parse_float": decimal_float}, {"parse_float": tagged}, {"max_number_length": 6}]
+    ),
 )
 def test_column_converter_equals_token_converter(col: list[str], options: dict[str, Any]) -> None:
     col = [t.strip(" ") for t in col]  # tokens reach the converter trimmed

@@ -13,6 +13,7 @@ from bisect import bisect_right
 from decimal import Decimal
 from collections import deque
 from itertools import accumulate, compress, count
+from operator import not_
 from typing import Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
@@ -417,14 +418,21 @@ def make_column_converter(
             return list(map(convert, col))  # long tokens have their own rules
         if skeletons is None or _INT_SKELETONS.issuperset(skeletons):
             return list(map(int, col))
-        if parse_float is not None:
-            return list(map(convert, col))
-        values = list(map(float, col))
-        if math.inf in values or -math.inf in values:
-            return list(map(convert, col))  # overflow follows the token policy (Decimal)
-        if 0.0 in values:
-            values = [v if v else 0.0 for v in values]  # -0.0 -> 0.0 (§4)
-        ints = list(compress(count(), map(_INT_SKELETONS.__contains__, skeletons)))
+        is_int = list(map(_INT_SKELETONS.__contains__, skeletons))
+        if parse_float is None:
+            values = list(map(float, col))
+            if math.inf in values or -math.inf in values:
+                return list(map(convert, col))  # overflow follows the token policy (Decimal)
+            if 0.0 in values:
+                values = [v if v else 0.0 for v in values]  # -0.0 -> 0.0 (§4)
+        else:
+            # parse_float sees the non-integers only, as convert() gives them
+            values = list(col)
+            fracs = list(compress(count(), map(not_, is_int)))
+            # (Decimal itself when no token can be a negative zero)
+            parse = Decimal if parse_float is decimal_float and b"\n-0." not in raw else parse_float
+            deque(map(values.__setitem__, fracs, map(parse, map(col.__getitem__, fracs))), maxlen=0)
+        ints = list(compress(count(), is_int))
         if ints:  # "802" among "802.5": an int, as convert() gives
             deque(map(values.__setitem__, ints, map(int, map(col.__getitem__, ints))), maxlen=0)
         return values

@@ -299,13 +299,16 @@ async def _achunks(source: AsyncSource, buf_size: int) -> AsyncIterator[Chunk]:
 
 
 def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[Any]], buf_size: int) -> Iterator[Any]:
-    for chunk in _chunks(source, buf_size):
-        out = push(decoder.feed(chunk))
-        if out:
-            yield from out
-    out = push(decoder.close())
-    if out:
-        yield from out
+    """The outputs of every chunk, lazily.  A chunk's outputs are a list: they
+    are flattened by ``chain`` (C), so taking the next item runs no Python
+    code; a generator's ``yield from`` costs a frame resumption per item."""
+
+    def batches() -> Iterator[list[Any]]:
+        for chunk in _chunks(source, buf_size):
+            yield push(decoder.feed(chunk))
+        yield push(decoder.close())
+
+    return chain.from_iterable(batches())
 
 
 async def _adrive(
@@ -682,8 +685,10 @@ class RowReader(_Columns):
         self._adapter = adapter
         self._it = it
 
-    def __iter__(self) -> RowReader:
-        return self
+    def __iter__(self) -> Iterator[Any]:
+        # The C-level iterator itself (a for loop then runs no Python code
+        # per row); next() on the reader advances the same one.
+        return self._it
 
     def __next__(self) -> Any:
         return next(self._it)
