@@ -120,12 +120,13 @@ class ValueBuilder:
     -1 if the value is still open.
     """
 
-    __slots__ = ("stack", "keys", "makers", "value", "done")
+    __slots__ = ("stack", "keys", "makers", "maker_cache", "value", "done")
 
     def __init__(self) -> None:
         self.stack: list[Any] = []  # open containers
         self.keys: list[Any] = []  # pending key per open container (None for lists)
         self.makers: list[RowsMaker | None] = []  # rows maker per open table
+        self.maker_cache: dict[Fields, RowsMaker] = {}
         self.value: Any = None
         self.done = False
 
@@ -167,7 +168,12 @@ class ValueBuilder:
                     maker = None
                 else:
                     new = {} if ev.keyed else []
-                    maker = rows_maker(ev.fields)
+                    # (tables repeat, and the decoder shares their field tuples)
+                    maker = self.maker_cache.get(ev.fields)
+                    if maker is None:
+                        if len(self.maker_cache) >= 256:
+                            self.maker_cache.clear()
+                        maker = self.maker_cache[ev.fields] = rows_maker(ev.fields)
                 if stack:
                     top = stack[-1]
                     if type(top) is list:

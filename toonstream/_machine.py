@@ -146,6 +146,7 @@ class Machine:
         self.failed: ToonDecodeError | None = None
         self._lineno = 0
         self._text = ""
+        self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
 
     # ------------------------------------------------------------------ driving
 
@@ -516,10 +517,20 @@ class Machine:
         fields: Fields | None = None
         width = 0
         if c[pos : pos + 1] == "{":
-            parsed = self._parse_fields(c, pos, delim)
-            if isinstance(parsed, _Malformed):
-                return parsed
-            fields, width, pos = parsed
+            # Headers repeat (a table in every list item): a parsed field
+            # list is kept by its text, from "{" to the end of the line.
+            key = (c[pos:], delim)
+            cached = self._fields_cache.get(key)
+            if cached is None:
+                parsed = self._parse_fields(c, pos, delim)
+                if isinstance(parsed, _Malformed):
+                    return parsed
+                cached = parsed[0], parsed[1], parsed[2] - pos
+                if len(self._fields_cache) >= _FIELDS_CACHE_SIZE:
+                    self._fields_cache.clear()
+                self._fields_cache[key] = cached
+            fields, width, end = cached
+            pos += end
         if c[pos : pos + 1] != ":":
             return _Malformed("unexpected characters in header before ':'", "bad_header", pos)
         if keyed and fields is None:
@@ -714,12 +725,14 @@ class Machine:
         if self._fast_cooldown:
             self._fast_cooldown -= 1
             return i
-        plen = frame.depth * self.indent_size
         limit = min(len(lines), i + self._MAX_BLOCK)  # bounded work per attempt
         if self.strict and frame.length is not None:
             limit = min(limit, i + frame.length - frame.count)  # an extra row takes the slow path
         if limit - i < self._MIN_BLOCK:
+            # (a small table: its rows go the per-line way without another look)
+            self._fast_cooldown = limit - i
             return i
+        plen = frame.depth * self.indent_size
         prefix = " " * plen
         for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
             if not line.startswith(prefix) or line[plen : plen + 1] in (" ", "#", "", "\t") or ":" in line:
@@ -875,6 +888,8 @@ class Machine:
                 pos += len(t) + 1
             raise
 
+
+_FIELDS_CACHE_SIZE = 256  # distinct field lists remembered per decoder
 
 _FIELD_LINE: dict[int, re.Pattern[str]] = {}
 

@@ -223,6 +223,9 @@ def make_converter(
                 raise _Fail("unexpected characters after closing quote", "trailing_characters", end)
             return value
         if c in NUMBER_START:
+            # (the usual small int: no regex; isascii rules out other digits)
+            if tok.isdigit() and tok.isascii() and (c != "0" or len(tok) == 1) and len(tok) <= 18:
+                return int(tok)
             m = number_match(tok)
             if m is not None:
                 return number(tok, m.group(1), m.group(2))
@@ -419,6 +422,7 @@ def make_column_converter(
         if skeletons is None or _INT_SKELETONS.issuperset(skeletons):
             return list(map(int, col))
         is_int = list(map(_INT_SKELETONS.__contains__, skeletons))
+        values: list[Any]
         if parse_float is None:
             values = list(map(float, col))
             if math.inf in values or -math.inf in values:
