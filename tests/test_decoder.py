@@ -231,3 +231,16 @@ def test_hold_rows_false_returns_every_complete_line() -> None:
     d.feed("t[40]{a}:\n")
     assert d.feed("  1\n") == [Rows([(1,)])]
     assert d.line == 2
+
+
+def test_repeated_headers_decode_alike_and_fail_alike() -> None:
+    # Field lists are cached by their text: a repeat must give the same
+    # fields, and a bad one must fail every time (nothing bad is cached).
+    doc = "\n".join(f"- t[1{d.strip(',')}]{{a{d}b}}:\n    1{d}2" for d in [",", "|", ",", "\t", "|"])
+    value = toonstream.loads("[5]:\n" + "\n".join("  " + line for line in doc.split("\n")))
+    assert value == [{"t": [{"a": 1, "b": 2}]}] * 5
+    bad = "[2]:\n  - t[1]{a,a}:\n      1,2\n  - t[1]{a,a}:\n      1,2"
+    with pytest.raises(ToonDecodeError) as info:
+        toonstream.loads(bad)
+    assert (info.value.code, info.value.line) == ("duplicate_key", 2)
+    assert toonstream.loads(bad, strict=False) == [{"t": [{"a": 2}]}] * 2
