@@ -343,3 +343,35 @@ JSONISH = st.text(alphabet='{}[]":,0123456789.eE+-truefalsn \t\\u\x00\xe9', max_
 def test_fast_path_accepts_and_rejects_like_stdlib(lines: list[str]) -> None:
     data = "\n".join(lines).encode()
     _both(data)
+
+
+# ---------------------------------------------------------------- issue 6: kinds from the batches, byte spool
+
+def test_flat_batches_of_mixed_kinds_across_boundaries() -> None:
+    from toonstream.encoder import ROW_BATCH as FLAT_BATCH
+
+    cells = [1, 2.5, -0.0, 0, True, None, "x", "é😀", 1e21, 1e-7, 10**20, "true", "a,b", "", " pad", 3.0, False, -7]
+    rows = [{"id": i, "v": cells[i % len(cells)], "w": cells[(i * 7) % len(cells)], "s": f"u{i}"} for i in range(2 * FLAT_BATCH + 50)]
+    odd_rows = {"nested": {"id": 1, "v": {"x": 1}, "w": 0, "s": "x"}, "list": {"id": 1, "v": [1], "w": 0, "s": "x"}, "none": None}
+    for at in (FLAT_BATCH - 1, FLAT_BATCH, 2 * FLAT_BATCH + 3):
+        for name, odd in [("plain", None), *odd_rows.items()]:
+            recs = rows if name == "plain" else rows[:at] + [odd] + rows[at:]
+            data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in recs)
+            for kw in ({}, {"delimiter": "|"}):
+                got = _both(data, **kw)
+                assert got == (toonstream.dumps(recs, **kw).encode(), None), (name, at, kw)
+            if name == "plain":
+                break
+
+
+def test_row_spool_copied_to_text_and_binary_sinks() -> None:
+    # multi-byte characters across the 64 KiB copy chunks, a spool that moves to disk
+    recs = [{"id": i, "city": ["Kraków", "São Paulo", "東京", "😀x"][i % 4] * (1 + i % 5)} for i in range(20_000)]
+    data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in recs)
+    want = toonstream.dumps(recs)
+    text = io.StringIO()
+    encode_jsonl(io.BytesIO(data), text, spool_memory=1 << 12)
+    assert text.getvalue() == want
+    binary = io.BytesIO()
+    encode_jsonl(io.BytesIO(data), binary, spool_memory=1 << 12, key="rows")
+    assert binary.getvalue() == toonstream.dumps({"rows": recs}).encode()

@@ -6,6 +6,7 @@ encoders); it decides nothing about structure.
 
 from __future__ import annotations
 
+import codecs
 import io
 from decimal import Decimal
 from typing import IO, Any, Callable
@@ -116,7 +117,7 @@ class LineSink:
     (§12), written in ~64 KiB pieces.  ``part`` continues the current line
     (long inline arrays are written a cell at a time)."""
 
-    __slots__ = ("_fp", "_binary", "_pending", "_size", "_first", "written")
+    __slots__ = ("_fp", "_binary", "_pending", "_size", "_first")
 
     def __init__(self, fp: IO[str] | IO[bytes]) -> None:
         self._fp = fp
@@ -124,7 +125,6 @@ class LineSink:
         self._pending: list[str] = []
         self._size = 0
         self._first = True
-        self.written = 0  # characters written so far
 
     def line(self, text: str) -> None:
         if self._first:
@@ -145,5 +145,18 @@ class LineSink:
         text = "".join(self._pending)
         self._pending = []
         self._size = 0
-        self.written += len(text)
         self._fp.write(text.encode("utf-8") if self._binary else text)  # type: ignore[arg-type]
+
+    def copy(self, src: IO[bytes]) -> None:
+        """Continue the current line with the UTF-8 text read from ``src`` to
+        its end (a binary sink gets the bytes as they are), like ``part``."""
+        self.flush()
+        fp: Any = self._fp
+        if self._binary:
+            while chunk := src.read(1 << 16):
+                fp.write(chunk)
+            return
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        while chunk := src.read(1 << 16):
+            fp.write(decode(chunk))
+        fp.write(decode(b"", final=True))
