@@ -147,6 +147,7 @@ class Machine:
         self._lineno = 0
         self._text = ""
         self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
+        self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
 
     # ------------------------------------------------------------------ driving
 
@@ -805,19 +806,32 @@ class Machine:
         per-line path would emit Key + Scalar, which this does in one event.
         Anything else ends the run and takes the per-line path.
         """
-        match = _field_line(frame.depth * self.indent_size).fullmatch
+        plen = frame.depth * self.indent_size
+        prefix = " " * plen
+        key_ok = self._keys_ok
         convert = self.convert
         keys = frame.keys
         pairs: list[tuple[str, Any]] = []
         j = i
         n = len(lines)
         while j < n:  # (no lines[i:] copy: a feed's lines may be many, runs short)
+            # String methods, not a regex per line: keys repeat, so a key is
+            # checked against the unquoted-key grammar once (then remembered).
             line = lines[j]
-            m = match(line)
-            if m is None:
+            if not line.startswith(prefix):
                 break
-            key, value = m.group(1, 2)
-            if value == "[]" or (keys is not None and key in keys):
+            key, colon, value = line.partition(":")  # an unquoted key holds no colon
+            if not colon:
+                break
+            key = key[plen:].rstrip(" ")  # (a space before the key fails the check)
+            if key not in key_ok:
+                if UNQUOTED_KEY.fullmatch(key) is None:
+                    break
+                if len(key_ok) >= _KEYS_OK_SIZE:
+                    key_ok.clear()
+                key_ok.add(key)
+            value = value.strip(" ")
+            if not value or value == "[]" or (keys is not None and key in keys):
                 break
             try:
                 v = convert(value)
@@ -891,15 +905,7 @@ class Machine:
 
 _FIELDS_CACHE_SIZE = 256  # distinct field lists remembered per decoder
 
-_FIELD_LINE: dict[int, re.Pattern[str]] = {}
-
-
-def _field_line(plen: int) -> re.Pattern[str]:
-    """A plain field line at indentation ``plen``: groups key and value."""
-    pattern = _FIELD_LINE.get(plen)
-    if pattern is None:
-        pattern = _FIELD_LINE[plen] = re.compile(" {%d}(%s) *: *(.*[^ ]) *" % (plen, UNQUOTED_KEY.pattern))
-    return pattern
+_KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
 
 
 def _quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[str, list[tuple[int, list[str]]], int]:

@@ -61,8 +61,11 @@ AsyncSource = Any  # an async file-like object, an AsyncIterable of chunks, or a
 
 #: Bytes (or characters) read from a file object per ``read`` call.
 DEFAULT_BUF_SIZE = 64 * 1024
-# Whole-string inputs are fed in slices so that no event batch grows with the input.
-_SLICE = 1 << 20
+# Whole-string inputs are fed in slices so that no event batch grows with the
+# input.  Small enough that a slice's events die young: a big batch of event
+# tuples outlives collections of the young generations and triggers full ones,
+# each walking everything built so far (nested data: ~25% faster than 1 MiB).
+_SLICE = 1 << 16
 
 DEFAULT_MAX_LINE_LENGTH = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 10_000
