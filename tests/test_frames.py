@@ -581,3 +581,21 @@ def test_integer_beyond_str_limit_reads_as_string() -> None:
     big = "7" * 5000
     df = tp.read_toon(f"[2]{{a}}:\n  1\n  {big}\n".encode(), infer_schema_length=None)
     assert df["a"].dtype == pl.String and df["a"].to_list() == ["1", big]
+
+
+def test_crlf_tables_take_the_column_path(chunking: Any, monkeypatch: Any) -> None:
+    splits: list[int] = []
+    real = _frames.TableScan._split
+
+    def counting(self: Any, plain: bytes, n: int, *args: Any) -> Any:
+        splits.append(n)
+        return real(self, plain, n, *args)
+
+    monkeypatch.setattr(_frames.TableScan, "_split", counting)
+    body = "".join(f"  {i},x{i},{i}.5\r\n" if i % 50 else f'  {i},"a,b{i}",{i}.5\r\n' for i in range(20000))
+    crlf = "t[20000]{a,b,c}:\r\n" + body + "u: 1\r\n"
+    df = check_frame(crlf, "t")
+    assert df.height == 20000 and sum(splits) > 15000  # most rows went column-wise
+    # mixed line endings: the exact path, same result
+    mixed = crlf.replace("\r\n", "\n", 700)
+    check_frame(mixed, "t")

@@ -235,6 +235,14 @@ class TableScan:
         if left <= 0:
             return None
         prefix = b" " * plen
+        # CRLF text (every line ends so, and no other CR): the CRs belong to
+        # the line terminators (§12), so the rows are read without them.
+        crlf = False
+        if b"\r" in data:
+            lf = data.count(b"\n")
+            if data.count(b"\r") == lf == data.count(b"\r\n"):
+                data = data.replace(b"\r\n", b"\n")
+                crlf = True
         # Never past the declared length (the next line may be an error),
         # nor much past a row limit.
         cap = left
@@ -250,6 +258,8 @@ class TableScan:
             piece = self._plain_run(data, cap, plen, prefix, delim, width, check=True) if data else None
         if not isinstance(piece, Piece):
             return None
+        if crlf:  # bytes taken from the input: one CR more per line
+            self._consumed += data.count(b"\n", 0, self._consumed)
         return piece
 
     def _plain_run(
