@@ -3,6 +3,7 @@
     pip install -e '.[bench]'
     python benchmarks/run.py            # full sizes (uniform table: 1M rows)
     python benchmarks/run.py --quick    # small sizes, a smoke run (seconds)
+    python benchmarks/run.py --datasets uniform --ops loads dumps   # a part (saved as bench_partial.*)
 
 For every dataset (benchmarks/datasets.py) and implementation: time (median of the runs),
 MB/s (of the TOON or JSON text), rows/s (top-level records), and the peak memory increase of
@@ -67,21 +68,22 @@ def _drain(it: Any) -> int:
     return n
 
 
-def timed(fn: Callable[[], Any], runs: int) -> tuple[float, int, Any]:
-    """Median seconds over ``runs``, the peak traced memory of one run, and its result."""
-    times = []
-    result = None
-    for _ in range(runs):
-        gc.collect()
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
+def once(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds of one call (after a collection), and its result."""
+    gc.collect()
+    t = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t, result
+
+
+def traced_peak(fn: Callable[[], Any]) -> int:
+    """Peak traced memory of one call."""
     gc.collect()
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return statistics.median(times), peak, result
+    return peak
 
 
 def operations(value: Any, toon_text: str, json_text: str) -> list[tuple[str, str, Callable[[], Any], str]]:
@@ -173,30 +175,50 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--datasets", nargs="+", choices=list(datasets.DATASETS), help="only these datasets")
+    ap.add_argument("--ops", nargs="+", choices=["dumps", "loads", "parse", "rows"], help="only these operations")
     args = ap.parse_args()
     sizes = QUICK if args.quick else SIZES
     runs = args.runs or (3 if args.quick else 5)
     results: list[dict[str, Any]] = []
     tokens: list[dict[str, Any]] = []
     for name, make in datasets.DATASETS.items():
+        if args.datasets and name not in args.datasets:
+            continue
         value = make(sizes[name])
         toon_text = toonstream.dumps(value)
         json_text = json.dumps(value)
         sizes_mb = {"toon": len(toon_text.encode()) / 1e6, "json": len(json_text.encode()) / 1e6}
         n_rows = _count_rows(value)
-        for impl, op, fn, basis in operations(value, toon_text, json_text):
-            slow_peer = impl == "toon-format" and name == "uniform" and not args.quick
-            seconds, peak, result = timed(fn, 1 if slow_peer else runs)
+        ops = [o for o in operations(value, toon_text, json_text) if not args.ops or o[1] in args.ops]
+        # Rounds alternate the implementations (a, b, c, a, b, c, ...), so a
+        # busy moment of a shared machine hits all of them, not one.
+        times: list[list[float]] = [[] for _ in ops]
+        checks: list[str] = [""] * len(ops)
+        for r in range(runs):
+            for k, (impl, op, fn, _) in enumerate(ops):
+                slow_peer = impl == "toon-format" and name == "uniform" and not args.quick
+                if r and slow_peer:
+                    continue  # one run is enough to see it is slow
+                seconds, result = once(fn)
+                times[k].append(seconds)
+                if r == 0:
+                    checks[k] = verify(impl, op, result, value)
+                del result
+        for k, (impl, op, fn, basis) in enumerate(ops):
+            seconds = statistics.median(times[k])
             results.append({
                 "dataset": name, "impl": impl, "op": op, "seconds": seconds, "mb_per_s": sizes_mb[basis] / seconds,
-                "rows_per_s": n_rows / seconds, "peak_mb": peak / 1e6, "check": verify(impl, op, result, value),
+                "rows_per_s": n_rows / seconds, "peak_mb": traced_peak(fn) / 1e6, "check": checks[k],
             })
-            print(f"{name:8} {impl:12} {op:6} {seconds:8.3f}s  {results[-1]['check']}", file=sys.stderr)
+            print(f"{name:8} {impl:12} {op:6} {seconds:8.3f}s  {checks[k]}", file=sys.stderr)
         # the token table is about shape, not size: a sample is enough (and fast)
         tokens += token_table(name, make(min(sizes[name], 20_000)))
     suffix = "_quick" if args.quick else ""
+    if args.datasets or args.ops:  # a partial run does not replace the full tables
+        suffix += "_partial"
     lines = [f"{time.strftime('%Y-%m-%d')}, {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, "
-             f"median of {runs} runs; command: `python benchmarks/run.py{' --quick' if args.quick else ''}`", ""]
+             f"median of {runs} alternating runs; command: `{' '.join(['python benchmarks/run.py', *sys.argv[1:]])}`", ""]
     lines += ["| dataset | impl | op | seconds | MB/s | rows/s | peak MB (traced) | vs toons | check |",
               "|---|---|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
