@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from itertools import compress, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import is_
-from typing import Any, Callable, Collection, Sequence
+from typing import Any, Callable, Collection, Iterable, Sequence
 
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS
@@ -255,18 +255,22 @@ def format_columns(
     prim: Callable[[Any], str],
     indent: str,
     kinds: Sequence[Collection[type] | None] | None = None,
+    *,
+    lead: bool = False,
 ) -> str:
     """Row lines (joined by LF, each starting with ``indent``) for the leaf
     columns of a table (all of one length, at least one row); ``kinds[i]`` is
-    ``set(map(type, cols[i]))`` when known."""
+    ``set(map(type, cols[i]))`` when known.  ``lead``: an LF before the first
+    row too (saves the caller a copy of the text to add it)."""
     if kinds is None:
         texts = [format_column(col, delimiter, prim) for col in cols]
     else:
         texts = [format_column(col, delimiter, prim, k) for col, k in zip(cols, kinds)]
     sep = "\n" + indent
-    if len(texts) == 1:
-        return indent + sep.join(texts[0])
-    return indent + sep.join(map(delimiter.join, zip(*texts)))
+    rows: Iterable[str] = texts[0] if len(texts) == 1 else map(delimiter.join, zip(*texts))
+    if lead:
+        return sep.join(chain(("",), rows))
+    return indent + sep.join(rows)
 
 
 def format_rows(

@@ -309,7 +309,8 @@ class _Walk:
         ``depth`` (chunks of ``TABLE_BATCH`` rows).  Each chunk's cells are
         taken out, classified and formatted while its rows are in the CPU
         cache.  None for anything else (keys that differ, nested or host
-        values: ``_table`` decides those); ToonEncodeError from a cell."""
+        values: ``_table`` decides those); ToonEncodeError from a cell.
+        Each chunk starts with "\\n" (each of its lines does)."""
         first = objs[0]
         if not first:
             return None
@@ -335,7 +336,7 @@ class _Walk:
             for k in kinds:
                 if not k <= PRIMITIVE:
                     return None
-            chunks.append(format_columns(cols, d, prim, ind, kinds))
+            chunks.append(format_columns(cols, d, prim, ind, kinds, lead=True))
         return [(k, None) for k in names], chunks
 
     def _union_fields(self, objs: list[Any]) -> Fields | None:
@@ -654,7 +655,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
                 flat = walk._flat_table(items, depth + 1)
                 if flat is not None:  # §9.3, primitive columns
                     append("\n" + header(head, n, d, flat[0]))
-                    lines(flat[1])
+                    extend(flat[1])
                     return
             table = walk._table(items, kinds == {dict})
             if table is not None:  # §9.3

@@ -197,7 +197,7 @@ class _ArrayPlan:
             assert self.fields is not None
             try:
                 if self._names is not None:
-                    self.rows.write(("\n" + _flat_rows(self.walk, columns, kinds)).encode())
+                    self.rows.write(_flat_rows(self.walk, columns, kinds).encode())
                 else:
                     for chunk in self.walk.rows_text(pending, self.fields, 1):
                         self.rows.write(("\n" + chunk).encode())
@@ -225,12 +225,12 @@ _PRIMITIVE_TYPES = PRIMITIVE
 
 def _flat_rows(walk: _Walk, columns: list[list[Any]], kinds: list[set[type]] | None = None) -> str:
     """Row lines at depth 1 from the cells of a flat table, one list per field
-    (``kinds``: the types in each, if known): what ``walk.rows_text`` writes
-    for the same rows.  A ToonEncodeError's path is the row's index, as
-    ``rows_text`` gives it."""
+    (``kinds``: the types in each, if known), each after a "\\n": what
+    ``walk.rows_text`` writes for the same rows.  A ToonEncodeError's path is
+    the row's index, as ``rows_text`` gives it."""
     prim = walk.prim
     try:
-        return format_columns(columns, walk.d, prim, walk.unit, kinds)
+        return format_columns(columns, walk.d, prim, walk.unit, kinds, lead=True)
     except ToonEncodeError as err:
         for i, row in enumerate(zip(*columns)):  # error path only: find the row
             try:
