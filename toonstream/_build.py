@@ -18,6 +18,7 @@ from ._events import (
     Event,
     Fields,
     Key,
+    Columns,
     Members,
     Rows,
     Scalar,
@@ -28,7 +29,7 @@ from ._events import (
 )
 
 RowMaker = Callable[[tuple[Any, ...]], dict[str, Any]]
-RowsMaker = Callable[[list[tuple[Any, ...]]], Iterable[dict[str, Any]]]
+RowsMaker = Callable[[Iterable[tuple[Any, ...]]], Iterable[dict[str, Any]]]
 
 _LEAF, _OPEN, _CLOSE = 0, 1, 2
 
@@ -146,6 +147,11 @@ class ValueBuilder:
                 stack[-1].extend(make(ev.rows))
             elif t is Members:
                 stack[-1].update(ev.pairs)
+            elif t is Columns:
+                make = makers[-1]
+                assert make is not None
+                # (zip reuses its tuple when the maker does not keep it)
+                stack[-1].extend(make(zip(*ev.columns)))
             elif t is Key:
                 keys[-1] = ev.key
             elif t is Scalar:

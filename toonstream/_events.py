@@ -14,7 +14,8 @@ Order of events for a value:
   batches, ``EndTable``
 - with ``Decoder(fields=True)`` only: a run of plain ``key: value`` members of
   an object may come as one ``Members`` event instead of ``Key`` + ``Scalar``
-  pairs (value builders opt in; the ijson-style adapters do not)
+  pairs, and a block of rows as one ``Columns`` event instead of ``Rows``
+  (value builders opt in; the ijson-style adapters do not)
 """
 
 from __future__ import annotations
@@ -106,6 +107,15 @@ class Members(NamedTuple):
     pairs: list[tuple[str, Any]]
 
 
+class Columns(NamedTuple):
+    """Rows of the innermost tabular array, column by column: one sequence of
+    leaf values per leaf field, all of one length.  Only made by a Decoder
+    built with ``fields=True`` (value builders then make each row's object
+    straight from the columns, without a tuple per row)."""
+
+    columns: list[Any]
+
+
 class EndTable(NamedTuple):
     """The innermost table ends."""
 
@@ -113,7 +123,7 @@ class EndTable(NamedTuple):
 
 
 Event = Union[
-    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members
+    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members, Columns
 ]
 
 START_OBJECT = StartObject()
@@ -138,4 +148,5 @@ __all__ = [
     "Entries",
     "EndTable",
     "Members",
+    "Columns",
 ]

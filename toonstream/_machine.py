@@ -32,6 +32,7 @@ from ._events import (
     Field,
     Fields,
     Key,
+    Columns,
     Members,
     Rows,
     Scalar,
@@ -784,17 +785,18 @@ class Machine:
             # locates it (and the block is not tried again line after line)
             self._fast_cooldown = nrows
             return i
-        rows = list(zip(*columns))
         if frame.count == 0:
             self.started_arrays += 1
-        frame.count += len(rows)
+        frame.count += nrows
         self._lineno = first_lineno + j - 1
         self._text = lines[j - 1]
         out = self.out
-        if out and type(out[-1]) is Rows:
-            out[-1].rows.extend(rows)
+        if self.fields:  # a value builder: no tuple per row
+            out.append(_new(Columns, (columns,)))
+        elif out and type(out[-1]) is Rows:
+            out[-1].rows.extend(zip(*columns))
         else:
-            out.append(Rows(rows))
+            out.append(Rows(list(zip(*columns))))
         return j
 
     def _field_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
