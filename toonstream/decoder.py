@@ -22,6 +22,7 @@ from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, It
 from ._build import ValueBuilder, leaf_names, row_maker
 from ._errors import ToonDecodeError
 from ._events import (
+    Columns,
     EndArray,
     EndObject,
     EndTable,
@@ -29,6 +30,7 @@ from ._events import (
     Event,
     Fields,
     Key,
+    Members,
     Rows,
     Scalar,
     StartArray,
@@ -108,8 +110,10 @@ class Decoder:
         start_line: the number of the first line (default 1), for a document
             that is part of a larger text.
         fields: emit runs of plain ``key: value`` lines as one
-            :class:`~toonstream.Members` event instead of Key + Scalar pairs
-            (for consumers that build values; ``loads`` uses it).
+            :class:`~toonstream.Members` event instead of Key + Scalar pairs,
+            and blocks of table rows as :class:`~toonstream.Columns` instead
+            of ``Rows`` (for consumers that handle batches; ``loads`` and
+            ``parse`` use it).
         hold_rows: let a feed hold back a few complete table rows for the
             next one (default True; see :meth:`feed`).  False: every feed
             returns the events of every complete line it got.
@@ -450,20 +454,27 @@ def _kind(v: Any) -> str:
     return _kind_of_type(type(v))
 
 
-def _rows_triples(prefix: str, fields: Fields, rows: list[tuple[Any, ...]], out: list[tuple[str, str, Any]]) -> None:
-    """ijson triples of table rows (objects at ``prefix``).
+def _rows_triples(
+    prefix: str, fields: Fields, rows: list[tuple[Any, ...]] | None, columns: list[Any] | None, out: list[tuple[str, str, Any]]
+) -> None:
+    """ijson triples of table rows (objects at ``prefix``), given as ``rows``
+    or as ``columns`` (leaf values per field).
 
     For flat fields, built without a Python loop per row or cell: one iterator
     per event position in a row (start, key, value, ..., end), zipped and
     flattened, so C code makes the tuples.  Nested field groups go row by row.
     """
     if any(f.children is not None for f in fields):
-        for row in rows:
+        for row in rows if rows is not None else zip(*columns or ()):
             _row_triples(prefix, fields, row, out)
         return
-    n = len(rows)
+    if columns is None:
+        assert rows is not None
+        n = len(rows)
+        columns = list(zip(*rows)) if n else [() for _ in fields]
+    n = len(columns[0]) if columns else len(rows or ())
     parts: list[Iterable[tuple[str, str, Any]]] = [repeat((prefix, "start_map", None), n)]
-    for f, col in zip(fields, zip(*rows)):
+    for f, col in zip(fields, columns):
         parts.append(repeat((prefix, "map_key", f.name), n))
         parts.append(zip(repeat(prefix + "." + f.name, n), map(_kind_of_type, map(type, col)), col))
     parts.append(repeat((prefix, "end_map", None), n))
@@ -516,7 +527,16 @@ class _ParseAdapter:
             elif t is Rows:
                 top = scopes[-1]
                 assert top.fields is not None
-                _rows_triples(top.child, top.fields, ev.rows, out)
+                _rows_triples(top.child, top.fields, ev.rows, None, out)
+            elif t is Columns:
+                top = scopes[-1]
+                assert top.fields is not None
+                _rows_triples(top.child, top.fields, None, ev.columns, out)
+            elif t is Members:
+                top = scopes[-1]
+                for k, v in ev.pairs:
+                    app((top.prefix, "map_key", k))
+                    app((top.key(k), _kind(v), v))
             elif t is Values:
                 p = scopes[-1].child
                 for v in ev.values:
@@ -854,10 +874,10 @@ def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[
 # ---------------------------------------------------------------------- drivers
 
 
-def _decoder(use_float: bool, options: dict[str, Any]) -> Decoder:
+def _decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False) -> Decoder:
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
-    return Decoder(**options)
+    return Decoder(fields=batches, **options)
 
 
 def _rows_setup(
@@ -885,7 +905,7 @@ def parse(source: Source, *, use_float: bool = False, buf_size: int = DEFAULT_BU
     >>> list(parse("a[2]: 1,x"))[:4]
     [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'start_array', None), ('a.item', 'number', 1)]
     """
-    return _drive(source, _decoder(use_float, options), _ParseAdapter().push, buf_size)
+    return _drive(source, _decoder(use_float, options, batches=True), _ParseAdapter().push, buf_size)
 
 
 def items(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[Any]:
