@@ -151,7 +151,7 @@ class TableScan:
                 if more is None:
                     eof = True
                 else:
-                    buf = buf[pos:] + more
+                    buf = b"".join((memoryview(buf)[pos:], more))  # one copy, not two
                     pos = 0
                     continue
             if pos >= len(buf):
