@@ -599,3 +599,17 @@ def test_crlf_tables_take_the_column_path(chunking: Any, monkeypatch: Any) -> No
     # mixed line endings: the exact path, same result
     mixed = crlf.replace("\r\n", "\n", 700)
     check_frame(mixed, "t")
+
+
+@pytest.mark.parametrize("hits", [3, 200])
+def test_line_starts_with_finds_exactly_the_indented_lines(hits: int) -> None:
+    # Few hits: each checked; many (e.g. a tab-delimited table): the long pattern.
+    lines = []
+    for i in range(hits):
+        lines.append(f"  a\t#{i}")  # tab and '#' inside the line: not leading
+        lines.append("  #c" if i % 3 == 0 else "  \tx" if i % 3 == 1 else "   #deeper")
+    data = ("\n".join(lines) + "\n").encode()
+    want = [i for i in range(len(data)) if data[i - 1 : i] == b"\n" and data[i : i + 3] == b"  #"]
+    assert sorted(_frames._line_starts_with(data, b"\n  ", b"#")) == want
+    want_tab = [i for i in range(len(data)) if data[i - 1 : i] == b"\n" and data[i : i + 3] == b"  \t"]
+    assert sorted(_frames._line_starts_with(data, b"\n  ", b"\t")) == want_tab

@@ -88,19 +88,42 @@ class Piece:
         )
 
 
-def _special_patterns(data: bytes, prefix: bytes) -> list[bytes]:
-    """Byte patterns in ``data`` that make a row line not plain (the decoder
-    must see it): quotes, colons, backslashes, CR, NUL anywhere; a comment
-    marker or tab right after the indentation.  Single bytes are looked for
-    first (memchr speed); the two-byte-plus patterns only if their rare byte
-    occurs at all.  Spaces around cells are not special: they are trimmed
-    column-wise, as the decoder would trim them."""
-    pats = [p for p in (b'"', b":", b"\\", b"\r", b"\x00") if p in data]
-    if b"#" in data:
-        pats.append(b"\n" + prefix + b"#")
-    if b"\t" in data:
-        pats.append(b"\n" + prefix + b"\t")
-    return pats
+def _special_patterns(data: bytes) -> tuple[list[bytes], list[bytes]]:
+    """Bytes in ``data`` that make a row line not plain (the decoder must see
+    it): quotes, colons, backslashes, CR, NUL anywhere; and (second list) a
+    comment marker or tab, which only count right after the indentation.
+    Spaces around cells are not special: they are trimmed column-wise, as
+    the decoder would trim them."""
+    anywhere = [p for p in (b'"', b":", b"\\", b"\r", b"\x00") if p in data]
+    leading = [p for p in (b"#", b"\t") if p in data]
+    return anywhere, leading
+
+
+# A leading-only byte is first looked for alone (memchr speed), each hit
+# checked for the indentation before it; past this many hits (a tab-delimited
+# table, say) the search is for LF + indentation + byte instead.
+_LEADING_HITS = 64
+
+
+def _line_starts_with(data: bytes, line_start: bytes, byte: bytes) -> list[int]:
+    """Offsets of the lines of ``data`` (each after a LF) that begin with
+    ``line_start[1:] + byte`` (``line_start``: LF + indentation)."""
+    found: list[int] = []
+    n = len(line_start)
+    i = data.find(byte)
+    hits = 0
+    while i != -1 and hits < _LEADING_HITS:
+        if data[i - n : i] == line_start:
+            found.append(i - n + 1)
+        hits += 1
+        i = data.find(byte, i + 1)
+    if i != -1:  # many: the longer pattern, from here on
+        pat = line_start + byte
+        i = data.find(pat, max(0, i - n))
+        while i != -1:
+            found.append(i + 1)
+            i = data.find(pat, i + n)
+    return found
 
 
 class TableScan:
@@ -279,13 +302,15 @@ class TableScan:
         starts: set[int] = set()
         if data[plen : plen + 1] in (b"#", b"\t"):
             starts.add(0)
-        for pat in _special_patterns(data, prefix):
-            shift = pat[:1] == b"\n"
+        anywhere, leading = _special_patterns(data)
+        for pat in anywhere:
             i = data.find(pat)
             while i != -1:
-                start = i + 1 if shift else data.rfind(b"\n", 0, i) + 1
+                start = data.rfind(b"\n", 0, i) + 1
                 starts.add(start)
                 i = data.find(pat, data.find(b"\n", start))  # from this line's LF on
+        for pat in leading:
+            starts.update(_line_starts_with(data, b"\n" + prefix, pat))
         # line index -> (start, end after its LF), in order
         spans_of: dict[int, tuple[int, int]] = {}
         k = prev = 0
