@@ -427,15 +427,16 @@ def test_mixed_columns_fixed_cases() -> None:
     for col in cases:
         for d in (",", "\t", "|"):
             prim = primitive_formatter(d, None)
-            try:
-                want: Any = [prim(v) for v in col]
-            except ToonEncodeError as e:
-                want = ("error", str(e))
-            try:
-                got: Any = format_column(col, d, prim)
-            except ToonEncodeError as e:
-                got = ("error", str(e))
-            assert got == want, (col, d)
+            want = _outcome(lambda: [prim(v) for v in col])
+            assert _outcome(lambda: format_column(col, d, prim)) == want, (col, d)
+
+
+def _outcome(fn: Any) -> Any:
+    """What ``fn()`` returns, or the encode error it raises."""
+    try:
+        return fn()
+    except ToonEncodeError as e:
+        return ("error", str(e))
 
 
 @settings(max_examples=300, deadline=None)
@@ -446,15 +447,7 @@ def test_mixed_columns_fixed_cases() -> None:
 )
 def test_string_columns_equal_per_value(col: list[str], delimiter: str) -> None:
     prim = primitive_formatter(delimiter, None)
-    try:
-        want: Any = [prim(v) for v in col]
-    except ToonEncodeError as e:
-        want = ("error", str(e))
-    try:
-        got: Any = format_strings(col, delimiter, prim)
-    except ToonEncodeError as e:
-        got = ("error", str(e))
-    assert got == want
+    assert _outcome(lambda: format_strings(col, delimiter, prim)) == _outcome(lambda: [prim(v) for v in col])
 
 
 def test_string_columns_lead_and_keyword_checks() -> None:
