@@ -244,3 +244,43 @@ def test_repeated_headers_decode_alike_and_fail_alike() -> None:
         toonstream.loads(bad)
     assert (info.value.code, info.value.line) == ("duplicate_key", 2)
     assert toonstream.loads(bad, strict=False) == [{"t": [{"a": 2}]}] * 2
+
+
+def test_tiny_chunks_inside_a_table_are_buffered_then_decoded_alike() -> None:
+    rows = "".join(f"  {i},é{i}\n" for i in range(300))
+    doc = ("t[300]{a,b}:\n" + rows + "u: 1\n").encode()
+    whole = Decoder()
+    want = whole.feed(doc) + whole.close()
+    for size in (1, 3, 64, 700):
+        d = Decoder()
+        got: list[object] = []
+        buf = bytearray()
+        for k in range(0, len(doc), size):
+            buf[:] = doc[k : k + size]  # the caller reuses its buffer: we must have copied
+            got += d.feed(buf)
+        got += d.close()
+        assert flat(got) == flat(want), size
+
+
+def test_buffered_chunks_keep_errors_and_types_in_order() -> None:
+    d = Decoder()
+    d.feed(b"t[50]{a}:\n")
+    d.feed(b"  1\n")
+    assert d.table_context() is None  # bytes still buffered: no context to act on
+    d.feed("  2\n")  # a str after bytes: the buffered bytes go first
+    assert [r for e in d.flush() if isinstance(e, Rows) for r in e.rows] == [(1,), (2,)]
+    d.feed(b"  3\n  \xff\n")  # invalid UTF-8, buffered: reported when decoded, at its line
+    with pytest.raises(ToonDecodeError) as info:
+        d.flush()
+    assert (info.value.code, info.value.line) == ("invalid_utf8", 5)
+
+
+def flat(events: list[object]) -> list[object]:
+    """Events with Rows batches split into single rows (batching may differ)."""
+    out: list[object] = []
+    for e in events:
+        if isinstance(e, Rows):
+            out += [("row", r) for r in e.rows]
+        else:
+            out.append(e)
+    return out

@@ -77,6 +77,9 @@ DEFAULT_MAX_FIELDS = 10_000
 # next one (see Decoder.feed): the column-wise row path needs a run of lines.
 _HOLD_LINES = 256
 _HOLD_CHARS = 16 * 1024
+# Chunks smaller than this are not even split into lines while rows are due:
+# the fixed cost of a feed (decoding, splitting) is then paid per 16 KiB.
+_SMALL_CHUNK = 1024
 
 
 class TableContext(NamedTuple):
@@ -128,7 +131,7 @@ class Decoder:
         [EndObject()]
     """
 
-    __slots__ = ("_lines", "_machine", "_held", "_held_chars", "_hold")
+    __slots__ = ("_lines", "_machine", "_held", "_held_chars", "_hold", "_raw", "_raw_len", "_raw_lines")
 
     def __init__(
         self,
@@ -159,21 +162,60 @@ class Decoder:
             max_fields=max_fields,
             fields=fields,
         )
-        # Complete row lines not yet given to the machine (see feed).
+        # Complete row lines not yet given to the machine, and small chunks
+        # not yet split into lines (see feed).
         self._held: list[str] = []
         self._held_chars = 0
         self._hold = hold_rows
+        self._raw: list[Any] = []  # all str, or all bytes
+        self._raw_len = 0
+        self._raw_lines = 0  # line feeds in _raw
 
     def feed(self, data: Chunk) -> list[Event]:
         """Add a chunk of input; return the events it completed.
 
         Inside a tabular array that expects more rows, a feed that completes
-        only a few lines (fewer than 32, under 64 KiB) holds them until the
-        next feed, so that small chunks still reach the column-wise row path:
-        events (and errors) may lag the input by those few lines.  :meth:`flush` (or :meth:`close`) returns
-        them at once.
+        only a few row lines (fewer than 256, under 16 KiB together) holds
+        them, and a chunk under 1 KiB is not even split into lines yet, until
+        later feeds bring more: small chunks then still reach the column-wise
+        row path, and a tiny chunk costs little.  Events (and errors) may lag
+        the input by those few lines; :meth:`flush` (or :meth:`close`)
+        returns them at once.
         """
+        raw = self._raw
+        if self._hold and len(data) < _SMALL_CHUNK:
+            text = isinstance(data, str)
+            if not raw or text == isinstance(raw[0], str):
+                if isinstance(data, str):
+                    lines = data.count("\n")
+                else:
+                    data = bytes(data)  # (a caller may reuse its bytearray)
+                    lines = data.count(b"\n")
+                lines += self._raw_lines
+                if self._raw_len + len(data) + self._held_chars < _HOLD_CHARS and self._machine.wants_rows(
+                    len(self._held) + lines
+                ):
+                    raw.append(data)
+                    self._raw_len += len(data)
+                    self._raw_lines = lines
+                    return []
+        if raw and isinstance(raw[0], str) != isinstance(data, str):
+            # (str after bytes, or the reverse: the held chunks first, on their own)
+            events = self._step(self._lines.feed, self._take_raw(), hold=self._hold)
+            return events + self._step(self._lines.feed, data, hold=self._hold)
+        if raw:
+            raw.append(data)
+            data = self._take_raw()
         return self._step(self._lines.feed, data, hold=self._hold)
+
+    def _take_raw(self) -> Chunk:
+        """The small chunks held back (see feed), joined; none are left."""
+        raw = self._raw
+        self._raw = []
+        self._raw_len = self._raw_lines = 0
+        if not raw:
+            return b""
+        return "".join(raw) if isinstance(raw[0], str) else b"".join(raw)
 
     def flush(self) -> list[Event]:
         """Return the events of every complete line fed so far (see :meth:`feed`).
@@ -185,11 +227,12 @@ class Decoder:
         >>> d.flush()
         [Rows(rows=[(1,)])]
         """
-        return self._step(self._lines.feed, b"", hold=False)
+        return self._step(self._lines.feed, self._take_raw(), hold=False)
 
     def close(self) -> list[Event]:
         """Signal end of input; return the remaining events (scope ends, count checks)."""
-        events = self._step(lambda _: self._lines.close(), b"", hold=False)
+        events = self.flush() if self._raw else []
+        events += self._step(lambda _: self._lines.close(), b"", hold=False)
         return events + self._machine.close()
 
     def _step(self, split: Callable[[Any], list[str]], data: Any, *, hold: bool) -> list[Event]:
@@ -243,7 +286,7 @@ class Decoder:
         >>> d.feed(b"  5,6\\n"), d.line
         ([Rows(rows=[(5, 6)])], 4)
         """
-        if self._held or not self._lines.at_line_boundary():
+        if self._held or self._raw or not self._lines.at_line_boundary():
             return None
         ctx = self._machine.table_context()
         return None if ctx is None else TableContext(*ctx)
