@@ -238,12 +238,13 @@ def _best(fn: Callable[[], Any], runs: int = 3) -> float:
 SCALING: dict[str, Callable[[int], str]] = {
     "lines": lambda n: "".join(f"k{i}: v{i}\n" for i in range(n)),
     "rows": lambda n: f"t[{n}]{{a,b}}:\n" + "".join(f'  {i},"x,{i}"\n' for i in range(n)),
+    "padded_rows": lambda n: f"t[{n}]{{a,b}}:\n" + "".join(f"  {i} , x{i} \n" for i in range(n)),
     "fields": lambda n: "t[1]{" + ",".join(f"f{i}" for i in range(n)) + "}:\n  " + ",".join("1" * n),
     "line_length": lambda n: 'a: "' + "ab\\\\c:,[" * n + '"',
     "quoted_cells": lambda n: f"t[{n}]: " + ",".join('"a:b"' for _ in range(n)),
     "nesting": lambda n: "".join(" " * i + f"k{i}:\n" for i in range(n)),
 }
-SIZES = {"lines": 40_000, "rows": 40_000, "fields": 4_000, "line_length": 100_000, "quoted_cells": 50_000, "nesting": 1_500}
+SIZES = {"lines": 40_000, "rows": 40_000, "padded_rows": 40_000, "fields": 4_000, "line_length": 100_000, "quoted_cells": 50_000, "nesting": 1_500}
 
 
 @pytest.mark.parametrize("dimension", sorted(SCALING))

@@ -18,6 +18,7 @@ explicit stack, so 100k levels of nesting cost memory, not Python stack.
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from typing import Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
@@ -771,12 +772,13 @@ class Machine:
             self._fast_cooldown = nrows
             return i
         j = i + nrows
-        if " " + d in text or d + " " in text or " \n" in text or text.endswith(" "):
-            return i  # cells to trim: the per-line path does that
         columns = _split_columns(text, "\n" + prefix, d, width, nrows, patches)
         if columns is None:
             self._fast_cooldown = nrows  # some line has the wrong number of cells
             return i
+        if " " + d in text or d + " " in text or " \n" in text or text.endswith(" "):
+            # cells padded with spaces: trimmed, as the per-line path trims them
+            columns = [list(map(str.strip, col, repeat(" "))) for col in columns]
         assert self.convert_column is not None
         try:
             columns = [self.convert_column(col) for col in columns]
