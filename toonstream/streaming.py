@@ -9,6 +9,10 @@ streamed array is handled in two passes:
    elements go to a spool (or, for a seekable file, nowhere: it is re-read);
 2. write the header the plan dictates, then the elements again, one at a time.
 
+For a flat table (the common JSONL case), pass one already formats the rows
+into a spool of finished lines, a batch at a time, so pass two only copies
+that spool (the elements are not read again).
+
 Only one element is in memory at a time, so peak memory is bounded by the
 largest element, not the input.  The output is byte-identical to ``dumps`` of
 the same data: the plan's decisions are exactly ``dumps``' decisions (see
