@@ -7,6 +7,7 @@ Both are iterative: depth costs list entries, not Python stack frames.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import repeat
 from typing import Any, Callable, Iterable
 
@@ -85,6 +86,7 @@ def row_maker(fields: Fields) -> RowMaker:
     return make
 
 
+@lru_cache(maxsize=256)  # tables repeat (one per list item), and share their field tuples
 def rows_maker(fields: Fields) -> RowsMaker:
     """``row_maker`` over a whole batch of rows; for flat headers the loop is
     C-level (``map(dict, map(zip, repeat(names), rows)))``."""
@@ -121,13 +123,12 @@ class ValueBuilder:
     -1 if the value is still open.
     """
 
-    __slots__ = ("stack", "keys", "makers", "maker_cache", "value", "done")
+    __slots__ = ("stack", "keys", "makers", "value", "done")
 
     def __init__(self) -> None:
         self.stack: list[Any] = []  # open containers
         self.keys: list[Any] = []  # pending key per open container (None for lists)
         self.makers: list[RowsMaker | None] = []  # rows maker per open table
-        self.maker_cache: dict[Fields, RowsMaker] = {}
         self.value: Any = None
         self.done = False
 
@@ -141,17 +142,13 @@ class ValueBuilder:
             ev: Any = events[i]
             i += 1
             t = type(ev)
-            if t is Rows:
-                make = makers[-1]
-                assert make is not None
-                stack[-1].extend(make(ev.rows))
-            elif t is Members:
-                stack[-1].update(ev.pairs)
-            elif t is Columns:
+            if t is Rows or t is Columns:
                 make = makers[-1]
                 assert make is not None
                 # (zip reuses its tuple when the maker does not keep it)
-                stack[-1].extend(make(zip(*ev.columns)))
+                stack[-1].extend(make(ev.rows if t is Rows else zip(*ev.columns)))
+            elif t is Members:
+                stack[-1].update(ev.pairs)
             elif t is Key:
                 keys[-1] = ev.key
             elif t is Scalar:
@@ -174,12 +171,7 @@ class ValueBuilder:
                     maker = None
                 else:
                     new = {} if ev.keyed else []
-                    # (tables repeat, and the decoder shares their field tuples)
-                    maker = self.maker_cache.get(ev.fields)
-                    if maker is None:
-                        if len(self.maker_cache) >= 256:
-                            self.maker_cache.clear()
-                        maker = self.maker_cache[ev.fields] = rows_maker(ev.fields)
+                    maker = rows_maker(ev.fields)
                 if stack:
                     top = stack[-1]
                     if type(top) is list:

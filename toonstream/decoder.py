@@ -513,9 +513,10 @@ def _rows_triples(
         return
     if columns is None:
         assert rows is not None
-        n = len(rows)
-        columns = list(zip(*rows)) if n else [() for _ in fields]
-    n = len(columns[0]) if columns else len(rows or ())
+        if not rows:
+            return
+        columns = list(zip(*rows))
+    n = len(columns[0])  # (a header has at least one field)
     parts: list[Iterable[tuple[str, str, Any]]] = [repeat((prefix, "start_map", None), n)]
     for f, col in zip(fields, columns):
         parts.append(repeat((prefix, "map_key", f.name), n))
