@@ -252,7 +252,10 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                 sink = io.BufferedWriter(_CountingWriter(out, out_stats.feed), buffer_size=1 << 16)
             options = {"indent_size": args.indent_size, "delimiter": delimiter, "missing_as_null": args.missing_as_null}
             if fmt == "jsonl":
-                encode_jsonl(counted, sink, key=args.key, **options)
+                # Forked workers read the file by themselves, past the counting
+                # reader: with --stats or a progress bar, one process reads it all.
+                counting = stats is not None or progress.bar is not None
+                encode_jsonl(counted if counting else stream, sink, key=args.key, workers=args.jobs, **options)
             else:
                 if args.key is not None:
                     raise _Usage("--key applies to JSON Lines input")
@@ -561,6 +564,11 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument(
         "--missing-as-null", action="store_true",
         help="lossy, opt-in: records that differ only by missing keys become one table, a missing key written as null",
+    )
+    enc.add_argument(
+        "-j", "--jobs", type=_positive, default=None,
+        help="processes for a big JSON Lines file (default: one per CPU, each for at least 32 MiB of input; "
+        "--stats and the progress bar read the input in one process)",
     )
     enc.add_argument("--stats", action="store_true", help="print input/output bytes and token counts to stderr")
     enc.add_argument("--exact", action="store_true", help="with --stats: exact o200k token counts (needs tiktoken, offline)")

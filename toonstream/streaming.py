@@ -30,13 +30,15 @@ import json
 import os
 import pickle
 import re
+import shutil
 import tempfile
 from bisect import bisect_right
 from decimal import Decimal
 from itertools import accumulate, islice, repeat
 from operator import itemgetter
-from typing import IO, Any, Callable, Iterable, Iterator, Union
+from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union
 
+from . import _parallel
 from ._columns import format_columns
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE
@@ -61,12 +63,16 @@ class _ArrayPlan:
     """
 
     __slots__ = (
-        "walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "_spool_memory", "union",
-        "_names", "_columns", "_kinds", "_waiting",
+        "walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "union",
+        "_names", "_columns", "_kinds", "_waiting", "_rows_spool",
     )
 
-    def __init__(self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY) -> None:
+    def __init__(
+        self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY, rows_spool: Callable[[], IO[bytes]] | None = None
+    ) -> None:
         self.walk = walk
+        # Where row lines go (a forked worker passes its output file)
+        self._rows_spool = rows_spool or (lambda: tempfile.SpooledTemporaryFile(max_size=spool_memory))
         self.n = 0
         self.primitive = True
         self.fields: Fields | None = None
@@ -82,7 +88,6 @@ class _ArrayPlan:
         # (``add_batch`` finds them anyway), else None.
         self._kinds: list[set[type]] | None = None
         self._waiting = 0  # elements in _pending or _columns
-        self._spool_memory = spool_memory
         # missing_as_null: the union-of-keys shape, for when the exact one fails
         self.union = UnionShape(walk) if walk.missing_as_null else None
 
@@ -97,7 +102,7 @@ class _ArrayPlan:
                     self._names = tuple(name for name, _ in self.fields)
                     self._columns = [[] for _ in self._names]
                     self._kinds = [set() for _ in self._names]
-                self.rows = tempfile.SpooledTemporaryFile(max_size=self._spool_memory)
+                self.rows = self._rows_spool()
         elif self.tabular:
             assert self.fields is not None
             keyset = self.keyset
@@ -608,14 +613,17 @@ def _encode_array_stream(
     key: str | None,
     walk: _Walk,
     spool_memory: int,
+    plan: _ArrayPlan | None = None,
 ) -> int:
     """Shared body of encode_jsonl / encode_records: plan, then write.
 
     ``pass_one`` yields batches ``(values, parsed)``: ``parsed`` promises
     values parsed from JSON, so in the JSON model (``_ArrayPlan.add_batch``).
     ``pass_two`` is called only if pass one could not write the rows ahead.
+    ``plan``: a fresh plan that ``pass_one`` also sees (parallel JSONL).
     """
-    plan = _ArrayPlan(walk, spool_memory)
+    if plan is None:
+        plan = _ArrayPlan(walk, spool_memory)
     norm = walk.norm
     for values, parsed in pass_one:
         if parsed:
@@ -721,7 +729,10 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
     try:
         return _JSON.decode(text)
     except json.JSONDecodeError as e:
-        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=e.colno) from None
+        # The column within the line, never past its end: an error "after"
+        # the line's "\n" is at its end (the same with or without the "\n").
+        column = min(e.pos, len(text.rstrip("\r\n"))) + 1
+        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=column) from None
     except ValueError:
         pass  # an integer longer than int(str) accepts
     except RecursionError:
@@ -862,9 +873,9 @@ def _line_batches(lines: Iterable[Any], readlines: Callable[[], list[Any]] | Non
         batch = take()
 
 
-def _jsonl_batches(batches: Iterable[list[Any]]) -> Iterator[tuple[list[Any], bool]]:
-    """``(values, True)`` for each batch of lines (see ``_parse_batch``)."""
-    lineno = 1
+def _jsonl_batches(batches: Iterable[list[Any]], lineno: int = 1) -> Iterator[tuple[list[Any], bool]]:
+    """``(values, True)`` for each batch of lines (see ``_parse_batch``);
+    ``lineno``: the first line's number."""
     for lines in batches:
         yield _parse_batch(lines, lineno)
         lineno += len(lines)
@@ -885,6 +896,67 @@ def _file_batches(fp: Any) -> Iterator[list[Any]]:
     return _line_batches(fp, lambda: readlines(1 << 17))
 
 
+def _range_job(walk: _Walk, spool_memory: int, fd: int, start: int, stop: int) -> Callable[[IO[bytes]], Any]:
+    """A worker's part of a parallel ``encode_jsonl``: the row lines of bytes
+    [start, stop), written to the worker's output, if they form a table.
+    Returns ``(fields, rows, lines)``, or None for anything else (the parent
+    then encodes the range itself, errors included)."""
+
+    def job(out: IO[bytes]) -> tuple[Fields, int, int] | None:
+        plan = _ArrayPlan(walk, spool_memory, rows_spool=lambda: out)
+        lines = 0
+        for batch in _parallel.range_lines(fd, start, stop):
+            values, _ = _parse_batch(batch, 1)  # an error gives up (line numbers are the parent's)
+            plan.add_batch(values)
+            lines += len(batch)
+            if not plan.rows_ready:
+                return None
+        if plan.n == 0 or plan.fields is None:
+            return None
+        plan.flush_rows()
+        return plan.fields, plan.n, lines
+
+    return job
+
+
+def _ranged_batches(
+    plan: _ArrayPlan, walk: _Walk, spool_memory: int, fd: int, points: list[int]
+) -> Generator[tuple[list[Any], bool], None, None]:
+    """Pass one of a parallel ``encode_jsonl`` over the ranges [points[k],
+    points[k+1]) of a regular file: the first range is yielded as batches for
+    ``plan``; each other range is encoded by a forked worker, and its rows
+    are appended to ``plan``'s spool when both are the same table.  If not
+    (another shape, an error in that range), that range and all after it are
+    yielded as batches like the first: the one-process result, whatever it is."""
+    workers: list[_parallel.Worker] = []
+    try:
+        for a, b in zip(points[1:], points[2:]):
+            workers.append(_parallel.Worker(_range_job(walk, spool_memory, fd, a, b)))
+        chunks = _parallel.range_lines(fd, points[0], points[1])
+        lineno = 1
+        for lines in _line_batches((), lambda: next(chunks, [])):  # removes a BOM
+            yield _parse_batch(lines, lineno)
+            lineno += len(lines)
+        for k, worker in enumerate(workers):
+            got = worker.result()
+            if got is None or not plan.rows_ready or got[0] != plan.fields:
+                for w in workers[k:]:
+                    w.close()
+                for lines in _parallel.range_lines(fd, points[k + 1], points[-1]):
+                    yield _parse_batch(lines, lineno)
+                    lineno += len(lines)
+                return
+            plan.flush_rows()
+            worker.out.seek(0)
+            shutil.copyfileobj(worker.out, plan.rows, 1 << 20)
+            plan.n += got[1]
+            lineno += got[2]
+            worker.close()
+    finally:
+        for w in workers:
+            w.close()
+
+
 def encode_jsonl(
     source: LinesSource,
     out: IO[str] | IO[bytes],
@@ -896,6 +968,7 @@ def encode_jsonl(
     max_depth: int = DEFAULT_MAX_DEPTH,
     spool_memory: int = DEFAULT_SPOOL_MEMORY,
     missing_as_null: bool = False,
+    workers: int | None = None,
 ) -> int:
     """Encode JSON Lines: each non-blank line is one element of the root array
     (or of the array under ``key``).  Returns the number of elements.
@@ -905,6 +978,15 @@ def encode_jsonl(
     on the first pass.  A malformed line raises ToonEncodeError with ``line``
     set.  Numbers are kept exact (floats whose text is not Python's shortest
     form, and huge ints, go through Decimal).
+
+    ``workers``: processes for a big regular file (a path or a binary file
+    with a ``fileno``).  None (the default) takes one per available CPU, each
+    for at least 32 MiB of input; 1 never forks.  The file is cut at line
+    boundaries; forked workers encode the later parts while this process
+    does the first.  The output is the same either way: a part that is not
+    the same flat table (or has an error) is done again here, in order.
+    Linux only, never with ``missing_as_null``; None forks only a process
+    that runs no other threads (forking one that does may deadlock).
 
     >>> import io
     >>> out = io.StringIO()
@@ -922,7 +1004,7 @@ def encode_jsonl(
         with open(source, "rb") as f:
             return encode_jsonl(
                 f, out, key=key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
-                spool_memory=spool_memory, missing_as_null=missing_as_null,
+                spool_memory=spool_memory, missing_as_null=missing_as_null, workers=workers,
             )
     seekable = getattr(source, "seekable", None)
     if seekable is not None and seekable():
@@ -934,7 +1016,18 @@ def encode_jsonl(
             for values, _ in _jsonl_batches(_file_batches(fp)):
                 yield from values
 
-        return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
+        ranged = None if missing_as_null else _parallel.file_range(fp)
+        parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
+        if ranged is None or parts == 1:
+            return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
+        fd, begin, end = ranged
+        plan = _ArrayPlan(walk, spool_memory)
+        pass_one = _ranged_batches(plan, walk, spool_memory, fd, _parallel.split_points(fd, begin, end, parts))
+        try:
+            return _encode_array_stream(pass_one, again, out, key, walk, spool_memory, plan)
+        finally:
+            pass_one.close()  # kills the workers still running (an error, Ctrl-C)
+            fp.seek(end)
     spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
     try:
 

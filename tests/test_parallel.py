@@ -1,0 +1,248 @@
+"""Parallel encode_jsonl (forked workers over ranges of a regular file): the
+output, the errors and the file position are the one-process path's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toonstream
+from toonstream import ToonEncodeError, _parallel, streaming
+from toonstream.streaming import encode_jsonl
+
+from test_properties import PRIMS
+
+pytestmark = pytest.mark.skipif(_parallel.workers_for(1, 2) == 1, reason="forking workers needs Linux and os.fork")
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def encode(path: Path, workers: int, **kw: Any) -> str:
+    out = path.with_suffix(f".{workers}.toon")
+    with open(out, "wb") as o:
+        encode_jsonl(path, o, workers=workers, **kw)
+    return out.read_text(encoding="utf-8")
+
+
+def outcome(path: Path, workers: int, **kw: Any) -> tuple[str, Any]:
+    try:
+        return "ok", encode(path, workers, **kw)
+    except ToonEncodeError as e:
+        return "error", (str(e), e.line, e.column, e.path)
+
+
+def no_children() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def write(path: Path, lines: list[str], end: str = "\n") -> Path:
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    return path
+
+
+def table(n: int, start: int = 0) -> list[str]:
+    return [json.dumps({"id": i, "name": f"user {i}", "x": i / 7, "ok": i % 3 == 0, "s": "a,b" if i % 5 else ""})
+            for i in range(start, start + n)]
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4, 7])
+@pytest.mark.parametrize("delimiter", [",", "\t", "|"])
+def test_table_matches_one_process_and_dumps(tmp_path: Path, workers: int, delimiter: str) -> None:
+    lines = table(5000)
+    src = write(tmp_path / "t.jsonl", lines)
+    want = toonstream.dumps([json.loads(x) for x in lines], delimiter=delimiter)
+    assert encode(src, workers, delimiter=delimiter) == want
+    assert encode(src, 1, delimiter=delimiter) == want
+    assert encode(src, workers, delimiter=delimiter, key="rows") == toonstream.dumps(
+        {"rows": [json.loads(x) for x in lines]}, delimiter=delimiter
+    )
+    assert no_children()
+
+
+def shapes() -> dict[str, list[str]]:
+    t = table(3000)
+    nested = [json.dumps({"id": i, "c": {"n": i, "m": "q"}}) for i in range(3000)]
+    return {
+        "later part reorders the keys": t[:2000] + [json.dumps({"name": "z", "id": 1, "x": 0.5, "ok": True, "s": ""})] + t[2000:],
+        "later part has a nested value": t + [json.dumps({"id": 1, "name": [1, 2], "x": 1, "ok": True, "s": ""})],
+        "later part is not objects": t + ["[1, 2]", "3"],
+        "later part has another key": t + [json.dumps({"id": 1})],
+        "nested field groups": nested,
+        "big numbers late": t + [json.dumps({"id": 2**80, "name": "n", "x": 1e300, "ok": False, "s": "x"}),
+                                 '{"id": 1.10, "name": "n", "x": 123456789012345678901234567890.5, "ok": true, "s": "y"}'],
+        "blank lines everywhere": [x if i % 97 else "" for i, x in enumerate(t)] + ["", "   ", ""],
+        "first part blank": [""] * 5000 + t[:10],
+        "all primitives": [str(i) for i in range(6000)],
+        "BOM first": ["\ufeff" + t[0], *t[1:]],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(shapes()))
+@pytest.mark.parametrize("workers", [2, 3])
+def test_other_shapes_fall_back_to_one_process(tmp_path: Path, name: str, workers: int) -> None:
+    src = write(tmp_path / "s.jsonl", shapes()[name])
+    assert outcome(src, workers) == outcome(src, 1)
+    assert outcome(src, 1)[0] == "ok"
+    assert no_children()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ['{"id": 1,', "nul", '{"id": NaN}', "\ufeff{}", '{"id": "\\ud800"}'],
+)
+@pytest.mark.parametrize("where", [10, 1500, 2990])
+def test_errors_name_the_same_line(tmp_path: Path, bad: str, where: int) -> None:
+    lines = table(3000)
+    lines[where] = bad
+    src = write(tmp_path / "e.jsonl", lines)
+    one = outcome(src, 1)
+    assert outcome(src, 3) == one
+    if one[0] == "error":  # a parse error names the line; an encode error (a lone surrogate) the element
+        assert one[1][1] == where + 1 or one[1][3][:1] == (where,)
+    assert no_children()
+
+
+def test_no_final_newline_and_a_started_file(tmp_path: Path) -> None:
+    lines = table(4000)
+    src = write(tmp_path / "n.jsonl", lines, end="")
+    assert encode(src, 2) == encode(src, 1)
+    with open(src, "rb") as f, open(tmp_path / "o.toon", "wb") as o:
+        f.readline()  # the caller has read a line already: the rest is the array
+        assert encode_jsonl(f, o, workers=2) == 3999
+        assert f.read() == b""  # left at the end, as the one-process path leaves it
+    assert (tmp_path / "o.toon").read_text() == toonstream.dumps([json.loads(x) for x in lines[1:]])
+
+
+def test_more_workers_than_lines(tmp_path: Path) -> None:
+    src = write(tmp_path / "few.jsonl", table(3))
+    assert encode(src, 16) == encode(src, 1)
+    assert _parallel.split_points(os.open(src, os.O_RDONLY), 0, src.stat().st_size, 16)[-1] == src.stat().st_size
+
+
+def test_split_points_cut_after_newlines(tmp_path: Path) -> None:
+    src = write(tmp_path / "p.jsonl", ["x" * (i % 300) for i in range(3000)])
+    data = src.read_bytes()
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        for parts in (1, 2, 3, 5, 64):
+            points = _parallel.split_points(fd, 0, len(data), parts)
+            assert points[0] == 0 and points[-1] == len(data) and points == sorted(set(points))
+            assert len(points) - 1 <= parts
+            assert all(data[p - 1 : p] == b"\n" for p in points[1:-1])
+            got = [line for a, b in zip(points, points[1:]) for batch in _parallel.range_lines(fd, a, b) for line in batch]
+            assert got == data.split(b"\n")[:-1]
+    finally:
+        os.close(fd)
+
+
+def test_auto_workers_only_for_big_inputs_and_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_parallel.threading, "active_count", lambda: 1)
+    assert _parallel.workers_for(_parallel.MIN_RANGE - 1, None) == 1
+    assert _parallel.workers_for(10 * _parallel.MIN_RANGE, None) == min(10, len(os.sched_getaffinity(0)))
+    assert _parallel.workers_for(10, 3) == 3
+    with pytest.raises(ValueError):
+        _parallel.workers_for(10, 0)
+    monkeypatch.setattr(_parallel.threading, "active_count", lambda: 2)  # forking could deadlock: only on request
+    assert _parallel.workers_for(10 * _parallel.MIN_RANGE, None) == 1
+    assert _parallel.workers_for(10 * _parallel.MIN_RANGE, 2) == 2
+
+
+def test_workers_really_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    real = _parallel.Worker.__init__
+
+    def counting(self: Any, job: Any) -> None:
+        started.append(1)
+        real(self, job)
+
+    parsed: list[int] = []  # lines parsed in this process (a worker's count stays in the worker)
+    real_parse = streaming._parse_batch
+
+    def parse(lines: list[Any], lineno: int) -> Any:
+        parsed.append(len(lines))
+        return real_parse(lines, lineno)
+
+    monkeypatch.setattr(_parallel.Worker, "__init__", counting)
+    monkeypatch.setattr(streaming, "_parse_batch", parse)
+    src = write(tmp_path / "w.jsonl", table(3000))
+    assert encode(src, 3) == toonstream.dumps([json.loads(x) for x in table(3000)])
+    assert len(started) == 2
+    assert 900 < sum(parsed) < 1100  # the first third: the workers' rows were taken as they are
+
+
+ROW = st.fixed_dictionaries({"id": st.integers(min_value=-(2**70), max_value=2**70), "v": PRIMS})
+OTHER = st.one_of(ROW, st.fixed_dictionaries({"v": PRIMS, "id": PRIMS}), PRIMS, st.lists(PRIMS, max_size=2))
+
+
+@SETTINGS
+@given(st.lists(ROW, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 39), OTHER), max_size=2),
+       st.integers(2, 5), st.sampled_from([",", "\t", "|"]))
+def test_random_tables_match_dumps(tmp_path: Path, rows: list[Any], odd: list[Any], workers: int, delimiter: str) -> None:
+    records: list[Any] = list(rows)
+    for at, value in odd:
+        records.insert(min(at, len(records)), value)
+    src = write(tmp_path / "h.jsonl", [json.dumps(r) for r in records])
+    exact = [json.loads(json.dumps(r)) for r in records]
+    assert encode(src, workers, delimiter=delimiter) == toonstream.dumps(exact, delimiter=delimiter)
+
+
+def test_cli_jobs(tmp_path: Path) -> None:
+    src = write(tmp_path / "c.jsonl", table(20_000))
+    cli = [sys.executable, "-m", "toonstream", "encode", str(src)]
+    one = subprocess.run([*cli, "-j", "1"], capture_output=True, timeout=120)
+    two = subprocess.run([*cli, "--jobs", "2"], capture_output=True, timeout=120)
+    assert one.returncode == two.returncode == 0 and one.stdout == two.stdout and two.stderr == b""
+    assert subprocess.run([*cli, "--jobs", "0"], capture_output=True, timeout=120).returncode == 2
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_kills_the_workers_too(tmp_path: Path, sig: int, code: int) -> None:
+    src = tmp_path / "big.jsonl"
+    with open(src, "w") as f:
+        for start in range(0, 600_000, 20_000):
+            f.write("\n".join(table(20_000, start)) + "\n")
+    out = tmp_path / "out.toon"
+    out.write_text("before")
+    proc = subprocess.Popen([sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(out), "-j", "3"],
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while len(_descendants(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    workers = _descendants(proc.pid)
+    assert len(workers) == 2, "the workers did not start"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code and b"Traceback" not in err
+    assert out.read_text() == "before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "out.toon"]
+    assert all(not _alive(pid) for pid in workers)
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,166 @@
+"""Forked workers over byte ranges of a regular file (used by ``encode_jsonl``).
+
+A big JSON Lines file is cut at line boundaries into ranges; the caller
+works on the first range while each other range goes to a forked child.
+A child writes its output to an anonymous temporary file created before the
+fork (so nothing is left on disk whatever happens) and reports a small
+picklable result through a pipe, or ``None`` when it gives up.  Giving up is
+always allowed: the caller then does that range itself, so errors, their
+line numbers and every odd case stay the one-process code's business.
+
+Why fork and not ``multiprocessing``'s spawn: the child needs the caller's
+state (the encoder options, possibly a ``default`` callable that cannot be
+pickled) and must start in milliseconds.  Forking a process that runs other
+threads can deadlock the child (a lock held by one of them at the fork is
+never released in the child), so by default ``workers_for`` forks only a
+process with one thread; an explicit worker count is the caller's call.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import stat
+import sys
+import tempfile
+import threading
+from typing import IO, Any, Callable, Iterator
+
+#: Bytes of input per worker below which another process does not pay off
+#: (a fork, a copy of the worker's output, a pipe round trip).
+MIN_RANGE = 32 * 1024 * 1024
+#: Read size of ``range_lines``.
+READ_SIZE = 1 << 17
+
+
+def file_range(source: Any) -> tuple[int, int, int] | None:
+    """``(fd, start, end)`` of what is left to read in ``source`` when it is a
+    binary file over a regular file, else None."""
+    if "b" not in getattr(source, "mode", "b") or not hasattr(source, "tell"):
+        return None
+    try:
+        fd = source.fileno()
+        info = os.fstat(fd)
+        start = source.tell()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+    if not stat.S_ISREG(info.st_mode) or start >= info.st_size:
+        return None
+    return fd, start, info.st_size
+
+
+def workers_for(size: int, requested: int | None) -> int:
+    """How many processes to use for ``size`` bytes: ``requested``, or for
+    None one per available CPU, each with at least MIN_RANGE bytes, in a
+    process with one thread only; 1 where there is no fork (not Linux)."""
+    if requested is not None and requested < 1:
+        raise ValueError("workers must be at least 1")
+    if not hasattr(os, "fork") or sys.platform != "linux":
+        return 1
+    if requested is None:
+        if threading.active_count() > 1:  # not unasked: see the module docstring
+            return 1
+        cpus = len(os.sched_getaffinity(0))
+        return max(1, min(cpus, size // MIN_RANGE))
+    return requested
+
+
+def split_points(fd: int, start: int, end: int, parts: int) -> list[int]:
+    """Offsets ``start = p0 < p1 < ... < end`` cutting [start, end) into at
+    most ``parts`` ranges of about equal size, each cut just after a newline."""
+    points = [start]
+    for k in range(1, parts):
+        pos = max(start + (end - start) * k // parts, points[-1])
+        while pos < end:
+            block = os.pread(fd, 1 << 16, pos)
+            if not block:
+                pos = end
+                break
+            nl = block.find(b"\n")
+            if nl != -1:
+                pos += nl + 1
+                break
+            pos += len(block)
+        if pos >= end:
+            break
+        if pos > points[-1]:
+            points.append(pos)
+    points.append(end)
+    return points
+
+
+def range_lines(fd: int, start: int, stop: int) -> Iterator[list[bytes]]:
+    """Lists of the lines in bytes [start, stop) of ``fd`` (without their
+    "\\n"), read with ``os.pread``: no shared file offset, so a forked child
+    and its parent read the same file independently."""
+    carry = b""
+    pos = start
+    while pos < stop:
+        chunk = os.pread(fd, min(READ_SIZE, stop - pos), pos)
+        if not chunk:  # the file shrank under us
+            break
+        pos += len(chunk)
+        lines = (carry + chunk).split(b"\n") if carry else chunk.split(b"\n")
+        carry = lines.pop()
+        if lines:
+            yield lines
+    if carry:
+        yield [carry]
+
+
+class Worker:
+    """A forked child running ``job(out)``: ``out`` is a binary temporary
+    file the parent reads afterwards; ``job`` returns a picklable result or
+    None (gave up).  An exception in the child counts as giving up."""
+
+    def __init__(self, job: Callable[[IO[bytes]], Any]) -> None:
+        self.out: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        read_end, write_end = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the child: never returns
+            code = 1
+            try:
+                os.close(read_end)
+                # The parent handles Ctrl-C (and kills us); a terminal sends
+                # SIGINT to the whole process group, so ignore it here.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                result = job(self.out)
+                self.out.flush()
+                with os.fdopen(write_end, "wb") as pipe:
+                    pipe.write(pickle.dumps(result))
+                code = 0
+            finally:  # no atexit handlers, no flushing of the parent's buffers
+                os._exit(code)
+        os.close(write_end)
+        self._pipe = os.fdopen(read_end, "rb")
+
+    def result(self) -> Any:
+        """Wait for the child; its result, or None if it gave up or died."""
+        try:
+            data = self._pipe.read()
+        finally:
+            self._reap()
+        if not data:
+            return None
+        try:
+            return pickle.loads(data)
+        except Exception:  # a child killed while writing: a truncated message
+            return None
+
+    def _reap(self) -> None:
+        if self._pid:
+            _, status = os.waitpid(self._pid, 0)
+            self._pid = 0
+            self._status = status
+
+    def close(self) -> None:
+        """Kill the child if it still runs; drop its output."""
+        if self._pid:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._reap()
+        self._pipe.close()
+        self.out.close()
