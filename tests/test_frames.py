@@ -547,23 +547,35 @@ def test_list_columns_are_not_tables() -> None:
     assert e.value.code == "not_tabular"
 
 
-@pytest.mark.parametrize("first", ["type", "width"])
-def test_errors_come_in_document_order(first: str, chunking: Any) -> None:
-    # Batches are typed in a worker thread while the next ones are scanned:
-    # whichever error stands first in the input is the one raised.  (A
-    # syntax error within the same decoder feed as a type mismatch - 64 KiB
-    # by default - may come first: the decoder reads a feed whole.)
-    if first == "type" and chunking[1] > 1000:
-        return
-    lines = [f"  {i},x" for i in range(600)]
-    type_at, width_at = (150, 400) if first == "type" else (400, 150)
+@pytest.mark.parametrize("first", ["type", "width", "quoted"])
+@pytest.mark.parametrize("options", [
+    {"infer_schema_length": 10, "batch_size": 16},
+    {"schema_overrides": {"a": pl.Int64}},  # one batch, one decoder feed: the bad row's feed
+    {"infer_schema_length": 10_000},  # errors before types are decided: typed with what is known
+])
+def test_errors_come_in_document_order(first: str, options: dict[str, Any], chunking: Any) -> None:
+    # Batches are typed in a worker thread while the next ones are scanned,
+    # and a decoder feed (64 KiB) is read whole: whichever error stands first
+    # in the input is the one raised all the same.
+    n = 600
+    lines = [f"  {i},x" for i in range(n)]
+    type_at, width_at = (150, 400) if first != "width" else (400, 150)
     lines[type_at] = "  oops,x"
-    lines[width_at] = "  1,2,3"
-    text = "[600]{a,b}:\n" + "\n".join(lines) + "\n"
-    with pytest.raises(ToonDecodeError) as e:
-        tp.read_toon(text.encode(), infer_schema_length=10, batch_size=16)
-    want = ("type_mismatch", type_at + 2) if first == "type" else ("width_mismatch", width_at + 2)
-    assert (e.value.code, e.value.line) == want
+    lines[width_at] = "  1,2,3" if first != "quoted" else '  1,"x'  # (a quoted line: the fast path's replay)
+    text = f"[{n}]" + "{a,b}:\n" + "\n".join(lines) + "\n"
+    for read in (tp.read_toon, ta.read_table):
+        kw = dict(options)
+        if read is ta.read_table and "schema_overrides" in kw:
+            kw = {"schema": {"a": pa.int64(), "b": pa.string()}}
+        if "infer_schema_length" in kw and first != "width" and kw.get("batch_size") is None:
+            # every row read before the types are decided: "oops" is a fine
+            # string, and the later error is the only one
+            want = ("unterminated_string" if first == "quoted" else "width_mismatch", width_at + 2)
+        else:
+            want = ("type_mismatch", type_at + 2) if first != "width" else ("width_mismatch", width_at + 2)
+        with pytest.raises(ToonDecodeError) as e:
+            read(text.encode(), **kw)
+        assert (e.value.code, e.value.line) == want, read
 
 
 def test_stopping_early_leaves_no_thread_behind() -> None:

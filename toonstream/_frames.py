@@ -184,7 +184,14 @@ class TableScan:
                 if ctx is not None:
                     end = buf.rfind(b"\n", pos, pos + CHUNK) + 1
                     if end > pos:
-                        piece = self._fast(buf[pos:end], ctx)
+                        try:
+                            piece = self._fast(buf[pos:end], ctx)
+                        except ToonDecodeError:
+                            # The rows before the bad line first: a type error
+                            # among them comes before this one in the document.
+                            if self._partial is not None:
+                                yield from self._emit(self._partial)
+                            raise
                         if piece is not None:
                             pos += self._consumed
                             yield from self._emit(piece)
@@ -197,7 +204,14 @@ class TableScan:
                 nl = buf.rfind(b"\n", pos, stop)
                 if nl >= pos:
                     stop = nl + 1
-            rows = adapter.push(decoder.feed(buf[pos:stop]))
+            try:
+                rows = adapter.push(decoder.feed(buf[pos:stop]))
+            except ToonDecodeError as e:  # the rows before the bad line first (as above)
+                rows = adapter.push(decoder._events_before_error())
+                if rows:
+                    first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
+                    yield from self._emit(Piece(None, rows, None, first))
+                raise
             pos = stop
             if rows:
                 # Row lines are known when the table is still open: its rows
@@ -247,12 +261,14 @@ class TableScan:
             )
 
     _consumed = 0
+    _partial: Piece | None = None  # after _fast raised: the rows before the bad line
 
     def _fast(self, data: bytes, ctx: TableContext) -> Piece | None:
         """The rows at the start of ``data`` (complete lines), as one Piece,
         if they begin with a run of plain rows; None to let the decoder go.
         Sets ``_consumed`` to the bytes taken."""
         self._consumed = 0
+        self._partial = None
         plen, delim, width, left = ctx
         self.plen, self.delim = plen, delim
         if left <= 0:
@@ -373,7 +389,15 @@ class TableScan:
             decoder.skip_rows(k - prev_k)
             r += k - prev_k
             start, end = spans_of[k]
-            for row in adapter.push(decoder.feed(data[start:end])):
+            try:
+                got = adapter.push(decoder.feed(data[start:end]))
+            except ToonDecodeError:  # the rows before this line, for pieces()
+                if frame is None:
+                    self._partial = Piece(None, rows, None, first) if rows else None
+                else:  # (the plain rows before: r rows so far, less the decoder's)
+                    self._partial = Piece(frame.slice(0, r - len(rows)), rows, pos, first) if r else None
+                raise
+            for row in got:
                 pos.append(r)
                 rows.append(row)
                 r += 1
@@ -969,18 +993,28 @@ class FrameReader:
         """The output batches, in order, as work to do (types decided here)."""
         pending: list[_Batch] = []
         seen = 0
-        for batch in self._batches():
-            if self.dtypes is None:
-                pending.append(batch)
-                seen += batch.n
-                if self.infer is not None and seen >= self.infer:
-                    self._decide(pending, complete=False)
-                if self.dtypes is not None:
-                    for b in pending:
-                        yield partial(self._typed, b)
-                    pending = []
-            else:
-                yield partial(self._typed, batch)
+        try:
+            for batch in self._batches():
+                if self.dtypes is None:
+                    pending.append(batch)
+                    seen += batch.n
+                    if self.infer is not None and seen >= self.infer:
+                        self._decide(pending, complete=False)
+                    if self.dtypes is not None:
+                        for b in pending:
+                            yield partial(self._typed, b)
+                        pending = []
+                else:
+                    yield partial(self._typed, batch)
+        except ToonDecodeError:
+            # An error further on: the rows before it are typed first (with
+            # the types they give so far), so a bad value among them is
+            # reported, not the later error.
+            if pending and self.selected is not None:
+                self._decide(pending, complete=False)
+                for b in pending:
+                    yield partial(self._typed, b)
+            raise
         if self.dtypes is None:
             if self.selected is None:  # the table had no rows
                 if self.scan.names is None:
@@ -996,18 +1030,23 @@ class FrameReader:
         pieces: list[Piece] = []
         n = 0
         size = self.batch_size
-        for piece in self.scan.pieces():
-            if self.selected is None:
-                self._layout()
-            piece = self._project(piece)
-            while n + piece.n >= size:
-                head, piece = piece.split(size - n)
-                pieces.append(head)
+        try:
+            for piece in self.scan.pieces():
+                if self.selected is None:
+                    self._layout()
+                piece = self._project(piece)
+                while n + piece.n >= size:
+                    head, piece = piece.split(size - n)
+                    pieces.append(head)
+                    yield self._batch(pieces)
+                    pieces, n = [], 0
+                if piece.n:
+                    pieces.append(piece)
+                    n += piece.n
+        except ToonDecodeError:
+            if pieces:  # the rows before the error, for _jobs to check
                 yield self._batch(pieces)
-                pieces, n = [], 0
-            if piece.n:
-                pieces.append(piece)
-                n += piece.n
+            raise
         if self.selected is None and self.scan.names is not None:
             self._layout()
         if pieces:

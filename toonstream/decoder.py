@@ -131,7 +131,7 @@ class Decoder:
         [EndObject()]
     """
 
-    __slots__ = ("_lines", "_machine", "_held", "_held_chars", "_hold", "_raw", "_raw_len", "_raw_lines")
+    __slots__ = ("_lines", "_machine", "_held", "_held_chars", "_hold", "_raw", "_raw_len", "_raw_lines", "_before_error")
 
     def __init__(
         self,
@@ -170,6 +170,7 @@ class Decoder:
         self._raw: list[Any] = []  # all str, or all bytes
         self._raw_len = 0
         self._raw_lines = 0  # line feeds in _raw
+        self._before_error: list[Event] = []
 
     def feed(self, data: Chunk) -> list[Event]:
         """Add a chunk of input; return the events it completed.
@@ -261,10 +262,23 @@ class Decoder:
                 return []
         self._held_chars = 0
         first = self._lines.lines_emitted - len(lines) + 1
-        events = machine.lines(first, lines) if lines else []
+        try:
+            events = machine.lines(first, lines) if lines else []
+        except ToonDecodeError:
+            self._before_error = machine.out
+            machine.out = []
+            raise
         if error is not None:  # invalid UTF-8 after these lines (now processed without error)
             machine.failed = error
+            self._before_error = events
             raise error
+        return events
+
+    def _events_before_error(self) -> list[Event]:
+        """After a feed raised: the events of the lines before the failing
+        one, which that feed did not return.  The frames reader types those
+        rows first, so that of two errors the earlier line's is reported."""
+        events, self._before_error = self._before_error, []
         return events
 
     def table_context(self) -> TableContext | None:
