@@ -127,6 +127,28 @@ def test_no_final_newline_and_a_started_file(tmp_path: Path) -> None:
     assert (tmp_path / "o.toon").read_text() == toonstream.dumps([json.loads(x) for x in lines[1:]])
 
 
+def test_only_plain_files_are_cut(tmp_path: Path) -> None:
+    import gzip
+    import io
+
+    lines = table(3000)
+    src = write(tmp_path / "g.jsonl", lines)
+    with gzip.open(tmp_path / "g.jsonl.gz", "wb") as z:
+        z.write(src.read_bytes())
+    want = toonstream.dumps([json.loads(x) for x in lines])
+    with gzip.open(tmp_path / "g.jsonl.gz", "rb") as f:  # its fileno() is the compressed file's
+        assert _parallel.file_range(f) is None
+        out = io.StringIO()
+        encode_jsonl(f, out, workers=2)
+        assert out.getvalue() == want
+    with open(src, "rb") as f:
+        assert _parallel.file_range(f) == (f.fileno(), 0, src.stat().st_size)
+    with open(src, "rb", buffering=0) as f:
+        assert _parallel.file_range(f) is not None
+    with open(src, encoding="utf-8") as t:
+        assert _parallel.file_range(t) is None
+
+
 def test_more_workers_than_lines(tmp_path: Path) -> None:
     src = write(tmp_path / "few.jsonl", table(3))
     assert encode(src, 16) == encode(src, 1)

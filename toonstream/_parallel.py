@@ -18,6 +18,7 @@ process with one thread; an explicit worker count is the caller's call.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import signal
@@ -36,8 +37,13 @@ READ_SIZE = 1 << 17
 
 def file_range(source: Any) -> tuple[int, int, int] | None:
     """``(fd, start, end)`` of what is left to read in ``source`` when it is a
-    binary file over a regular file, else None."""
-    if "b" not in getattr(source, "mode", "b") or not hasattr(source, "tell"):
+    binary file over a regular file, else None.
+
+    Only the io module's own file objects qualify: a wrapper's ``fileno()``
+    (gzip.GzipFile, say) is the descriptor of *its* source, whose bytes are
+    not the ones it reads."""
+    raw = source.raw if isinstance(source, (io.BufferedReader, io.BufferedRandom)) else source
+    if not isinstance(raw, io.FileIO):
         return None
     try:
         fd = source.fileno()
@@ -150,9 +156,8 @@ class Worker:
 
     def _reap(self) -> None:
         if self._pid:
-            _, status = os.waitpid(self._pid, 0)
+            os.waitpid(self._pid, 0)
             self._pid = 0
-            self._status = status
 
     def close(self) -> None:
         """Kill the child if it still runs; drop its output."""
