@@ -133,6 +133,8 @@ class ValueBuilder:
         self.done = False
 
     def push(self, events: list[Event], start: int = 0) -> int:
+        if not events:  # (a tiny feed often completes nothing)
+            return -1
         stack = self.stack
         keys = self.keys
         makers = self.makers

@@ -18,6 +18,7 @@ explicit stack, so 100k levels of nesting cost memory, not Python stack.
 from __future__ import annotations
 
 import re
+import sys
 from itertools import repeat
 from typing import Any, Callable, Sequence
 
@@ -206,11 +207,20 @@ class Machine:
     def wants_rows(self, n: int) -> bool:
         """The next line would go to a tabular array's row path (if a row),
         and (strict, declared length) more than ``n`` rows are still due."""
+        return n < self.rows_room()
+
+    def rows_room(self) -> int:
+        """The ``n`` for which ``wants_rows(n)`` holds are those below this
+        (0 outside a tabular array; unbounded as sys.maxsize)."""
         stack = self.stack
         if not stack or self.blank_line or self.failed is not None:
-            return False
+            return 0
         top = stack[-1]
-        return top.kind == TABLE and (not self.strict or top.length is None or top.length - top.count > n)
+        if top.kind != TABLE:
+            return 0
+        if not self.strict or top.length is None:
+            return sys.maxsize
+        return max(0, top.length - top.count)
 
     def table_context(self) -> tuple[int, str, int, int] | None:
         """``(indent, delimiter, width, rows_left)`` when the next line, if it is

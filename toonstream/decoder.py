@@ -131,7 +131,10 @@ class Decoder:
         [EndObject()]
     """
 
-    __slots__ = ("_lines", "_machine", "_held", "_held_chars", "_hold", "_raw", "_raw_len", "_raw_lines", "_before_error")
+    __slots__ = (
+        "_lines", "_machine", "_held", "_held_chars", "_hold",
+        "_raw", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error",
+    )
 
     def __init__(
         self,
@@ -170,6 +173,8 @@ class Decoder:
         self._raw: list[Any] = []  # all str, or all bytes
         self._raw_len = 0
         self._raw_lines = 0  # line feeds in _raw
+        # while _raw gathers: the line feeds and chars it may reach
+        self._raw_room = self._raw_chars = 0
         self._before_error: list[Event] = []
 
     def feed(self, data: Chunk) -> list[Event]:
@@ -184,22 +189,31 @@ class Decoder:
         returns them at once.
         """
         raw = self._raw
-        if self._hold and len(data) < _SMALL_CHUNK:
-            text = isinstance(data, str)
-            if not raw or text == isinstance(raw[0], str):
-                if isinstance(data, str):
-                    lines = data.count("\n")
-                else:
-                    data = bytes(data)  # (a caller may reuse its bytearray)
-                    lines = data.count(b"\n")
-                lines += self._raw_lines
-                if self._raw_len + len(data) + self._held_chars < _HOLD_CHARS and self._machine.wants_rows(
-                    len(self._held) + lines
-                ):
-                    raw.append(data)
-                    self._raw_len += len(data)
-                    self._raw_lines = lines
-                    return []
+        if raw and type(data) is type(raw[0]) and len(data) < _SMALL_CHUNK:
+            # The common case of a run of tiny chunks, kept as cheap as can
+            # be: the machine does not change while chunks are only gathered,
+            # so the room for lines was computed once, with the first.
+            lines = self._raw_lines + data.count("\n" if type(data) is str else b"\n")  # type: ignore[arg-type,misc]
+            if self._raw_len + len(data) < self._raw_chars and lines < self._raw_room:
+                raw.append(data)
+                self._raw_len += len(data)
+                self._raw_lines = lines
+                return []
+        elif not raw and self._hold and len(data) < _SMALL_CHUNK:
+            if isinstance(data, str):
+                lines = data.count("\n")
+            else:
+                data = bytes(data)  # (a caller may reuse its bytearray)
+                lines = data.count(b"\n")
+            room = self._machine.rows_room() - len(self._held)
+            chars = _HOLD_CHARS - self._held_chars
+            if len(data) < chars and lines < room:
+                raw.append(data)
+                self._raw_len = len(data)
+                self._raw_lines = lines
+                self._raw_room = room
+                self._raw_chars = chars
+                return []
         if raw and isinstance(raw[0], str) != isinstance(data, str):
             # (str after bytes, or the reverse: the held chunks first, on their own)
             events = self._step(self._lines.feed, self._take_raw(), hold=self._hold)
