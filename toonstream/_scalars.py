@@ -364,6 +364,14 @@ def encode_int(i: int) -> str:
 _DIGITS = b"0123456789"
 _PLAIN_NUMBER_SKELETONS = frozenset((b"", b"-", b".", b"-."))
 _INT_SKELETONS = frozenset((b"", b"-"))
+# What is left of any §4 number token without its digits ("-1.5e+3": "-.e+"):
+# a column none of whose tokens leaves one of these has no number at all.
+_NUMBER_SKELETONS = frozenset(
+    sign + frac + exp
+    for sign in (b"", b"-")
+    for frac in (b"", b".")
+    for exp in (b"", b"e", b"e+", b"e-", b"E", b"E+", b"E-")
+)
 _NOT_PLAIN_NUMBER = (b"\n\n", b"\n-\n", b"\n.", b"-.", b".\n")
 # After mapping 1-9 to "1", a leading zero shows as one of these.
 _ONE_TO_NINE = bytes.maketrans(b"123456789", b"111111111")
@@ -407,16 +415,16 @@ def make_column_converter(
     # this length (longer ones have their own rules: Decimal, the limit).
     short = min(max_number_length, _INT_STR_SAFE_DIGITS)
 
-    def plain_numbers(col: Sequence[str], framed: str) -> list[Any] | None:
+    def plain_numbers(col: Sequence[str], framed: str) -> list[Any] | bool:
         """The values of ``col`` (``framed`` is its tokens joined and framed by
         "\n") if every token is a plain number (see ``_plain_numbers``);
-        else None."""
+        else whether some token may be a number at all."""
         raw = framed.encode("utf-8", "surrogatepass")
         skeleton = raw.translate(None, _DIGITS)
         # (no split when every skeleton is "" or "-": the common int column)
         skeletons = skeleton[1:-1].split(b"\n") if skeleton.translate(None, b"\n-") else None
         if not _plain_numbers(raw, skeletons):
-            return None
+            return skeletons is None or not _NUMBER_SKELETONS.isdisjoint(skeletons)
         if max(map(len, col)) > short:
             return list(map(convert, col))  # long tokens have their own rules
         if skeletons is None or _INT_SKELETONS.issuperset(skeletons):
@@ -444,13 +452,17 @@ def make_column_converter(
     def column(col: Sequence[str]) -> Any:
         framed = "\n".join(["", *col, ""])
         first = col[0][:1] if col else ""
+        maybe_numbers = True
         if first in NUMBER_START:
             values = plain_numbers(col, framed)
-            if values is not None:
+            if type(values) is list:
                 return values
+            # (e.g. dates: "2024-01-31" looks numeric to the first character
+            # only; its skeleton "--" rules out every number, no regex needed)
+            maybe_numbers = bool(values)
         elif (first == "t" or first == "f") and set(col) <= _BOOLS.keys():
             return list(map(_BOOLS.__getitem__, col))
-        numbers = [m.start() for m in _NUMBER_TOKEN.finditer(framed)]
+        numbers = [m.start() for m in _NUMBER_TOKEN.finditer(framed)] if maybe_numbers else []
         specials = [m.start() for m in _SPECIAL_TOKEN.finditer(framed)]
         if not numbers and not specials:
             return col  # every token is a plain string
@@ -462,7 +474,7 @@ def make_column_converter(
             idx = [bisect_right(starts, p + 1) - 1 for p in numbers]
             tokens = list(map(col.__getitem__, idx))
             values = plain_numbers(tokens, "\n".join(["", *tokens, ""]))
-            if values is not None:
+            if type(values) is list:
                 deque(map(out.__setitem__, idx, values), maxlen=0)
                 numbers = []
         for p in numbers + specials:

@@ -548,7 +548,9 @@ def _rows_triples(
     parts: list[Iterable[tuple[str, str, Any]]] = [repeat((prefix, "start_map", None), n)]
     for f, col in zip(fields, columns):
         parts.append(repeat((prefix, "map_key", f.name), n))
-        parts.append(zip(repeat(prefix + "." + f.name, n), map(_kind_of_type, map(type, col)), col))
+        kinds = set(map(type, col))  # (one kind per column is the rule: then no lookup per cell)
+        kind = repeat(_kind_of_type(kinds.pop()), n) if len(kinds) == 1 else map(_kind_of_type, map(type, col))
+        parts.append(zip(repeat(prefix + "." + f.name, n), kind, col))
     parts.append(repeat((prefix, "end_map", None), n))
     out.extend(chain.from_iterable(zip(*parts)))
 
