@@ -364,6 +364,7 @@ def encode_int(i: int) -> str:
 _DIGITS = b"0123456789"
 _PLAIN_NUMBER_SKELETONS = frozenset((b"", b"-", b".", b"-."))
 _INT_SKELETONS = frozenset((b"", b"-"))
+_PLAIN_NUMBER_LINES = tuple(b"\n" + s + b"\n" for s in _PLAIN_NUMBER_SKELETONS)
 # What is left of any §4 number token without its digits ("-1.5e+3": "-.e+"):
 # a column none of whose tokens leaves one of these has no number at all.
 _NUMBER_SKELETONS = frozenset(
@@ -386,13 +387,29 @@ _BULK = 64  # this many number tokens in a mixed column are converted together
 _PLUS_ONE = (1).__add__
 
 
-def _plain_numbers(raw: bytes, skeletons: list[bytes] | None) -> bool:
-    """Every token of the framed column ``raw`` is a §4 number without exponent
-    (``skeletons``: each token's bytes other than digits; None when all of
-    them are "" or "-")."""
+def _plain_skeletons(skeleton: bytes) -> bool:
+    """Every line of ``skeleton`` (a framed column without its digits) is one
+    of ``_PLAIN_NUMBER_SKELETONS`` ("", "-", ".", "-."), checked without a
+    split: only "-", "." and LF are left, and no "-" or "." follows another
+    within a line except in "-."."""
+    return not (
+        skeleton.translate(None, b"\n-.") or b"--" in skeleton or b".." in skeleton or b".-" in skeleton
+    )
+
+
+def _maybe_numbers(skeleton: bytes) -> bool:
+    """Whether some line of ``skeleton`` (see ``_plain_skeletons``) is what
+    is left of a §4 number (``_NUMBER_SKELETONS``): if not, no token is one."""
+    if skeleton.translate(None, b"\n-."):  # letters, exponents, ":", "/": look line by line
+        return not _NUMBER_SKELETONS.isdisjoint(skeleton[1:-1].split(b"\n"))
+    return any(map(skeleton.__contains__, _PLAIN_NUMBER_LINES))
+
+
+def _plain_numbers(raw: bytes) -> bool:
+    """Every token of the framed column ``raw``, whose skeletons are plain
+    (``_plain_skeletons``), is a §4 number without exponent."""
     return (
-        (skeletons is None or _PLAIN_NUMBER_SKELETONS.issuperset(skeletons))
-        and not any(map(raw.__contains__, _NOT_PLAIN_NUMBER))
+        not any(map(raw.__contains__, _NOT_PLAIN_NUMBER))
         and raw.count(b"-") == raw.count(b"\n-")
         and not any(map(raw.translate(_ONE_TO_NINE).__contains__, _LEADING_ZEROS))
     )
@@ -421,15 +438,16 @@ def make_column_converter(
         else whether some token may be a number at all."""
         raw = framed.encode("utf-8", "surrogatepass")
         skeleton = raw.translate(None, _DIGITS)
-        # (no split when every skeleton is "" or "-": the common int column)
-        skeletons = skeleton[1:-1].split(b"\n") if skeleton.translate(None, b"\n-") else None
-        if not _plain_numbers(raw, skeletons):
-            return skeletons is None or not _NUMBER_SKELETONS.isdisjoint(skeletons)
+        # (C-level searches over the skeleton; no split unless needed)
+        if not _plain_skeletons(skeleton):
+            return _maybe_numbers(skeleton)
+        if not _plain_numbers(raw):
+            return True
         if max(map(len, col)) > short:
             return list(map(convert, col))  # long tokens have their own rules
-        if skeletons is None or _INT_SKELETONS.issuperset(skeletons):
+        if b"." not in skeleton:
             return list(map(int, col))
-        is_int = list(map(_INT_SKELETONS.__contains__, skeletons))
+        is_int = list(map(_INT_SKELETONS.__contains__, skeleton[1:-1].split(b"\n")))
         values: list[Any]
         if parse_float is None:
             values = list(map(float, col))
