@@ -69,6 +69,11 @@ def test_data_error_is_one_line_and_leaves_destination(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith(f"{bad}:2:"), lines
     assert out.read_text() == "precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "out.toon"]
+    # valid JSON that TOON cannot hold: the record's line, and the path in it
+    bad.write_text('{"a": 1}\n\n{"a": [1, "\\ud800"]}\n')
+    r = run("encode", str(bad), "-o", str(out))
+    assert r.returncode == 1 and out.read_text() == "precious"
+    assert r.stderr.decode().strip() == f"{bad}:3:1: string contains a lone surrogate (not encodable as UTF-8) (at [1].a[1])"
 
 
 def test_decode_error_location(tmp_path: Path) -> None:

@@ -83,6 +83,26 @@ def test_jsonl_malformed_line_names_its_number() -> None:
     assert info.value.line == 2
 
 
+@pytest.mark.parametrize("seekable", [True, False])
+@pytest.mark.parametrize("key", [None, "rows"])
+def test_jsonl_encode_errors_name_the_line(seekable: bool, key: str | None) -> None:
+    # Valid JSON that TOON cannot hold (a lone surrogate): the error names
+    # the element's path and its input line (blank lines and a BOM counted).
+    bad = '"\\ud800"'
+    cases = {
+        "table row": (['{"a": 1}', "", '{"a": ' + bad + "}"], (1,), 3),
+        "nested": (['{"a": 1}', "", '{"b": [1, {"a": ' + bad + "}]}"], (1, "b", 1, "a"), 3),
+        "primitive array": (["\ufeff", "1", "", bad], (1,), 4),
+        "far into a table": ([*('{"a": %d}' % i for i in range(5000)), '{"a": ' + bad + "}", '{"a": 1}'], (5000,), 5001),
+    }
+    for name, (lines, path, line) in cases.items():
+        data = ("\n".join(lines) + "\n").encode()
+        src: Any = io.BytesIO(data) if seekable else iter(data.splitlines(keepends=True))
+        with pytest.raises(ToonEncodeError) as e:
+            encode_jsonl(src, io.StringIO(), key=key)
+        assert (e.value.path, e.value.line, e.value.column) == (path, line, 1), name
+
+
 def test_jsonl_from_path(tmp_path: Any) -> None:
     p = tmp_path / "x.jsonl"
     p.write_text('{"id": 1}\n{"id": 2}\n')
@@ -303,7 +323,8 @@ def test_fast_path_table_breaks_mid_batch_and_errors_name_the_row() -> None:
     out, err = _both(data)
     with pytest.raises(ToonEncodeError) as info:
         toonstream.dumps(recs)
-    assert out is None and err[0] == str(info.value) and err[3] == info.value.path == (2000,)
+    assert out is None and err[3] == info.value.path == (2000,) and err[1:3] == (2001, 1)
+    assert err[0] == f"{info.value} (input line 2001)"
 
 
 FLAT = st.lists(

@@ -260,13 +260,17 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
     d = walk.d
     if plan.primitive:  # §9.1 inline; one long line, written a cell at a time
         prim = walk.prim
-        first = True
-        for e in elements:
-            if first:
-                sink.line(f"{header(head, plan.n, d)} {prim(walk.norm(e))}")
-                first = False
-            else:
-                sink.part(d + prim(walk.norm(e)))
+        i = 0
+        try:
+            for e in elements:
+                if i:
+                    sink.part(d + prim(walk.norm(e)))
+                else:
+                    sink.line(f"{header(head, plan.n, d)} {prim(walk.norm(e))}")
+                i += 1
+        except ToonEncodeError as err:
+            err.path = (i,) + err.path
+            raise
         return
     if plan.tabular:  # §9.3
         assert plan.fields is not None
@@ -1016,18 +1020,26 @@ def encode_jsonl(
             for values, _ in _jsonl_batches(_file_batches(fp)):
                 yield from values
 
+        def reread() -> Iterator[list[Any]]:
+            fp.seek(start)
+            return _file_batches(fp)
+
         ranged = None if missing_as_null else _parallel.file_range(fp)
         parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
-        if ranged is None or parts == 1:
-            return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
-        fd, begin, end = ranged
-        plan = _ArrayPlan(walk, spool_memory)
-        pass_one = _ranged_batches(plan, walk, spool_memory, fd, _parallel.split_points(fd, begin, end, parts))
         try:
-            return _encode_array_stream(pass_one, again, out, key, walk, spool_memory, plan)
-        finally:
-            pass_one.close()  # kills the workers still running (an error, Ctrl-C)
-            fp.seek(end)
+            if ranged is None or parts == 1:
+                return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
+            fd, begin, end = ranged
+            plan = _ArrayPlan(walk, spool_memory)
+            pass_one = _ranged_batches(plan, walk, spool_memory, fd, _parallel.split_points(fd, begin, end, parts))
+            try:
+                return _encode_array_stream(pass_one, again, out, key, walk, spool_memory, plan)
+            finally:
+                pass_one.close()  # kills the workers still running (an error, Ctrl-C)
+                fp.seek(end)
+        except ToonEncodeError as e:
+            _name_line(e, reread)
+            raise
     spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
     try:
 
@@ -1050,6 +1062,33 @@ def encode_jsonl(
             for values, _ in _jsonl_batches(_file_batches(spool)):
                 yield from values
 
-        return _encode_array_stream(_jsonl_batches(first()), replay, out, key, walk, spool_memory)
+        def reread() -> Iterator[list[Any]]:
+            spool.seek(0)
+            return _file_batches(spool)
+
+        try:
+            return _encode_array_stream(_jsonl_batches(first()), replay, out, key, walk, spool_memory)
+        except ToonEncodeError as e:
+            _name_line(e, reread)  # (the spool holds every line read so far)
+            raise
     finally:
         spool.close()
+
+
+def _name_line(err: ToonEncodeError, reread: Callable[[], Iterable[list[Any]]]) -> None:
+    """Set ``err.line`` (and column 1) to the line of the element its path
+    starts with, by reading the input again (only on this error path: no
+    line numbers are kept while encoding)."""
+    if err.line is not None or not err.path or type(err.path[0]) is not int:
+        return
+    index = err.path[0]
+    lineno = 0
+    batches = iter(reread())
+    for lines in _line_batches((), lambda: next(batches, [])):  # (the first line's BOM removed, as when parsed)
+        for raw in lines:
+            lineno += 1
+            if raw.strip():  # blank lines are not elements
+                if index == 0:
+                    err.line, err.column = lineno, 1
+                    return
+                index -= 1
