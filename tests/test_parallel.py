@@ -3,6 +3,7 @@ output, the errors and the file position are the one-process path's."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -116,6 +117,79 @@ def test_errors_name_the_same_line(tmp_path: Path, bad: str, where: int) -> None
     assert no_children()
 
 
+def outcome_and_position(path: Path, workers: int) -> tuple[Any, ...]:
+    with open(path, "rb") as f:
+        try:
+            encode_jsonl(f, io.BytesIO(), workers=workers)
+            got: tuple[Any, ...] = ("ok",)
+        except ToonEncodeError as e:
+            got = (str(e), e.line, e.column, e.path)
+        return (*got, f.tell())
+
+
+@pytest.mark.parametrize("data", [
+    # a bad line before others: parsed with its "\n", as one process parses it
+    b'{"a":1}\n' * 50 + b'{"a":"abc\n' + b'{"a":1}\n' * 50,
+    b'{"a":1}\n' * 50 + b'{"a":"\xe2\x82\n' + b'{"a":1}\n' * 50,
+    b'{"a":1}\n' * 50 + b'{"a":"abc\\\n' + b'{"a":1}\n' * 50,
+    # an error early in a big file: the file is left where one process leaves it
+    b'{"a":\n' + b'{"id":1,"name":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}\n' * 20000,
+    # two errors: a value TOON cannot hold, then a malformed line (the latter,
+    # whatever the batching: every line is parsed before any row is written)
+    b'{"a":"\\ud800"}\n' + b'{"a":1}\n' * 30 + b'{"a":\n',
+    b'{"a":"\\ud800"}\n' + b'{"a":1}\n' * 3000 + b'{"a":\n',
+    # a value TOON cannot hold, then a record that makes the array non-tabular:
+    # the error (path and all) is dumps' for the whole array
+    b'{"a":"\\ud800","b":1}\n' + b'{"a":1,"b":2}\n' * 3000 + b'{"a":1,"b":2,"c":3}\n',
+    b'{"a":"\\ud800","b":1}\n' + b'{"a":1,"b":2}\n' * 3000,
+], ids=["control-char", "utf8", "backslash", "early-error", "two-errors", "two-errors-far", "shape", "table"])
+def test_errors_and_file_position_are_one_process_ones(tmp_path: Path, data: bytes) -> None:
+    src = tmp_path / "x.jsonl"
+    src.write_bytes(data)
+    one = outcome_and_position(src, 1)
+    assert one[0] != "ok"
+    for workers in (2, 3, 5):
+        assert outcome_and_position(src, workers) == one, workers
+    if b"ud800" in data and b'{"a":\n' not in data:
+        records = [json.loads(x) for x in data.splitlines()]
+        with pytest.raises(ToonEncodeError) as e:
+            toonstream.dumps(records)
+        assert one[3] == e.value.path
+
+
+def test_interrupted_wait_kills_the_worker() -> None:
+    worker = _parallel.Worker(lambda out: time.sleep(60))
+    pid = worker._pid
+    real = worker._pipe
+
+    class Interrupted:
+        def read(self) -> bytes:
+            raise KeyboardInterrupt
+
+        def close(self) -> None:
+            real.close()
+
+    worker._pipe = Interrupted()  # type: ignore[assignment]
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        worker.result()
+    assert time.monotonic() - t0 < 30  # killed, not waited for (its job sleeps 60 s)
+    assert not _alive(pid)
+
+
+def test_a_long_line_is_read_whole(tmp_path: Path) -> None:
+    long = b'{"a": 2, "b": "' + b"y" * (8 << 20) + b'"}\n'
+    src = tmp_path / "long.jsonl"
+    src.write_bytes(b'{"a": 1, "b": "x"}\n' * 10 + long + b'{"a": 3, "b": "z"}\n' * 10)
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        lines = [x for batch in _parallel.range_lines(fd, 0, src.stat().st_size) for x in batch]
+    finally:
+        os.close(fd)
+    assert lines[10] == long and len(lines) == 21
+    assert encode(src, 2) == encode(src, 1)
+
+
 def test_no_final_newline_and_a_started_file(tmp_path: Path) -> None:
     lines = table(4000)
     src = write(tmp_path / "n.jsonl", lines, end="")
@@ -129,7 +203,6 @@ def test_no_final_newline_and_a_started_file(tmp_path: Path) -> None:
 
 def test_only_plain_files_are_cut(tmp_path: Path) -> None:
     import gzip
-    import io
 
     lines = table(3000)
     src = write(tmp_path / "g.jsonl", lines)
@@ -166,7 +239,7 @@ def test_split_points_cut_after_newlines(tmp_path: Path) -> None:
             assert len(points) - 1 <= parts
             assert all(data[p - 1 : p] == b"\n" for p in points[1:-1])
             got = [line for a, b in zip(points, points[1:]) for batch in _parallel.range_lines(fd, a, b) for line in batch]
-            assert got == data.split(b"\n")[:-1]
+            assert got == data.splitlines(keepends=True)  # (each line with its "\n", as readlines gives)
     finally:
         os.close(fd)
 
@@ -231,8 +304,9 @@ def test_cli_jobs(tmp_path: Path) -> None:
     assert subprocess.run([*cli, "--jobs", "0"], capture_output=True, timeout=120).returncode == 2
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -9)])
 def test_signal_kills_the_workers_too(tmp_path: Path, sig: int, code: int) -> None:
+    # (SIGKILL runs no clean-up in the parent: the workers die with it all the same)
     src = tmp_path / "big.jsonl"
     with open(src, "w") as f:
         for start in range(0, 600_000, 20_000):
@@ -250,7 +324,12 @@ def test_signal_kills_the_workers_too(tmp_path: Path, sig: int, code: int) -> No
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code and b"Traceback" not in err
     assert out.read_text() == "before"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "out.toon"]
+    if sig == signal.SIGKILL:  # (the CLI's temporary output file is left: no clean-up ran)
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    else:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "out.toon"]
     assert all(not _alive(pid) for pid in workers)
 
 

@@ -31,7 +31,8 @@ from typing import IO, Any, Callable, Iterator
 #: Bytes of input per worker below which another process does not pay off
 #: (a fork, a copy of the worker's output, a pipe round trip).
 MIN_RANGE = 32 * 1024 * 1024
-#: Read size of ``range_lines``.
+#: Read size and batch size (a ``readlines`` hint) of ``range_lines``: the
+#: one-process path's (``streaming._file_batches``).
 READ_SIZE = 1 << 17
 
 
@@ -96,23 +97,49 @@ def split_points(fd: int, start: int, end: int, parts: int) -> list[int]:
     return points
 
 
+class _Range(io.RawIOBase):
+    """Bytes [start, stop) of a file descriptor, read with ``os.pread``: no
+    shared file offset, so a forked child and its parent read one file
+    independently."""
+
+    def __init__(self, fd: int, start: int, stop: int) -> None:
+        super().__init__()
+        self._fd, self._pos, self._stop = fd, start, stop
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        want = min(len(b), self._stop - self._pos)
+        if want <= 0:
+            return 0
+        data = os.pread(self._fd, want, self._pos)  # (short or empty if the file shrank)
+        b[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
 def range_lines(fd: int, start: int, stop: int) -> Iterator[list[bytes]]:
-    """Lists of the lines in bytes [start, stop) of ``fd`` (without their
-    "\\n"), read with ``os.pread``: no shared file offset, so a forked child
-    and its parent read the same file independently."""
-    carry = b""
-    pos = start
-    while pos < stop:
-        chunk = os.pread(fd, min(READ_SIZE, stop - pos), pos)
-        if not chunk:  # the file shrank under us
-            break
-        pos += len(chunk)
-        lines = (carry + chunk).split(b"\n") if carry else chunk.split(b"\n")
-        carry = lines.pop()
-        if lines:
-            yield lines
-    if carry:
-        yield [carry]
+    """Lists of the lines (each with its "\n") in bytes [start, stop) of
+    ``fd``: ``readlines(READ_SIZE)`` batches, as the one-process path reads a
+    file, so a line is parsed the same way (its "\n" included)."""
+    reader = io.BufferedReader(_Range(fd, start, stop), buffer_size=READ_SIZE)
+    while batch := reader.readlines(READ_SIZE):
+        yield batch
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this (forked) process when its parent dies, even of
+    SIGKILL (which runs no clean-up): no worker outlives the conversion."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl: best effort
+        pass
 
 
 class Worker:
@@ -123,6 +150,7 @@ class Worker:
     def __init__(self, job: Callable[[IO[bytes]], Any]) -> None:
         self.out: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         read_end, write_end = os.pipe()
+        parent = os.getpid()
         self._pid = os.fork()
         if self._pid == 0:  # the child: never returns
             code = 1
@@ -131,6 +159,7 @@ class Worker:
                 # The parent handles Ctrl-C (and kills us); a terminal sends
                 # SIGINT to the whole process group, so ignore it here.
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                _die_with_parent(parent)
                 result = job(self.out)
                 self.out.flush()
                 with os.fdopen(write_end, "wb") as pipe:
@@ -142,11 +171,14 @@ class Worker:
         self._pipe = os.fdopen(read_end, "rb")
 
     def result(self) -> Any:
-        """Wait for the child; its result, or None if it gave up or died."""
+        """Wait for the child; its result, or None if it gave up or died.
+        Interrupted (Ctrl-C), it kills the child rather than wait for it."""
         try:
             data = self._pipe.read()
-        finally:
-            self._reap()
+        except BaseException:
+            self.close()
+            raise
+        self._reap()
         if not data:
             return None
         try:

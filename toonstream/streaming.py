@@ -26,6 +26,7 @@ of one element (or one root member) and is materialized with it.
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import pickle
@@ -36,7 +37,7 @@ from bisect import bisect_right
 from decimal import Decimal
 from itertools import accumulate, islice, repeat
 from operator import itemgetter
-from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union
+from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union, cast
 
 from . import _parallel
 from ._columns import format_columns
@@ -64,7 +65,7 @@ class _ArrayPlan:
 
     __slots__ = (
         "walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "union",
-        "_names", "_columns", "_kinds", "_waiting", "_rows_spool",
+        "_names", "_columns", "_kinds", "_waiting", "_rows_spool", "unencodable",
     )
 
     def __init__(
@@ -90,6 +91,7 @@ class _ArrayPlan:
         self._waiting = 0  # elements in _pending or _columns
         # missing_as_null: the union-of-keys shape, for when the exact one fails
         self.union = UnionShape(walk) if walk.missing_as_null else None
+        self.unencodable = False  # a row failed to format (see flush_rows)
 
     def add(self, value: Any) -> None:
         """Account for one element (already normalized to the JSON model)."""
@@ -197,7 +199,12 @@ class _ArrayPlan:
     def flush_rows(self) -> None:
         """Format the pending elements into the row spool (column-wise).
 
-        A ToonEncodeError's path starts with the element's index in the array."""
+        A value that cannot be encoded is not reported here: the spool is
+        dropped and ``unencodable`` set, and the array is written by pass two,
+        which raises the error exactly as ``dumps`` does (its path depends on
+        the final shape, which later elements may still change), and only
+        after every element was read (so a malformed JSON line anywhere is
+        reported first, whatever the batching)."""
         pending, columns, kinds, waiting = self._pending, self._columns, self._kinds, self._waiting
         self._pending, self._waiting = [], 0
         self._columns = [[] for _ in columns]
@@ -206,14 +213,14 @@ class _ArrayPlan:
             assert self.fields is not None
             try:
                 if self._names is not None:
-                    self.rows.write(_flat_rows(self.walk, columns, kinds).encode())
+                    text = format_columns(columns, self.walk.d, self.walk.prim, self.walk.unit, kinds, lead=True)
+                    self.rows.write(text.encode())
                 else:
                     for chunk in self.walk.rows_text(pending, self.fields, 1):
                         self.rows.write(("\n" + chunk).encode())
-            except ToonEncodeError as err:
-                if err.path and isinstance(err.path[0], int):
-                    err.path = (err.path[0] + self.n - waiting,) + err.path[1:]
-                raise
+            except ToonEncodeError:
+                self.unencodable = True
+                self.drop_rows()
 
     def drop_rows(self) -> None:
         self._pending, self._waiting = [], 0
@@ -230,25 +237,6 @@ class _ArrayPlan:
 
 
 _PRIMITIVE_TYPES = PRIMITIVE
-
-
-def _flat_rows(walk: _Walk, columns: list[list[Any]], kinds: list[set[type]] | None = None) -> str:
-    """Row lines at depth 1 from the cells of a flat table, one list per field
-    (``kinds``: the types in each, if known), each after a "\\n": what
-    ``walk.rows_text`` writes for the same rows.  A ToonEncodeError's path is
-    the row's index, as ``rows_text`` gives it."""
-    prim = walk.prim
-    try:
-        return format_columns(columns, walk.d, prim, walk.unit, kinds, lead=True)
-    except ToonEncodeError as err:
-        for i, row in enumerate(zip(*columns)):  # error path only: find the row
-            try:
-                for v in row:
-                    prim(v)
-            except ToonEncodeError:
-                err.path = (i,) + err.path
-                break
-        raise
 
 
 def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
@@ -500,25 +488,34 @@ class Encoder:
         try:
             if not self._done:
                 raise ToonEncodeError("incomplete event stream (no complete root value)")
-            sink = self._sink
-            walk = self._walk
-            records = self._spool.replay()
-            if self._root_kind == -1:
-                for line in walk.lines(self._root_value):
-                    sink.line(line)
-            elif self._root_kind == _ARR:
-                plan = self._root_plan
-                if plan.n == 0:
-                    sink.line("[]")
-                else:
-                    _write_array(sink, walk, "", plan, (r[1] for r in records), 0)
-            else:
-                self._write_object(records)
-            sink.flush()
+            plans = (self._root_plan, *self._member_plans)
+            for p in plans:
+                p.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
+            if any(p.unencodable for p in plans):
+                # pass two will fail: find its error before writing anything
+                self._write_document(LineSink(cast(IO[bytes], _Discard())))
+            self._write_document(self._sink)
         finally:
             self._spool.close()
             for plan in (self._root_plan, *self._member_plans):
                 plan.drop_rows()
+
+    def _write_document(self, sink: LineSink) -> None:
+        """Pass two: the document from the spooled records."""
+        walk = self._walk
+        records = self._spool.replay()
+        if self._root_kind == -1:
+            for line in walk.lines(self._root_value):
+                sink.line(line)
+        elif self._root_kind == _ARR:
+            plan = self._root_plan
+            if plan.n == 0:
+                sink.line("[]")
+            else:
+                _write_array(sink, walk, "", plan, (r[1] for r in records), 0)
+        else:
+            self._write_object(records, sink)
+        sink.flush()
 
     def coverage(self) -> tuple[int, int]:
         """After ``close()``: (elements of the streamed arrays, how many of them a
@@ -535,8 +532,7 @@ class Encoder:
                 covered += member.n
         return total, covered
 
-    def _write_object(self, records: Iterator[Any]) -> None:
-        sink = self._sink
+    def _write_object(self, records: Iterator[Any], sink: LineSink) -> None:
         walk = self._walk
         plan = self._root_plan
         if plan.tabular and plan.n >= 2:  # §9.5 keyed root object
@@ -628,6 +624,12 @@ def _encode_array_stream(
     """
     if plan is None:
         plan = _ArrayPlan(walk, spool_memory)
+    _plan_array(pass_one, walk, plan)
+    return _write_planned(plan, pass_two, out, key, walk)
+
+
+def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: _Walk, plan: _ArrayPlan) -> None:
+    """Pass one of ``_encode_array_stream``: every element into ``plan``."""
     norm = walk.norm
     for values, parsed in pass_one:
         if parsed:
@@ -640,9 +642,18 @@ def _encode_array_stream(
                 e.path = (plan.n,) + e.path
                 raise
             plan.maybe_flush()
-    sink = LineSink(out)
+
+
+def _write_planned(
+    plan: _ArrayPlan, pass_two: Callable[[], Iterator[Any]], out: IO[str] | IO[bytes], key: str | None, walk: _Walk
+) -> int:
+    """Pass two of ``_encode_array_stream``: write the array ``plan`` describes."""
     head = "" if key is None else key_text(key)
     try:
+        plan.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
+        if plan.unencodable:  # pass two will fail: find its error before writing anything
+            _write_array(LineSink(cast(IO[bytes], _Discard())), walk, head, plan, pass_two(), 0)
+        sink = LineSink(out)
         if plan.n == 0:
             sink.line("[]" if key is None else f"{head}: []")
         else:
@@ -651,6 +662,16 @@ def _encode_array_stream(
     finally:
         plan.drop_rows()
     return plan.n
+
+
+class _Discard(io.RawIOBase):
+    """A binary sink that keeps nothing (a dry run of pass two)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return len(data)
 
 
 def encode_records(
@@ -915,9 +936,9 @@ def _range_job(walk: _Walk, spool_memory: int, fd: int, start: int, stop: int) -
             lines += len(batch)
             if not plan.rows_ready:
                 return None
-        if plan.n == 0 or plan.fields is None:
-            return None
         plan.flush_rows()
+        if plan.n == 0 or plan.fields is None or not plan.rows_ready:
+            return None
         return plan.fields, plan.n, lines
 
     return job
@@ -942,7 +963,10 @@ def _ranged_batches(
             yield _parse_batch(lines, lineno)
             lineno += len(lines)
         for k, worker in enumerate(workers):
-            got = worker.result()
+            got = None
+            if plan.rows_ready:  # (else no part can be appended: no waiting for the workers)
+                got = worker.result()
+                plan.flush_rows()  # the rows before the worker's (one that fails turns rows_ready off)
             if got is None or not plan.rows_ready or got[0] != plan.fields:
                 for w in workers[k:]:
                     w.close()
@@ -950,7 +974,6 @@ def _ranged_batches(
                     yield _parse_batch(lines, lineno)
                     lineno += len(lines)
                 return
-            plan.flush_rows()
             worker.out.seek(0)
             shutil.copyfileobj(worker.out, plan.rows, 1 << 20)
             plan.n += got[1]
@@ -1033,10 +1056,19 @@ def encode_jsonl(
             plan = _ArrayPlan(walk, spool_memory)
             pass_one = _ranged_batches(plan, walk, spool_memory, fd, _parallel.split_points(fd, begin, end, parts))
             try:
-                return _encode_array_stream(pass_one, again, out, key, walk, spool_memory, plan)
-            finally:
-                pass_one.close()  # kills the workers still running (an error, Ctrl-C)
-                fp.seek(end)
+                try:
+                    _plan_array(pass_one, walk, plan)
+                finally:
+                    pass_one.close()  # kills the workers still running (an error, Ctrl-C)
+            except ToonEncodeError:
+                # A malformed line, say: the one-process run from the start
+                # reports it as it would (message, line, column, and where it
+                # leaves the file); nothing was written yet.
+                plan.drop_rows()
+                fp.seek(start)
+                return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
+            fp.seek(end)  # (where the one-process pass one leaves it)
+            return _write_planned(plan, again, out, key, walk)
         except ToonEncodeError as e:
             _name_line(e, reread)
             raise
