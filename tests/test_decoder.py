@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -284,3 +284,46 @@ def flat(events: list[object]) -> list[object]:
         else:
             out.append(e)
     return out
+
+
+def test_rows_held_at_the_end_come_before_an_error_at_close() -> None:
+    # Held-back rows are not lost when close() finds the input short: the
+    # drivers flush them first, and close() keeps them for the frames reader.
+    data = b"t[3]{a}:\n  1\n  2\n"
+    d = Decoder()
+    d.feed(data[:9])
+    assert d.feed(data[9:13]) == [] and d.feed(data[13:]) == []  # held
+    with pytest.raises(ToonDecodeError) as e:
+        d.close()
+    assert e.value.code == "count_mismatch"
+    assert d._events_before_error() == [Rows(rows=[(1,), (2,)])]
+    for chunk in (1, 4, 9, None):
+        got: list[Any] = []
+        with pytest.raises(ToonDecodeError):
+            for row in toonstream.rows(_chunked(data, chunk), "t"):
+                got.append(row)
+        assert got == [(1,), (2,)], chunk
+        events: list[Any] = []
+        with pytest.raises(ToonDecodeError):
+            for ev in toonstream.parse(_chunked(data, chunk)):
+                events.append(ev)
+        assert ("t.item.a", "number", 2) in events, chunk
+
+
+def _chunked(data: bytes, size: int | None) -> Any:
+    import io
+
+    class Reader(io.RawIOBase):  # returns at most `size` bytes per read
+        def __init__(self) -> None:
+            self.pos = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b: Any) -> int:
+            n = min(len(b), size or len(data), len(data) - self.pos)
+            b[:n] = data[self.pos : self.pos + n]
+            self.pos += n
+            return n
+
+    return Reader()

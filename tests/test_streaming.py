@@ -100,7 +100,15 @@ def test_jsonl_encode_errors_name_the_line(seekable: bool, key: str | None) -> N
         src: Any = io.BytesIO(data) if seekable else iter(data.splitlines(keepends=True))
         with pytest.raises(ToonEncodeError) as e:
             encode_jsonl(src, io.StringIO(), key=key)
-        assert (e.value.path, e.value.line, e.value.column) == (path, line, 1), name
+        want = path if key is None else (key, *path)  # as dumps({key: records}) names it
+        assert (e.value.path, e.value.line, e.value.column) == (want, line, 1), name
+    recs = [{"id": 1, "n": "a"}, {"id": 2, "n": "b\ud800"}]
+    with pytest.raises(ToonEncodeError) as d:
+        toonstream.dumps(recs if key is None else {key: recs})
+    for records in (recs, iter(recs)):
+        with pytest.raises(ToonEncodeError) as e:
+            encode_records(records, io.StringIO(), key=key)
+        assert (str(e.value), e.value.path) == (str(d.value), d.value.path)
 
 
 def test_jsonl_from_path(tmp_path: Any) -> None:

@@ -245,10 +245,19 @@ class Decoder:
         return self._step(self._lines.feed, self._take_raw(), hold=False)
 
     def close(self) -> list[Event]:
-        """Signal end of input; return the remaining events (scope ends, count checks)."""
+        """Signal end of input; return the remaining events (scope ends, count checks).
+
+        Rows still held back (see :meth:`feed`) come with these events; if
+        the end is an error (too few rows, say), they would be lost with the
+        raise: call :meth:`flush` first to get them before the error, as
+        the drivers (``rows``, ``parse``, ...) do."""
         events = self.flush() if self._raw else []
         events += self._step(lambda _: self._lines.close(), b"", hold=False)
-        return events + self._machine.close()
+        try:
+            return events + self._machine.close()
+        except ToonDecodeError:
+            self._before_error = events
+            raise
 
     def _step(self, split: Callable[[Any], list[str]], data: Any, *, hold: bool) -> list[Event]:
         machine = self._machine
@@ -384,6 +393,7 @@ def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[
     def batches() -> Iterator[list[Any]]:
         for chunk in _chunks(source, buf_size):
             yield push(decoder.feed(chunk))
+        yield push(decoder.flush())  # (held rows before a possible error at the end)
         yield push(decoder.close())
 
     return chain.from_iterable(batches())
@@ -395,6 +405,8 @@ async def _adrive(
     async for chunk in _achunks(source, buf_size):
         for item in push(decoder.feed(chunk)):
             yield item
+    for item in push(decoder.flush()):  # (held rows before a possible error at the end)
+        yield item
     for item in push(decoder.close()):
         yield item
 

@@ -624,8 +624,18 @@ def _encode_array_stream(
     """
     if plan is None:
         plan = _ArrayPlan(walk, spool_memory)
-    _plan_array(pass_one, walk, plan)
-    return _write_planned(plan, pass_two, out, key, walk)
+    try:
+        _plan_array(pass_one, walk, plan)
+        return _write_planned(plan, pass_two, out, key, walk)
+    except ToonEncodeError as err:
+        _under_key(err, key)
+        raise
+
+
+def _under_key(err: ToonEncodeError, key: str | None) -> None:
+    """An element's error path under ``key``, as ``dumps({key: [...]})`` gives it."""
+    if key is not None and err.path and type(err.path[0]) is int:
+        err.path = (key,) + err.path
 
 
 def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: _Walk, plan: _ArrayPlan) -> None:
@@ -1068,9 +1078,13 @@ def encode_jsonl(
                 fp.seek(start)
                 return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
             fp.seek(end)  # (where the one-process pass one leaves it)
-            return _write_planned(plan, again, out, key, walk)
+            try:
+                return _write_planned(plan, again, out, key, walk)
+            except ToonEncodeError as err:
+                _under_key(err, key)
+                raise
         except ToonEncodeError as e:
-            _name_line(e, reread)
+            _name_line(e, reread, key)
             raise
     spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
     try:
@@ -1101,19 +1115,20 @@ def encode_jsonl(
         try:
             return _encode_array_stream(_jsonl_batches(first()), replay, out, key, walk, spool_memory)
         except ToonEncodeError as e:
-            _name_line(e, reread)  # (the spool holds every line read so far)
+            _name_line(e, reread, key)  # (the spool holds every line read so far)
             raise
     finally:
         spool.close()
 
 
-def _name_line(err: ToonEncodeError, reread: Callable[[], Iterable[list[Any]]]) -> None:
+def _name_line(err: ToonEncodeError, reread: Callable[[], Iterable[list[Any]]], key: str | None) -> None:
     """Set ``err.line`` (and column 1) to the line of the element its path
-    starts with, by reading the input again (only on this error path: no
-    line numbers are kept while encoding)."""
-    if err.line is not None or not err.path or type(err.path[0]) is not int:
+    starts with (after ``key``), by reading the input again (only on this
+    error path: no line numbers are kept while encoding)."""
+    at = 0 if key is None else 1
+    index = err.path[at] if len(err.path) > at else None
+    if err.line is not None or type(index) is not int:
         return
-    index = err.path[0]
     lineno = 0
     batches = iter(reread())
     for lines in _line_batches((), lambda: next(batches, [])):  # (the first line's BOM removed, as when parsed)
