@@ -404,3 +404,40 @@ def test_row_spool_copied_to_text_and_binary_sinks() -> None:
     binary = io.BytesIO()
     encode_jsonl(io.BytesIO(data), binary, spool_memory=1 << 12, key="rows")
     assert binary.getvalue() == toonstream.dumps({"rows": recs}).encode()
+
+
+def test_max_depth_counts_the_key_like_dumps() -> None:
+    # Records under key= sit one level deeper, as in dumps({key: records}):
+    # the same output, or the same error (message and path), at every limit.
+    import random
+
+    rnd = random.Random(3)
+
+    def value(depth: int) -> Any:
+        r = rnd.random()
+        if depth > 3 or r < 0.5:
+            return rnd.choice([1, "x", None, 2.5, True])
+        if r < 0.75:
+            return {rnd.choice("abc"): value(depth + 1) for _ in range(rnd.randint(0, 2))}
+        return [value(depth + 1) for _ in range(rnd.randint(0, 2))]
+
+    def outcome(write: Any) -> Any:
+        out = io.StringIO()
+        try:
+            write(out)
+        except ToonEncodeError as e:
+            return "error", e.msg, e.path
+        return "ok", out.getvalue()
+
+    for _ in range(400):
+        if rnd.random() < 0.5:
+            recs = [value(1) for _ in range(rnd.randint(0, 4))]
+        else:  # tables, some with a nested field group
+            recs = [{"a": rnd.choice([1, {"x": 1}, [1, 2]]), "b": 2} for _ in range(rnd.randint(0, 4))]
+        md = rnd.randint(0, 4)
+        key = rnd.choice([None, "k"])
+        want = outcome(lambda o: o.write(toonstream.dumps(recs if key is None else {key: recs}, max_depth=md)))
+        data = b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+        assert outcome(lambda o: encode_records(recs, o, key=key, max_depth=md)) == want, (recs, md, key)
+        assert outcome(lambda o: encode_records(iter(recs), o, key=key, max_depth=md)) == want, (recs, md, key)
+        assert outcome(lambda o: encode_jsonl(io.BytesIO(data), o, key=key, max_depth=md)) == want, (recs, md, key)

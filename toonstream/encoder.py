@@ -75,6 +75,11 @@ class _Walk:
         self.d = _check_delimiter(delimiter)
         self.default = default
         self.max_depth = max_depth
+        # The limit as the caller gave it: for messages, and for a table's
+        # shape (its levels count from the table, wherever it sits).  A
+        # streaming encoder writing records under a key lowers max_depth by
+        # one (the key's object is not on its stack) but not this.
+        self.depth_shown = max_depth
         self.prim = primitive_formatter(self.d, default)
 
     def norm(self, v: Any) -> Any:
@@ -122,7 +127,7 @@ class _Walk:
                 key, container, gen = item
                 if len(stack) > max_depth:
                     path.append(key)
-                    raise ToonEncodeError(f"value nested deeper than max_depth ({max_depth})")
+                    raise ToonEncodeError(f"value nested deeper than max_depth ({self.depth_shown})")
                 if id(container) in active:
                     path.append(key)
                     raise ToonEncodeError("circular reference")
@@ -267,7 +272,7 @@ class _Walk:
         norm = self.norm
         while todo:
             group, out, level, path = todo.pop()
-            if level > self.max_depth:
+            if level > self.depth_shown:
                 return None
             first = group[0]
             if type(first) is not dict or not first:

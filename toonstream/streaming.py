@@ -632,6 +632,15 @@ def _encode_array_stream(
         raise
 
 
+def _keyed_walk(key: str | None, **options: Any) -> _Walk:
+    """The walk for records at the root (``key`` None) or under ``key``: there
+    each record sits one level deeper, as in ``dumps({key: records})``."""
+    walk = _Walk(**options)
+    if key is not None:
+        walk.max_depth -= 1  # (messages still show the caller's limit: depth_shown)
+    return walk
+
+
 def _under_key(err: ToonEncodeError, key: str | None) -> None:
     """An element's error path under ``key``, as ``dumps({key: [...]})`` gives it."""
     if key is not None and err.path and type(err.path[0]) is int:
@@ -659,6 +668,10 @@ def _write_planned(
 ) -> int:
     """Pass two of ``_encode_array_stream``: write the array ``plan`` describes."""
     head = "" if key is None else key_text(key)
+    if key is not None and walk.max_depth < 0 and plan.n:
+        # max_depth 0: the key's object may hold no container (dumps' error)
+        plan.drop_rows()
+        raise ToonEncodeError(f"value nested deeper than max_depth ({walk.depth_shown})", path=(key,))
     try:
         plan.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
         if plan.unencodable:  # pass two will fail: find its error before writing anything
@@ -709,9 +722,8 @@ def encode_records(
     >>> out.getvalue()
     'rows[2]{id}:\\n  0\\n  1'
     """
-    walk = _Walk(
-        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
-    )
+    walk = _keyed_walk(key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
+                       missing_as_null=missing_as_null)
     if isinstance(records, (list, tuple)):
         seq = records
         return _encode_array_stream(iter([(list(seq), False)]), lambda: iter(seq), out, key, walk, spool_memory)
@@ -1032,9 +1044,8 @@ def encode_jsonl(
     >>> out.getvalue()
     '[2]{a}:\\n  1\\n  2'
     """
-    walk = _Walk(
-        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
-    )
+    walk = _keyed_walk(key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
+                       missing_as_null=missing_as_null)
     if isinstance(source, (str, bytes)):
         raise TypeError("encode_jsonl takes a path, a file or an iterable of lines, not a str/bytes document")
     if isinstance(source, os.PathLike):
