@@ -441,3 +441,42 @@ def test_max_depth_counts_the_key_like_dumps() -> None:
         assert outcome(lambda o: encode_records(recs, o, key=key, max_depth=md)) == want, (recs, md, key)
         assert outcome(lambda o: encode_records(iter(recs), o, key=key, max_depth=md)) == want, (recs, md, key)
         assert outcome(lambda o: encode_jsonl(io.BytesIO(data), o, key=key, max_depth=md)) == want, (recs, md, key)
+
+
+def test_event_encoder_error_paths_name_the_member_and_the_element() -> None:
+    # A value TOON cannot hold in an array member of the root object: the
+    # member's key first; a max_depth error: the path to the deep container.
+    def send_all(value: Any, **kw: Any) -> ToonEncodeError:
+        events: list[tuple[str, str, Any]] = []
+        todo: list[Any] = [("v", value)]
+        while todo:  # (the ijson events of `value`, built by hand: ijson cannot carry "\ud800")
+            tag, v = todo.pop()
+            if tag == "e":
+                events.append(("", v, None))
+            elif tag == "k":
+                events.append(("", "map_key", v))
+            elif type(v) is dict:
+                todo.append(("e", "end_map"))
+                for k, x in reversed(list(v.items())):
+                    todo += [("v", x), ("k", k)]
+                events.append(("", "start_map", None))
+            elif type(v) is list:
+                todo.append(("e", "end_array"))
+                todo += [("v", x) for x in reversed(v)]
+                events.append(("", "start_array", None))
+            else:
+                events.append(("", {str: "string", int: "number", type(None): "null"}[type(v)], v))
+        out = io.StringIO()
+        enc = Encoder(out, **kw)
+        with pytest.raises(ToonEncodeError) as e:
+            for ev in events:
+                enc.send(ev)
+            enc.close()
+        assert out.getvalue() == ""
+        return e.value
+
+    doc = {"a1": [{"id": "x", "name": "n"}, {"id": "a|b", "name": "a\ud800"}], "z": 1}
+    with pytest.raises(ToonEncodeError) as want:
+        toonstream.dumps(doc)
+    assert send_all(doc).path == want.value.path == ("a1", 1)
+    assert send_all([[], [[1]]], max_depth=1).path == (1, 0)

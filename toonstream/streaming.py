@@ -455,7 +455,7 @@ class Encoder:
             stack.append(new)
             self._keys.append(None)
             if len(stack) > self._walk.max_depth:
-                raise ToonEncodeError(f"value nested deeper than max_depth ({self._walk.max_depth})")
+                raise ToonEncodeError(f"value nested deeper than max_depth ({self._walk.max_depth})", path=self._path())
         elif ev == "end_map" or ev == "end_array":
             done = stack.pop()
             self._keys.pop()
@@ -463,6 +463,23 @@ class Encoder:
                 self._element(done)
         else:
             self._attach(value)
+
+    def _path(self) -> tuple[str | int, ...]:
+        """Where the innermost open container sits, from the root (as dumps
+        names it): the root member's key and/or the streamed element's index,
+        then a key or index per level of the value being built."""
+        top = self._levels[-1]
+        head: tuple[str | int, ...]
+        if top == _OBJ:
+            head = (self._key,)
+        elif top == _MEMBER:
+            head = (self._key, self._member_plans[-1].n)
+        else:
+            head = (self._root_plan.n,)
+        stack, keys = self._stack, self._keys
+        return head + tuple(
+            keys[i] if type(stack[i]) is dict else len(stack[i]) - 1 for i in range(len(stack) - 1)
+        )
 
     def _attach(self, value: Any) -> None:
         top = self._stack[-1]
@@ -556,7 +573,11 @@ class Encoder:
                 if mplan.n == 0:
                     sink.line(f"{key_text(k)}: []")
                 else:
-                    _write_array(sink, walk, key_text(k), mplan, elements, 0)
+                    try:
+                        _write_array(sink, walk, key_text(k), mplan, elements, 0)
+                    except ToonEncodeError as err:
+                        err.path = (k,) + err.path  # (the member's key first, as dumps names it)
+                        raise
                 for _ in elements:  # drain to the "Z" marker (nothing left if written)
                     pass
 
