@@ -510,7 +510,7 @@ class Encoder:
                 p.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
             if any(p.unencodable for p in plans):
                 # pass two will fail: find its error before writing anything
-                self._write_document(LineSink(cast(IO[bytes], _Discard())))
+                self._write_document(_dry_run_sink())
             self._write_document(self._sink)
         finally:
             self._spool.close()
@@ -696,7 +696,7 @@ def _write_planned(
     try:
         plan.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
         if plan.unencodable:  # pass two will fail: find its error before writing anything
-            _write_array(LineSink(cast(IO[bytes], _Discard())), walk, head, plan, pass_two(), 0)
+            _write_array(_dry_run_sink(), walk, head, plan, pass_two(), 0)
         sink = LineSink(out)
         if plan.n == 0:
             sink.line("[]" if key is None else f"{head}: []")
@@ -716,6 +716,10 @@ class _Discard(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         return len(data)
+
+
+def _dry_run_sink() -> LineSink:
+    return LineSink(cast(IO[bytes], _Discard()))
 
 
 def encode_records(
@@ -967,22 +971,19 @@ def _file_batches(fp: Any) -> Iterator[list[Any]]:
 def _range_job(walk: _Walk, spool_memory: int, fd: int, start: int, stop: int) -> Callable[[IO[bytes]], Any]:
     """A worker's part of a parallel ``encode_jsonl``: the row lines of bytes
     [start, stop), written to the worker's output, if they form a table.
-    Returns ``(fields, rows, lines)``, or None for anything else (the parent
-    then encodes the range itself, errors included)."""
+    Returns ``(fields, rows)``, or None for anything else (the parent then
+    encodes the range itself, errors included)."""
 
-    def job(out: IO[bytes]) -> tuple[Fields, int, int] | None:
+    def job(out: IO[bytes]) -> tuple[Fields, int] | None:
         plan = _ArrayPlan(walk, spool_memory, rows_spool=lambda: out)
-        lines = 0
-        for batch in _parallel.range_lines(fd, start, stop):
-            values, _ = _parse_batch(batch, 1)  # an error gives up (line numbers are the parent's)
+        for values, _ in _jsonl_batches(_parallel.range_lines(fd, start, stop)):  # an error gives up
             plan.add_batch(values)
-            lines += len(batch)
             if not plan.rows_ready:
                 return None
         plan.flush_rows()
         if plan.n == 0 or plan.fields is None or not plan.rows_ready:
             return None
-        return plan.fields, plan.n, lines
+        return plan.fields, plan.n
 
     return job
 
@@ -995,16 +996,14 @@ def _ranged_batches(
     ``plan``; each other range is encoded by a forked worker, and its rows
     are appended to ``plan``'s spool when both are the same table.  If not
     (another shape, an error in that range), that range and all after it are
-    yielded as batches like the first: the one-process result, whatever it is."""
+    yielded as batches like the first.  (Line numbers are not tracked: the
+    caller reruns the one-process path on any error.)"""
     workers: list[_parallel.Worker] = []
     try:
         for a, b in zip(points[1:], points[2:]):
             workers.append(_parallel.Worker(_range_job(walk, spool_memory, fd, a, b)))
         chunks = _parallel.range_lines(fd, points[0], points[1])
-        lineno = 1
-        for lines in _line_batches((), lambda: next(chunks, [])):  # removes a BOM
-            yield _parse_batch(lines, lineno)
-            lineno += len(lines)
+        yield from _jsonl_batches(_line_batches((), lambda: next(chunks, [])))  # (_line_batches removes a BOM)
         for k, worker in enumerate(workers):
             got = None
             if plan.rows_ready:  # (else no part can be appended: no waiting for the workers)
@@ -1013,14 +1012,11 @@ def _ranged_batches(
             if got is None or not plan.rows_ready or got[0] != plan.fields:
                 for w in workers[k:]:
                     w.close()
-                for lines in _parallel.range_lines(fd, points[k + 1], points[-1]):
-                    yield _parse_batch(lines, lineno)
-                    lineno += len(lines)
+                yield from _jsonl_batches(_parallel.range_lines(fd, points[k + 1], points[-1]))
                 return
             worker.out.seek(0)
             shutil.copyfileobj(worker.out, plan.rows, 1 << 20)
             plan.n += got[1]
-            lineno += got[2]
             worker.close()
     finally:
         for w in workers:
@@ -1054,7 +1050,8 @@ def encode_jsonl(
     for at least 32 MiB of input; 1 never forks.  The file is cut at line
     boundaries; forked workers encode the later parts while this process
     does the first.  The output is the same either way: a part that is not
-    the same flat table (or has an error) is done again here, in order.
+    the same table is done again here, in order, and on any error the whole
+    file is encoded again in this one process (so the error is its error).
     Linux only, never with ``missing_as_null``; None forks only a process
     that runs no other threads (forking one that does may deadlock).
 
@@ -1080,20 +1077,22 @@ def encode_jsonl(
         fp: Any = source
         start = fp.tell()
 
-        def again() -> Iterator[Any]:
-            fp.seek(start)
-            for values, _ in _jsonl_batches(_file_batches(fp)):
-                yield from values
-
         def reread() -> Iterator[list[Any]]:
             fp.seek(start)
             return _file_batches(fp)
+
+        def again() -> Iterator[Any]:
+            for values, _ in _jsonl_batches(reread()):
+                yield from values
+
+        def one_process() -> int:
+            return _encode_array_stream(_jsonl_batches(reread()), again, out, key, walk, spool_memory)
 
         ranged = None if missing_as_null else _parallel.file_range(fp)
         parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
         try:
             if ranged is None or parts == 1:
-                return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
+                return one_process()
             fd, begin, end = ranged
             plan = _ArrayPlan(walk, spool_memory)
             pass_one = _ranged_batches(plan, walk, spool_memory, fd, _parallel.split_points(fd, begin, end, parts))
@@ -1107,8 +1106,7 @@ def encode_jsonl(
                 # reports it as it would (message, line, column, and where it
                 # leaves the file); nothing was written yet.
                 plan.drop_rows()
-                fp.seek(start)
-                return _encode_array_stream(_jsonl_batches(_file_batches(fp)), again, out, key, walk, spool_memory)
+                return one_process()
             fp.seek(end)  # (where the one-process pass one leaves it)
             try:
                 return _write_planned(plan, again, out, key, walk)
@@ -1135,14 +1133,13 @@ def encode_jsonl(
                         spool.write(line if line.endswith(b"\n") else line + b"\n")
                 yield lines
 
-        def replay() -> Iterator[Any]:
-            spool.seek(0)
-            for values, _ in _jsonl_batches(_file_batches(spool)):
-                yield from values
-
         def reread() -> Iterator[list[Any]]:
             spool.seek(0)
             return _file_batches(spool)
+
+        def replay() -> Iterator[Any]:
+            for values, _ in _jsonl_batches(reread()):
+                yield from values
 
         try:
             return _encode_array_stream(_jsonl_batches(first()), replay, out, key, walk, spool_memory)
