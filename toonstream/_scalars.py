@@ -387,20 +387,19 @@ _BULK = 64  # this many number tokens in a mixed column are converted together
 _PLUS_ONE = (1).__add__
 
 
-def _plain_skeletons(skeleton: bytes) -> bool:
+def _plain_skeletons(skeleton: bytes, other: bytes) -> bool:
     """Every line of ``skeleton`` (a framed column without its digits) is one
     of ``_PLAIN_NUMBER_SKELETONS`` ("", "-", ".", "-."), checked without a
     split: only "-", "." and LF are left, and no "-" or "." follows another
-    within a line except in "-."."""
-    return not (
-        skeleton.translate(None, b"\n-.") or b"--" in skeleton or b".." in skeleton or b".-" in skeleton
-    )
+    within a line except in "-.".  ``other``: ``skeleton`` without LF, "-"
+    and "." (shared with ``_maybe_numbers``)."""
+    return not (other or b"--" in skeleton or b".." in skeleton or b".-" in skeleton)
 
 
-def _maybe_numbers(skeleton: bytes) -> bool:
+def _maybe_numbers(skeleton: bytes, other: bytes) -> bool:
     """Whether some line of ``skeleton`` (see ``_plain_skeletons``) is what
     is left of a §4 number (``_NUMBER_SKELETONS``): if not, no token is one."""
-    if skeleton.translate(None, b"\n-."):  # letters, exponents, ":", "/": look line by line
+    if other:  # letters, exponents, ":", "/": look line by line
         return not _NUMBER_SKELETONS.isdisjoint(skeleton[1:-1].split(b"\n"))
     return any(map(skeleton.__contains__, _PLAIN_NUMBER_LINES))
 
@@ -439,8 +438,9 @@ def make_column_converter(
         raw = framed.encode("utf-8", "surrogatepass")
         skeleton = raw.translate(None, _DIGITS)
         # (C-level searches over the skeleton; no split unless needed)
-        if not _plain_skeletons(skeleton):
-            return _maybe_numbers(skeleton)
+        other = skeleton.translate(None, b"\n-.")
+        if not _plain_skeletons(skeleton, other):
+            return _maybe_numbers(skeleton, other)
         if not _plain_numbers(raw):
             return True
         if max(map(len, col)) > short:
