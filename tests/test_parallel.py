@@ -158,7 +158,9 @@ def test_errors_and_file_position_are_one_process_ones(tmp_path: Path, data: byt
 
 
 def test_interrupted_wait_kills_the_worker() -> None:
-    worker = _parallel.Worker(lambda out: time.sleep(60))
+    registry: list[_parallel.Worker] = []
+    worker = _parallel.Worker(lambda out: time.sleep(60), registry)
+    assert registry == [worker]
     pid = worker._pid
     real = worker._pipe
 
@@ -174,6 +176,28 @@ def test_interrupted_wait_kills_the_worker() -> None:
     with pytest.raises(KeyboardInterrupt):
         worker.result()
     assert time.monotonic() - t0 < 30  # killed, not waited for (its job sleeps 60 s)
+    assert not _alive(pid)
+
+
+def test_a_signal_right_after_fork_still_registers_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C landing between fork() and the registration must not leak the
+    # child: the interrupt is raised only once the worker is in the registry.
+    real_fork = os.fork
+
+    def fork_then_interrupt() -> int:
+        pid = real_fork()
+        if pid:
+            os.kill(os.getpid(), signal.SIGINT)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork_then_interrupt)
+    registry: list[_parallel.Worker] = []
+    with pytest.raises(KeyboardInterrupt):
+        _parallel.Worker(lambda out: time.sleep(60), registry)
+    monkeypatch.undo()
+    assert len(registry) == 1
+    pid = registry[0]._pid
+    registry[0].close()
     assert not _alive(pid)
 
 
@@ -260,9 +284,9 @@ def test_workers_really_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     started: list[int] = []
     real = _parallel.Worker.__init__
 
-    def counting(self: Any, job: Any) -> None:
+    def counting(self: Any, job: Any, registry: Any) -> None:
         started.append(1)
-        real(self, job)
+        real(self, job, registry)
 
     parsed: list[int] = []  # lines parsed in this process (a worker's count stays in the worker)
     real_parse = streaming._parse_batch

@@ -128,6 +128,9 @@ def range_lines(fd: int, start: int, stop: int) -> Iterator[list[bytes]]:
         yield batch
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _die_with_parent(parent: int) -> None:
     """Linux: SIGKILL this (forked) process when its parent dies, even of
     SIGKILL (which runs no clean-up): no worker outlives the conversion."""
@@ -145,30 +148,47 @@ def _die_with_parent(parent: int) -> None:
 class Worker:
     """A forked child running ``job(out)``: ``out`` is a binary temporary
     file the parent reads afterwards; ``job`` returns a picklable result or
-    None (gave up).  An exception in the child counts as giving up."""
+    None (gave up).  An exception in the child counts as giving up.  The
+    worker is appended to ``registry`` before any Ctrl-C or SIGTERM can
+    interrupt the parent, so whoever cleans ``registry`` up kills it."""
 
-    def __init__(self, job: Callable[[IO[bytes]], Any]) -> None:
+    def __init__(self, job: Callable[[IO[bytes]], Any], registry: list[Worker]) -> None:
         self.out: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         read_end, write_end = os.pipe()
         parent = os.getpid()
-        self._pid = os.fork()
-        if self._pid == 0:  # the child: never returns
-            code = 1
+        # A signal handled between fork() and the append would raise in the
+        # parent while nobody holds this worker to kill it (it would live on
+        # until the parent exits): hold those signals until it is registered.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
             try:
-                os.close(read_end)
-                # The parent handles Ctrl-C (and kills us); a terminal sends
-                # SIGINT to the whole process group, so ignore it here.
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-                _die_with_parent(parent)
-                result = job(self.out)
-                self.out.flush()
-                with os.fdopen(write_end, "wb") as pipe:
-                    pipe.write(pickle.dumps(result))
-                code = 0
-            finally:  # no atexit handlers, no flushing of the parent's buffers
-                os._exit(code)
-        os.close(write_end)
-        self._pipe = os.fdopen(read_end, "rb")
+                self._pid = os.fork()
+            except OSError:
+                for fd in (read_end, write_end):
+                    os.close(fd)
+                self.out.close()
+                raise
+            if self._pid == 0:  # the child: never returns
+                code = 1
+                try:
+                    os.close(read_end)
+                    # The parent handles Ctrl-C (and kills us); a terminal sends
+                    # SIGINT to the whole process group, so ignore it here.
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                    _die_with_parent(parent)
+                    result = job(self.out)
+                    self.out.flush()
+                    with os.fdopen(write_end, "wb") as pipe:
+                        pipe.write(pickle.dumps(result))
+                    code = 0
+                finally:  # no atexit handlers, no flushing of the parent's buffers
+                    os._exit(code)
+            os.close(write_end)
+            self._pipe = os.fdopen(read_end, "rb")
+            registry.append(self)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def result(self) -> Any:
         """Wait for the child; its result, or None if it gave up or died.

@@ -1001,7 +1001,7 @@ def _ranged_batches(
     workers: list[_parallel.Worker] = []
     try:
         for a, b in zip(points[1:], points[2:]):
-            workers.append(_parallel.Worker(_range_job(walk, spool_memory, fd, a, b)))
+            _parallel.Worker(_range_job(walk, spool_memory, fd, a, b), workers)
         chunks = _parallel.range_lines(fd, points[0], points[1])
         yield from _jsonl_batches(_line_batches((), lambda: next(chunks, [])))  # (_line_batches removes a BOM)
         for k, worker in enumerate(workers):
