@@ -18,6 +18,7 @@ process with one thread; an explicit worker count is the caller's call.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
@@ -128,7 +129,41 @@ def range_lines(fd: int, start: int, stop: int) -> Iterator[list[bytes]]:
         yield batch
 
 
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[Callable[[], None]]:
+    """Hold Ctrl-C and SIGTERM for the block: a signal that arrives in it is
+    raised (to the handlers of before) when the block ends.  Yields the
+    function that puts the handlers of before back (for a forked child).
+
+    Why: a Python handler (KeyboardInterrupt, the CLI's SIGTERM exception)
+    that runs between fork() and the registration of the child raises while
+    nobody holds the child to kill it; it would live on until the parent
+    exits.  A signal mask cannot help: the kernel gives a process-directed
+    signal to any thread that does not mask it, and Python then runs the
+    handler in the main thread all the same.  Python runs handlers in the
+    main thread only, so elsewhere nothing can interrupt the block.
+    """
+    before = [(sig, signal.getsignal(sig)) for sig in _STOP_SIGNALS]
+    if threading.current_thread() is not threading.main_thread() or any(h is None for _, h in before):
+        yield lambda: None  # (None: a handler set outside Python, which could not be put back)
+        return
+    caught: list[int] = []
+    for sig, _ in before:
+        signal.signal(sig, lambda signum, frame: caught.append(signum))
+
+    def restore() -> None:
+        for sig, handler in before:
+            signal.signal(sig, handler)
+
+    try:
+        yield restore
+    finally:
+        restore()
+        if caught:  # (the first one decides, as it would have)
+            signal.raise_signal(caught[0])
 
 
 def _die_with_parent(parent: int) -> None:
@@ -156,11 +191,7 @@ class Worker:
         self.out: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         read_end, write_end = os.pipe()
         parent = os.getpid()
-        # A signal handled between fork() and the append would raise in the
-        # parent while nobody holds this worker to kill it (it would live on
-        # until the parent exits): hold those signals until it is registered.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-        try:
+        with _signals_held() as restore:
             try:
                 self._pid = os.fork()
             except OSError:
@@ -172,10 +203,10 @@ class Worker:
                 code = 1
                 try:
                     os.close(read_end)
+                    restore()
                     # The parent handles Ctrl-C (and kills us); a terminal sends
                     # SIGINT to the whole process group, so ignore it here.
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
-                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
                     _die_with_parent(parent)
                     result = job(self.out)
                     self.out.flush()
@@ -187,8 +218,6 @@ class Worker:
             os.close(write_end)
             self._pipe = os.fdopen(read_end, "rb")
             registry.append(self)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def result(self) -> Any:
         """Wait for the child; its result, or None if it gave up or died.
