@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 import sys
-from itertools import repeat
 from typing import Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
@@ -786,9 +785,7 @@ class Machine:
         if columns is None:
             self._fast_cooldown = nrows  # some line has the wrong number of cells
             return i
-        if " " + d in text or d + " " in text or " \n" in text or text.endswith(" "):
-            # cells padded with spaces: trimmed, as the per-line path trims them
-            columns = [list(map(str.strip, col, repeat(" "))) for col in columns]
+        # (cells padded with spaces are trimmed by convert_column)
         assert self.convert_column is not None
         try:
             columns = [self.convert_column(col) for col in columns]

@@ -12,7 +12,7 @@ import re
 from bisect import bisect_right
 from decimal import Decimal
 from collections import deque
-from itertools import accumulate, compress, count
+from itertools import accumulate, compress, count, repeat
 from operator import not_
 from typing import Any, Callable, Sequence
 
@@ -381,7 +381,8 @@ _LEADING_ZEROS = (b"\n00", b"\n01", b"\n-00", b"\n-01")
 # token.  Both patterns start with a literal "\n", so the regex engine jumps
 # from line to line (cheaper than any byte search for such short needles).
 _NUMBER_TOKEN = re.compile(r"\n(?=-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\n)")
-_SPECIAL_TOKEN = re.compile(r"\n(?=[\"\n]|true\n|false\n|null\n)")
+# (also a token that starts with a space: a padded cell, see column())
+_SPECIAL_TOKEN = re.compile(r"\n(?=[\" \n]|true\n|false\n|null\n)")
 _BOOLS = {"true": True, "false": False}
 _BULK = 64  # this many number tokens in a mixed column are converted together
 _PLUS_ONE = (1).__add__
@@ -420,7 +421,8 @@ def make_column_converter(
     parse_float: Callable[[str], Any] | None = None,
     max_number_length: int = 10_000,
 ) -> Callable[[Sequence[str]], Any]:
-    """Build the function that decodes a whole column of trimmed tokens at once.
+    """Build the function that decodes a whole column of tokens at once
+    (cells padded with spaces are trimmed first, as the per-line path does).
 
     Returns a sequence of values equal to ``[convert(t) for t in col]``, using
     C-level ``map(int, ...)`` / ``map(float, ...)`` or returning the tokens
@@ -480,8 +482,14 @@ def make_column_converter(
             maybe_numbers = bool(values)
         elif (first == "t" or first == "f") and set(col) <= _BOOLS.keys():
             return list(map(_BOOLS.__getitem__, col))
-        numbers = [m.start() for m in _NUMBER_TOKEN.finditer(framed)] if maybe_numbers else []
         specials = [m.start() for m in _SPECIAL_TOKEN.finditer(framed)]
+        if framed.rfind(" \n") != -1 or (specials and framed.rfind("\n ") != -1):
+            # Cells padded with spaces around the delimiters: trimmed, as the
+            # per-line path trims them.  (Checked here, on the columns that
+            # are neither numbers nor booleans, whose checks already rule
+            # spaces out; "\n " is looked for only if some token is special.)
+            return column(list(map(str.strip, col, repeat(" "))))
+        numbers = [m.start() for m in _NUMBER_TOKEN.finditer(framed)] if maybe_numbers else []
         if not numbers and not specials:
             return col  # every token is a plain string
         out = list(col)
