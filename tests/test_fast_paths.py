@@ -293,3 +293,59 @@ def test_members_batches_on_fixtures_and_corpus() -> None:
             except UnicodeEncodeError:
                 continue
             assert build(doc, True, None, strict) == build(doc, False, None, strict), doc
+
+
+# ---------------------------------------------------------------- row objects
+
+from toonstream._build import _interpreted, _program, columns_maker, row_maker  # noqa: E402
+from toonstream._events import Field  # noqa: E402
+
+NAMES = st.sampled_from(["id", "a", "", "it's", 'q"', "\\", "\x00", "\ud800", "{", "é", "lambda", "r", "v0"])
+
+
+@st.composite
+def headers(draw: Any, depth: int = 0) -> tuple[Field, ...]:
+    out = []
+    for _ in range(draw(st.integers(0 if depth else 1, 4))):
+        name = draw(NAMES)
+        if depth < 3 and draw(st.integers(0, 3)) == 0:
+            out.append(Field(name, draw(headers(depth + 1))))
+        else:
+            out.append(Field(name))
+    return tuple(out)
+
+
+def as_pairs(value: Any) -> Any:
+    """A value with every dict as its list of items: key order counts."""
+    if isinstance(value, dict):
+        return [(k, as_pairs(v)) for k, v in value.items()]
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(headers(), st.integers(1, 5))
+def test_generated_row_objects_equal_the_step_interpreter(fields: tuple[Field, ...], n: int) -> None:
+    # Generated dict displays (names as repr literals, duplicates last-wins
+    # in the first position, empty groups) build what the steps build.
+    program = _program(fields)
+    width = sum(op == 0 for op, _ in program)
+    rows = [tuple(range(k * 100, k * 100 + width)) for k in range(n)]
+    expected = [as_pairs(_interpreted(program)(row)) for row in rows]
+    assert [as_pairs(row_maker(fields)(row)) for row in rows] == expected
+    columns = [list(col) for col in zip(*rows)] if width else []
+    if width:
+        assert [as_pairs(v) for v in columns_maker(fields)(columns)] == expected
+
+
+@pytest.mark.parametrize("width, depth", [(300, 0), (3, 20)])
+def test_big_headers_use_the_fallbacks(width: int, depth: int) -> None:
+    leaves = tuple(Field(f"f{i}") for i in range(width))
+    fields = leaves
+    for level in range(depth):
+        fields = (Field(f"g{level}", fields),)
+    row = tuple(range(width))
+    value = row_maker(fields)(row)
+    for level in reversed(range(depth)):
+        value = value[f"g{level}"]
+    assert value == {f"f{i}": i for i in range(width)}
+    assert [x for x in columns_maker(fields)([[i] for i in range(width)])] == [row_maker(fields)(row)]

@@ -31,6 +31,7 @@ from ._events import (
 
 RowMaker = Callable[[tuple[Any, ...]], dict[str, Any]]
 RowsMaker = Callable[[Iterable[tuple[Any, ...]]], Iterable[dict[str, Any]]]
+ColumnsMaker = Callable[[list[list[Any]]], Iterable[dict[str, Any]]]
 
 _LEAF, _OPEN, _CLOSE = 0, 1, 2
 
@@ -38,17 +39,81 @@ _LEAF, _OPEN, _CLOSE = 0, 1, 2
 def row_maker(fields: Fields) -> RowMaker:
     """A function from a row's leaf values (header order) to its object (§9.3).
 
-    Flat headers use ``dict(zip(names, row))``; nested field groups follow a
-    precompiled list of open/leaf/close steps.  Duplicate names (non-strict)
+    Nested field groups become nested dicts.  Duplicate names (non-strict)
     resolve last-write-wins, as plain dict assignment does.
 
     >>> from toonstream._events import Field
     >>> row_maker((Field("id"), Field("geo", (Field("lat"), Field("lon")))))((1, 2.5, 3.0))
     {'id': 1, 'geo': {'lat': 2.5, 'lon': 3.0}}
     """
-    if all(f.children is None for f in fields):
-        names = tuple(f.name for f in fields)
+    program = _program(fields)
+    made = _display_function(program, columns=False)
+    if made is not None:
+        return made
+    if all(op == _LEAF for op, _ in program):
+        names = tuple(name for _, name in program)
         return lambda row: dict(zip(names, row))
+    return _interpreted(program)
+
+
+@lru_cache(maxsize=256)  # tables repeat (one per list item), and share their field tuples
+def rows_maker(fields: Fields) -> RowsMaker:
+    """``row_maker`` over a whole batch of row tuples (a C-level loop)."""
+    make = row_maker(fields)
+    return lambda rows: map(make, rows)
+
+
+@lru_cache(maxsize=256)
+def columns_maker(fields: Fields) -> ColumnsMaker:
+    """The objects of a batch given as leaf columns (one list per leaf, in
+    header order): ``map`` of a function taking one value per column, so no
+    row tuple is made at all."""
+    made = _display_function(_program(fields), columns=True)
+    if made is None:
+        by_rows = rows_maker(fields)
+        return lambda columns: by_rows(zip(*columns))
+    return lambda columns: map(made, *columns)
+
+
+# A generated dict display ("{'id': v0, 'geo': {'lat': v1}}") builds a row's
+# object about 30% faster than dict(zip(names, row)) and far faster than the
+# step interpreter: constant keys, no zip tuple, one BUILD_CONST_KEY_MAP per
+# level.  The names enter the source only as repr() literals, so any name is
+# safe.  Past these sizes compiling costs more than it saves (and CPython's
+# parser limits nesting).
+_DISPLAY_MAX_LEAVES = 255
+_DISPLAY_MAX_DEPTH = 16
+
+
+def _display_function(program: tuple[tuple[int, str], ...], *, columns: bool) -> Callable[..., Any] | None:
+    """A compiled function building one row's object: from one argument per
+    leaf (``columns``) or from a row tuple; None when the header is too big
+    or has no leaves."""
+    leaves = sum(op == _LEAF for op, _ in program)
+    if not leaves or leaves > _DISPLAY_MAX_LEAVES:
+        return None
+    parts = ["{"]
+    k = depth = deepest = 0
+    for op, name in program:
+        if op == _LEAF:
+            parts.append(f"{name!r}: {f'v{k}' if columns else f'r[{k}]'}, ")
+            k += 1
+        elif op == _OPEN:
+            parts.append(f"{name!r}: {{")
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            parts.append("}, ")
+            depth -= 1
+    if deepest > _DISPLAY_MAX_DEPTH:
+        return None
+    parts.append("}")
+    params = ", ".join(f"v{i}" for i in range(leaves)) if columns else "r"
+    return eval(f"lambda {params}: {''.join(parts)}", {"__builtins__": {}})  # type: ignore[no-any-return]
+
+
+def _program(fields: Fields) -> tuple[tuple[int, str], ...]:
+    """The header as a flat list of (leaf | open | close, name) steps."""
     steps: list[tuple[int, str]] = []
     todo: list[Any] = [iter(fields)]
     while todo:
@@ -63,7 +128,11 @@ def row_maker(fields: Fields) -> RowMaker:
         else:
             steps.append((_OPEN, f.name))
             todo.append(iter(f.children))
-    program = tuple(steps)
+    return tuple(steps)
+
+
+def _interpreted(program: tuple[tuple[int, str], ...]) -> RowMaker:
+    """``row_maker`` for big headers: the steps run one by one."""
 
     def make(row: tuple[Any, ...]) -> dict[str, Any]:
         cells = iter(row)
@@ -84,17 +153,6 @@ def row_maker(fields: Fields) -> RowMaker:
         return root
 
     return make
-
-
-@lru_cache(maxsize=256)  # tables repeat (one per list item), and share their field tuples
-def rows_maker(fields: Fields) -> RowsMaker:
-    """``row_maker`` over a whole batch of rows; for flat headers the loop is
-    C-level (``map(dict, map(zip, repeat(names), rows)))``."""
-    if all(f.children is None for f in fields):
-        names = tuple(f.name for f in fields)
-        return lambda rows: map(dict, map(zip, repeat(names), rows))
-    make = row_maker(fields)
-    return lambda rows: map(make, rows)
 
 
 def leaf_names(fields: Fields, *, sep: str = ".") -> list[str]:
@@ -128,7 +186,7 @@ class ValueBuilder:
     def __init__(self) -> None:
         self.stack: list[Any] = []  # open containers
         self.keys: list[Any] = []  # pending key per open container (None for lists)
-        self.makers: list[RowsMaker | None] = []  # rows maker per open table
+        self.makers: list[Fields | None] = []  # header per open table (its makers are cached)
         self.value: Any = None
         self.done = False
 
@@ -145,10 +203,12 @@ class ValueBuilder:
             i += 1
             t = type(ev)
             if t is Rows or t is Columns:
-                make = makers[-1]
-                assert make is not None
-                # (zip reuses its tuple when the maker does not keep it)
-                stack[-1].extend(make(ev.rows if t is Rows else zip(*ev.columns)))
+                fields = makers[-1]
+                assert fields is not None
+                if t is Rows:
+                    stack[-1].extend(rows_maker(fields)(ev.rows))
+                else:
+                    stack[-1].extend(columns_maker(fields)(ev.columns))
             elif t is Members:
                 stack[-1].update(ev.pairs)
             elif t is Key:
@@ -167,13 +227,13 @@ class ValueBuilder:
             elif t is StartObject or t is StartArray or t is StartTable:
                 if t is StartObject:
                     new: Any = {}
-                    maker = None
+                    header = None
                 elif t is StartArray:
                     new = []
-                    maker = None
+                    header = None
                 else:
                     new = {} if ev.keyed else []
-                    maker = rows_maker(ev.fields)
+                    header = ev.fields
                 if stack:
                     top = stack[-1]
                     if type(top) is list:
@@ -182,7 +242,7 @@ class ValueBuilder:
                         top[keys[-1]] = new
                 stack.append(new)
                 keys.append(None)
-                makers.append(maker)
+                makers.append(header)
             elif t is EndObject or t is EndArray or t is EndTable:
                 done = stack.pop()
                 keys.pop()
@@ -194,8 +254,9 @@ class ValueBuilder:
             elif t is Values:
                 stack[-1].extend(ev.values)
             elif t is Entries:
-                make = makers[-1]
-                assert make is not None
+                fields = makers[-1]
+                assert fields is not None
+                make = rows_maker(fields)
                 top = stack[-1]
                 entries = ev.entries
                 top.update(zip([k for k, _ in entries], make([row for _, row in entries])))
