@@ -10,7 +10,8 @@ for this table, with the cheapest C-level idioms and none of TOON's checks
 
 - loads floor: split the rows into cells (one `str.replace` + `str.split`),
   slice the columns, convert them (`map(int)`, `map(float)`, a dict lookup
-  for booleans), build the row dicts (`dict(zip(fields, row))`);
+  for booleans), build the row dicts (a generated dict display mapped over
+  the columns, the fastest idiom found);
 - dumps floor: take the columns out of the dicts (`map(itemgetter)`), format
   them (`map(int.__repr__)`, `map(float.__repr__)`, a lookup for booleans),
   join cells and rows.
@@ -63,8 +64,13 @@ def convert(cols):
         cols[4], cols[5], list(map(int, cols[6])), cols[7],
     ]
 
+# (the fastest idiom found: a dict display with constant keys, one argument
+# per column; dict(zip(fields, row)) takes about 1.4x as long)
+make = eval("lambda " + ", ".join(f"v{i}" for i in range(width)) + ": {"
+            + ", ".join(f"{f!r}: v{i}" for i, f in enumerate(fields)) + "}")
+
 def dicts(values):
-    return [dict(zip(fields, row)) for row in zip(*values)]
+    return list(map(make, *values))
 
 def timed(fn):
     best = None
