@@ -91,6 +91,20 @@ def test_bom_skipped_once_and_only_at_start() -> None:
     assert toonstream.loads("a: \ufeffx") == {"a": "\ufeffx"}
 
 
+@pytest.mark.parametrize("length, code, column", [(40, "invalid_utf8", 44), (60, "line_too_long", 51), (500, "line_too_long", 51)])
+def test_too_long_and_invalid_utf8_in_one_line_report_the_first(length: int, code: str, column: int) -> None:
+    # The limit is crossed at column 51; the bad byte sits at length + 4.
+    # Whichever comes first in the line is reported, however the bytes are fed.
+    data = b"k: " + b"a" * length + b"\xff"
+    for chunk in (1, 7, 64, 4096, len(data)):
+        d = Decoder(max_line_length=50)
+        with pytest.raises(ToonDecodeError) as info:
+            for k in range(0, len(data), chunk):
+                d.feed(data[k : k + chunk])
+            d.close()
+        assert (info.value.code, info.value.line, info.value.column) == (code, 1, column), chunk
+
+
 def test_unicode_line_separators_are_content() -> None:
     assert toonstream.loads("a: x\u2028y\x85z\x0cw\rv") == {"a": "x\u2028y\x85z\x0cw\rv"}
 

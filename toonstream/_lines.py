@@ -86,6 +86,8 @@ class LineSplitter:
             self._carry = b""
             good = bytes(data[: e.start]).decode("utf-8") if e.start else ""
             lines = self._split(good)
+            if self.error is not None:  # a line grew too long before the bad byte: that comes first
+                return lines
             partial = "".join(self._pieces)
             self.error = ToonDecodeError(
                 f"invalid UTF-8 ({e.reason})",
