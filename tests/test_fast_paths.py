@@ -297,7 +297,7 @@ def test_members_batches_on_fixtures_and_corpus() -> None:
 
 # ---------------------------------------------------------------- row objects
 
-from toonstream._build import _interpreted, _program, columns_maker, row_maker  # noqa: E402
+from toonstream._build import BatchMaker, _interpreted, _program, batch_maker, row_maker  # noqa: E402
 from toonstream._events import Field  # noqa: E402
 
 NAMES = st.sampled_from(["id", "a", "", "it's", 'q"', "\\", "\x00", "\ud800", "{", "é", "lambda", "r", "v0"])
@@ -332,9 +332,25 @@ def test_generated_row_objects_equal_the_step_interpreter(fields: tuple[Field, .
     rows = [tuple(range(k * 100, k * 100 + width)) for k in range(n)]
     expected = [as_pairs(_interpreted(program)(row)) for row in rows]
     assert [as_pairs(row_maker(fields)(row)) for row in rows] == expected
-    columns = [list(col) for col in zip(*rows)] if width else []
-    if width:
-        assert [as_pairs(v) for v in columns_maker(fields)(columns)] == expected
+    columns = [list(col) for col in zip(*rows)]
+    for compile_after in (0, 10**9):  # compiled at once, never compiled
+        maker = BatchMaker(fields, compile_after=compile_after)
+        assert [as_pairs(v) for v in maker.rows(rows)] == expected
+        if width:
+            assert [as_pairs(v) for v in maker.columns(columns)] == expected
+
+
+def test_a_header_compiles_once_it_made_enough_rows() -> None:
+    # Compiling costs tens of microseconds: only a header with many rows
+    # (counted over all its tables) gets a generated display.
+    fields = (Field("id"), Field("name"))
+    maker = BatchMaker(fields, compile_after=100)
+    for k in range(3):
+        assert list(maker.rows([(k, "a")] * 40)) == [{"id": k, "name": "a"}] * 40
+    assert maker._by_row is not None and maker._by_cells is None
+    assert list(maker.columns([[1, 2], ["x", "y"]])) == [{"id": 1, "name": "x"}, {"id": 2, "name": "y"}]
+    assert maker._by_cells is not None
+    assert batch_maker(fields) is batch_maker((Field("id"), Field("name")))  # shared by equal headers
 
 
 @pytest.mark.parametrize("width, depth", [(300, 0), (3, 20)])
@@ -348,4 +364,6 @@ def test_big_headers_use_the_fallbacks(width: int, depth: int) -> None:
     for level in reversed(range(depth)):
         value = value[f"g{level}"]
     assert value == {f"f{i}": i for i in range(width)}
-    assert [x for x in columns_maker(fields)([[i] for i in range(width)])] == [row_maker(fields)(row)]
+    maker = BatchMaker(fields, compile_after=0)
+    assert list(maker.columns([[i] for i in range(width)])) == [row_maker(fields)(row)]
+    assert list(maker.rows([row])) == [row_maker(fields)(row)]

@@ -30,8 +30,6 @@ from ._events import (
 )
 
 RowMaker = Callable[[tuple[Any, ...]], dict[str, Any]]
-RowsMaker = Callable[[Iterable[tuple[Any, ...]]], Iterable[dict[str, Any]]]
-ColumnsMaker = Callable[[list[list[Any]]], Iterable[dict[str, Any]]]
 
 _LEAF, _OPEN, _CLOSE = 0, 1, 2
 
@@ -47,32 +45,54 @@ def row_maker(fields: Fields) -> RowMaker:
     {'id': 1, 'geo': {'lat': 2.5, 'lon': 3.0}}
     """
     program = _program(fields)
-    made = _display_function(program, columns=False)
-    if made is not None:
-        return made
     if all(op == _LEAF for op, _ in program):
         names = tuple(name for _, name in program)
         return lambda row: dict(zip(names, row))
     return _interpreted(program)
 
 
+class BatchMaker:
+    """The objects of one header's rows, a batch at a time: as row tuples
+    (``rows``) or as leaf columns (``columns``, one list per leaf).
+
+    Starts with ``row_maker``; once the header has made ``compile_after``
+    rows, it compiles a dict display for it (see ``_display_function``),
+    which pays for its compiling (tens of microseconds) only over many rows.
+    Shared through ``batch_maker``'s cache: a header that repeats (a table in
+    every list item) counts all its rows together.
+    """
+
+    __slots__ = ("_program", "_row", "_left", "_by_row", "_by_cells")
+
+    def __init__(self, fields: Fields, *, compile_after: int = 1024) -> None:
+        self._program = _program(fields)
+        self._row = row_maker(fields)
+        self._left = compile_after
+        self._by_row: Callable[[tuple[Any, ...]], dict[str, Any]] | None = None
+        self._by_cells: Callable[..., dict[str, Any]] | None = None
+
+    def rows(self, rows: list[tuple[Any, ...]]) -> Iterable[dict[str, Any]]:
+        if self._by_row is None:
+            self._left -= len(rows)
+            if self._left > 0:
+                return map(self._row, rows)
+            self._by_row = _display_function(self._program, columns=False) or self._row
+        return map(self._by_row, rows)
+
+    def columns(self, columns: list[list[Any]]) -> Iterable[dict[str, Any]]:
+        if self._by_cells is None:
+            self._left -= len(columns[0]) if columns else 0
+            if self._left > 0 or not columns:
+                return map(self._row, zip(*columns))
+            row = self._row
+            self._by_cells = _display_function(self._program, columns=True) or (lambda *cells: row(cells))
+        return map(self._by_cells, *columns)
+
+
 @lru_cache(maxsize=256)  # tables repeat (one per list item), and share their field tuples
-def rows_maker(fields: Fields) -> RowsMaker:
-    """``row_maker`` over a whole batch of row tuples (a C-level loop)."""
-    make = row_maker(fields)
-    return lambda rows: map(make, rows)
-
-
-@lru_cache(maxsize=256)
-def columns_maker(fields: Fields) -> ColumnsMaker:
-    """The objects of a batch given as leaf columns (one list per leaf, in
-    header order): ``map`` of a function taking one value per column, so no
-    row tuple is made at all."""
-    made = _display_function(_program(fields), columns=True)
-    if made is None:
-        by_rows = rows_maker(fields)
-        return lambda columns: by_rows(zip(*columns))
-    return lambda columns: map(made, *columns)
+def batch_maker(fields: Fields) -> BatchMaker:
+    """The shared ``BatchMaker`` of a header."""
+    return BatchMaker(fields)
 
 
 # A generated dict display ("{'id': v0, 'geo': {'lat': v1}}") builds a row's
@@ -206,9 +226,9 @@ class ValueBuilder:
                 fields = makers[-1]
                 assert fields is not None
                 if t is Rows:
-                    stack[-1].extend(rows_maker(fields)(ev.rows))
+                    stack[-1].extend(batch_maker(fields).rows(ev.rows))
                 else:
-                    stack[-1].extend(columns_maker(fields)(ev.columns))
+                    stack[-1].extend(batch_maker(fields).columns(ev.columns))
             elif t is Members:
                 stack[-1].update(ev.pairs)
             elif t is Key:
@@ -256,8 +276,7 @@ class ValueBuilder:
             elif t is Entries:
                 fields = makers[-1]
                 assert fields is not None
-                make = rows_maker(fields)
                 top = stack[-1]
                 entries = ev.entries
-                top.update(zip([k for k, _ in entries], make([row for _, row in entries])))
+                top.update(zip([k for k, _ in entries], batch_maker(fields).rows([row for _, row in entries])))
         return -1
