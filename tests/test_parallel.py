@@ -211,6 +211,59 @@ def test_a_signal_right_after_fork_still_registers_the_worker(monkeypatch: pytes
     assert not _alive(pid)
 
 
+def test_a_signal_to_the_child_in_the_window_is_not_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The child has its own copy of what was held: it handles it itself
+    # (SIGTERM's default action here: the worker dies, its result is None).
+    real_fork = os.fork
+
+    def fork_then_terminate_the_child() -> int:
+        pid = real_fork()
+        if pid == 0:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork_then_terminate_the_child)
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        registry: list[_parallel.Worker] = []
+        worker = _parallel.Worker(lambda out: "finished", registry)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    monkeypatch.undo()
+    assert worker.result() is None
+
+
+def test_a_held_signal_reaches_an_asyncio_handler_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # asyncio's handlers run from its wakeup fd, written when the signal
+    # arrives: releasing the hold must not write it a second time.
+    import asyncio
+
+    calls: list[int] = []
+    real_fork = os.fork
+
+    def fork_then_terminate_the_parent() -> int:
+        pid = real_fork()
+        if pid:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return pid
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: calls.append(1))
+        try:
+            monkeypatch.setattr(os, "fork", fork_then_terminate_the_parent)
+            registry: list[_parallel.Worker] = []
+            worker = _parallel.Worker(lambda out: 1, registry)
+            monkeypatch.undo()
+            assert worker.result() == 1
+            await asyncio.sleep(0.2)
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    asyncio.run(main())
+    assert calls == [1]
+
+
 def test_a_long_line_is_read_whole(tmp_path: Path) -> None:
     long = b'{"a": 2, "b": "' + b"y" * (8 << 20) + b'"}\n'
     src = tmp_path / "long.jsonl"

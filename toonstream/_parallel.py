@@ -135,8 +135,9 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 @contextlib.contextmanager
 def _signals_held() -> Iterator[Callable[[], None]]:
     """Hold Ctrl-C and SIGTERM for the block: a signal that arrives in it is
-    raised (to the handlers of before) when the block ends.  Yields the
-    function that puts the handlers of before back (for a forked child).
+    handled (by the handlers of before) when the block ends.  Yields that
+    release, for a forked child to call at once: the child has its own copy
+    of what was caught, and must handle it itself.
 
     Why: a Python handler (KeyboardInterrupt, the CLI's SIGTERM exception)
     that runs between fork() and the registration of the child raises while
@@ -151,19 +152,33 @@ def _signals_held() -> Iterator[Callable[[], None]]:
         yield lambda: None  # (None: a handler set outside Python, which could not be put back)
         return
     caught: list[int] = []
+    released = False
     for sig, _ in before:
         signal.signal(sig, lambda signum, frame: caught.append(signum))
 
-    def restore() -> None:
+    def release() -> None:
+        nonlocal released
+        if released:
+            return
+        released = True
         for sig, handler in before:
             signal.signal(sig, handler)
+        if not caught:
+            return
+        # The first signal decides, as it would have.  Its handler is called
+        # here rather than the signal raised again: the C-level part already
+        # ran when it arrived (e.g. asyncio's wakeup fd got its byte).
+        first = caught[0]
+        handler = dict(before)[signal.Signals(first)]
+        if callable(handler):
+            handler(first, None)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(first)  # the default action: the process ends
 
     try:
-        yield restore
+        yield release
     finally:
-        restore()
-        if caught:  # (the first one decides, as it would have)
-            signal.raise_signal(caught[0])
+        release()
 
 
 def _die_with_parent(parent: int) -> None:
@@ -191,7 +206,7 @@ class Worker:
         self.out: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         read_end, write_end = os.pipe()
         parent = os.getpid()
-        with _signals_held() as restore:
+        with _signals_held() as release:
             try:
                 self._pid = os.fork()
             except OSError:
@@ -203,7 +218,7 @@ class Worker:
                 code = 1
                 try:
                     os.close(read_end)
-                    restore()
+                    release()
                     # The parent handles Ctrl-C (and kills us); a terminal sends
                     # SIGINT to the whole process group, so ignore it here.
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
