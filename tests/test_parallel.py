@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -180,18 +180,24 @@ def test_interrupted_wait_kills_the_worker() -> None:
     assert not _alive(pid)
 
 
+def _fork_then_signal(sig: int, *, in_child: bool) -> Callable[[], int]:
+    """os.fork, then ``sig`` sent at once to the child or to the parent:
+    a signal in the window before the worker is registered."""
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if (pid == 0) == in_child:
+            os.kill(os.getpid(), sig)
+        return pid
+
+    return fork
+
+
 def test_a_signal_right_after_fork_still_registers_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     # Ctrl-C landing between fork() and the registration must not leak the
     # child: the interrupt is raised only once the worker is in the registry.
-    real_fork = os.fork
-
-    def fork_then_interrupt() -> int:
-        pid = real_fork()
-        if pid:
-            os.kill(os.getpid(), signal.SIGINT)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork_then_interrupt)
+    monkeypatch.setattr(os, "fork", _fork_then_signal(signal.SIGINT, in_child=False))
     registry: list[_parallel.Worker] = []
     # (another thread running: the kernel may hand it the signal, which a
     # signal mask in the main thread would not stop)
@@ -214,15 +220,7 @@ def test_a_signal_right_after_fork_still_registers_the_worker(monkeypatch: pytes
 def test_a_signal_to_the_child_in_the_window_is_not_lost(monkeypatch: pytest.MonkeyPatch) -> None:
     # The child has its own copy of what was held: it handles it itself
     # (SIGTERM's default action here: the worker dies, its result is None).
-    real_fork = os.fork
-
-    def fork_then_terminate_the_child() -> int:
-        pid = real_fork()
-        if pid == 0:
-            os.kill(os.getpid(), signal.SIGTERM)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork_then_terminate_the_child)
+    monkeypatch.setattr(os, "fork", _fork_then_signal(signal.SIGTERM, in_child=True))
     previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         registry: list[_parallel.Worker] = []
@@ -239,19 +237,12 @@ def test_a_held_signal_reaches_an_asyncio_handler_once(monkeypatch: pytest.Monke
     import asyncio
 
     calls: list[int] = []
-    real_fork = os.fork
-
-    def fork_then_terminate_the_parent() -> int:
-        pid = real_fork()
-        if pid:
-            os.kill(os.getpid(), signal.SIGTERM)
-        return pid
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, lambda: calls.append(1))
         try:
-            monkeypatch.setattr(os, "fork", fork_then_terminate_the_parent)
+            monkeypatch.setattr(os, "fork", _fork_then_signal(signal.SIGTERM, in_child=False))
             registry: list[_parallel.Worker] = []
             worker = _parallel.Worker(lambda out: 1, registry)
             monkeypatch.undo()
