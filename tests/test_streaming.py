@@ -406,6 +406,28 @@ def test_row_spool_copied_to_text_and_binary_sinks() -> None:
     assert binary.getvalue() == toonstream.dumps({"rows": recs}).encode()
 
 
+def _random_value(rnd: Any, depth: int, scalars: list[Any], keys: Any, width: int, leaf: float) -> Any:
+    """A random JSON-model value, at most 4 levels below ``depth`` 0."""
+    r = rnd.random()
+    if depth > 3 or r < leaf:
+        return rnd.choice(scalars)
+    if r < 0.75:
+        return {rnd.choice(keys): _random_value(rnd, depth + 1, scalars, keys, width, leaf) for _ in range(rnd.randint(0, width))}
+    return [_random_value(rnd, depth + 1, scalars, keys, width, leaf) for _ in range(rnd.randint(0, width))]
+
+
+def _outcome(write: Any, *, nothing_on_error: bool = False) -> Any:
+    """("ok", text) or ("error", message, path) of ``write(out)``."""
+    out = io.StringIO()
+    try:
+        write(out)
+    except ToonEncodeError as e:
+        if nothing_on_error:
+            assert out.getvalue() == ""
+        return "error", e.msg, e.path
+    return "ok", out.getvalue()
+
+
 def test_max_depth_counts_the_key_like_dumps() -> None:
     # Records under key= sit one level deeper, as in dumps({key: records}):
     # the same output, or the same error (message and path), at every limit.
@@ -414,20 +436,9 @@ def test_max_depth_counts_the_key_like_dumps() -> None:
     rnd = random.Random(3)
 
     def value(depth: int) -> Any:
-        r = rnd.random()
-        if depth > 3 or r < 0.5:
-            return rnd.choice([1, "x", None, 2.5, True])
-        if r < 0.75:
-            return {rnd.choice("abc"): value(depth + 1) for _ in range(rnd.randint(0, 2))}
-        return [value(depth + 1) for _ in range(rnd.randint(0, 2))]
+        return _random_value(rnd, depth, [1, "x", None, 2.5, True], "abc", 2, 0.5)
 
-    def outcome(write: Any) -> Any:
-        out = io.StringIO()
-        try:
-            write(out)
-        except ToonEncodeError as e:
-            return "error", e.msg, e.path
-        return "ok", out.getvalue()
+    outcome = _outcome
 
     for _ in range(400):
         if rnd.random() < 0.5:
@@ -443,33 +454,119 @@ def test_max_depth_counts_the_key_like_dumps() -> None:
         assert outcome(lambda o: encode_jsonl(io.BytesIO(data), o, key=key, max_depth=md)) == want, (recs, md, key)
 
 
+def _events_of(value: Any) -> list[tuple[str, str, Any]]:
+    """The ijson events of ``value``, built by hand (ijson cannot carry "\ud800")."""
+    events: list[tuple[str, str, Any]] = []
+    todo: list[Any] = [("v", value)]
+    while todo:
+        tag, v = todo.pop()
+        if tag == "e":
+            events.append(("", v, None))
+        elif tag == "k":
+            events.append(("", "map_key", v))
+        elif type(v) is dict:
+            todo.append(("e", "end_map"))
+            for k, x in reversed(list(v.items())):
+                todo += [("v", x), ("k", k)]
+            events.append(("", "start_map", None))
+        elif type(v) is list:
+            todo.append(("e", "end_array"))
+            todo += [("v", x) for x in reversed(v)]
+            events.append(("", "start_array", None))
+        else:
+            kind = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}[type(v)]
+            events.append(("", kind, v))
+    return events
+
+
+def test_event_encoder_max_depth_is_dumps_max_depth() -> None:
+    # The limit follows dumps' rules, which depend on the final shape (an
+    # empty object or an inline array needs no level of its own): the same
+    # output or the same error (message, path), and nothing written on error.
+    import random
+
+    rnd = random.Random(11)
+
+    def value(depth: int) -> Any:
+        return _random_value(rnd, depth, [1, "x", None, True, "b|c"], ["a", "b", "0"], 3, 0.45)
+
+    def outcome(write: Any) -> Any:
+        return _outcome(write, nothing_on_error=True)
+
+    def send(out: Any, v: Any, md: int) -> None:
+        enc = Encoder(out, max_depth=md)
+        for ev in _events_of(v):
+            enc.send(ev)
+        enc.close()
+
+    for _ in range(1500):
+        if rnd.random() < 0.5:
+            v = value(0)
+        else:  # an array member of the root object (streamed) beside another member
+            v = {"t": [{"id": rnd.choice(["a|b", "x"]), "n": 1} for _ in range(rnd.randint(1, 3))], "z": value(1)}
+        md = rnd.choice([0, 1, 2, 3, 4])
+        want = outcome(lambda o: o.write(toonstream.dumps(v, max_depth=md)))
+        assert outcome(lambda o: send(o, v, md)) == want, (v, md)
+    assert outcome(lambda o: send(o, {"z": {"a": {}}}, 1)) == ("ok", "z:\n  a:")  # was refused at send time
+
+
+@pytest.mark.parametrize("depth", [3000, 12000])
+def test_event_encoder_takes_values_deeper_than_pickle_follows(depth: int) -> None:
+    # Spooled elements deeper than pickle's recursion are spooled flat: the
+    # output (or the max_depth error) is dumps', never a RecursionError.
+    for root in ("array", "member"):
+        inner: Any = 1
+        for _ in range(depth):
+            inner = {"a": inner}
+        value: Any = [inner] if root == "array" else {"k": [inner]}
+        try:
+            want: Any = ("ok", toonstream.dumps(value))
+        except ToonEncodeError as e:
+            want = ("error", e.msg, e.path)
+        out = io.StringIO()
+        enc = Encoder(out)
+        try:
+            for ev in _events_of(value):
+                enc.send(ev)
+            enc.close()
+            got: Any = ("ok", out.getvalue())
+        except ToonEncodeError as e:
+            got = ("error", e.msg, e.path)
+            assert out.getvalue() == ""
+        assert got == want, (root, depth)
+
+
+def test_flat_spool_records_round_trip() -> None:
+    import random
+
+    from toonstream.streaming import _flatten, _unflatten
+
+    rnd = random.Random(5)
+
+    def value(depth: int) -> Any:
+        r = rnd.random()
+        if depth > 4 or r < 0.4:
+            return rnd.choice([1, "x", None, True, 2.5, "", 0, Decimal("1.5")])
+        if r < 0.6:
+            return {rnd.choice(["a", "b", "", "k"]): value(depth + 1) for _ in range(rnd.randint(0, 3))}
+        if r < 0.8:
+            return [value(depth + 1) for _ in range(rnd.randint(0, 3))]
+        return tuple(value(depth + 1) for _ in range(rnd.randint(0, 3)))
+
+    for _ in range(3000):
+        v = value(0)
+        back = _unflatten(_flatten(v))
+        assert back == v and repr(back) == repr(v)  # (repr: tuples stay tuples, key order kept)
+
+
 def test_event_encoder_error_paths_name_the_member_and_the_element() -> None:
     # A value TOON cannot hold in an array member of the root object: the
     # member's key first; a max_depth error: the path to the deep container.
     def send_all(value: Any, **kw: Any) -> ToonEncodeError:
-        events: list[tuple[str, str, Any]] = []
-        todo: list[Any] = [("v", value)]
-        while todo:  # (the ijson events of `value`, built by hand: ijson cannot carry "\ud800")
-            tag, v = todo.pop()
-            if tag == "e":
-                events.append(("", v, None))
-            elif tag == "k":
-                events.append(("", "map_key", v))
-            elif type(v) is dict:
-                todo.append(("e", "end_map"))
-                for k, x in reversed(list(v.items())):
-                    todo += [("v", x), ("k", k)]
-                events.append(("", "start_map", None))
-            elif type(v) is list:
-                todo.append(("e", "end_array"))
-                todo += [("v", x) for x in reversed(v)]
-                events.append(("", "start_array", None))
-            else:
-                events.append(("", {str: "string", int: "number", type(None): "null"}[type(v)], v))
         out = io.StringIO()
         enc = Encoder(out, **kw)
         with pytest.raises(ToonEncodeError) as e:
-            for ev in events:
+            for ev in _events_of(value):
                 enc.send(ev)
             enc.close()
         assert out.getvalue() == ""

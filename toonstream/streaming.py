@@ -313,6 +313,74 @@ def _write_rows(
         raise
 
 
+class _Flat:
+    """A spooled value as the flat list ``_flatten`` makes of it."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Flat, (self.parts,))
+
+
+_DICT, _LIST, _TUPLE, _KEY = "d", "l", "t", "k"
+
+
+def _flatten(value: Any) -> list[Any]:
+    """A value of dicts, lists and tuples (a spool record) as a flat list in
+    prefix order: a container is (kind, size) then its items (a dict's as
+    key part, value); a scalar is (None, scalar).  Iterative: depth costs
+    list entries, not stack frames."""
+    parts: list[Any] = []
+    todo: list[tuple[bool, Any]] = [(False, value)]  # (is a dict key, item)
+    while todo:
+        is_key, v = todo.pop()
+        if is_key:
+            parts.append((_KEY, v))
+        elif type(v) is dict:
+            parts.append((_DICT, len(v)))
+            for k, x in reversed(list(v.items())):
+                todo.append((False, x))
+                todo.append((True, k))
+        elif type(v) is list or type(v) is tuple:
+            parts.append((_LIST if type(v) is list else _TUPLE, len(v)))
+            todo.extend((False, x) for x in reversed(v))
+        else:
+            parts.append((None, v))
+    return parts
+
+
+def _unflatten(parts: list[Any]) -> Any:
+    """The value ``_flatten`` made ``parts`` of, rebuilt iteratively (a
+    tuple is filled as a list, then frozen when complete)."""
+    root: list[Any] = []
+    # open containers: [container, items still to come, pending key, is a tuple, slot in its parent]
+    stack: list[list[Any]] = [[root, 1, None, False, None]]
+    for kind, x in parts:
+        top = stack[-1]
+        if kind == _KEY:
+            top[2] = x
+            continue
+        new: Any = {} if kind == _DICT else [] if kind == _LIST or kind == _TUPLE else x
+        slot: Any
+        if type(top[0]) is dict:
+            top[0][top[2]] = new
+            slot = top[2]
+        else:
+            top[0].append(new)
+            slot = len(top[0]) - 1
+        top[1] -= 1
+        if kind is not None:
+            stack.append([new, x, None, kind == _TUPLE, slot])
+        while len(stack) > 1 and stack[-1][1] == 0:
+            done, _, _, is_tuple, at = stack.pop()
+            if is_tuple:
+                stack[-1][0][at] = tuple(done)
+    return root[0]
+
+
 class _Spool:
     """Pickled values in a temporary file (in memory up to a limit)."""
 
@@ -321,14 +389,21 @@ class _Spool:
         self._count = 0
 
     def put(self, value: Any) -> None:
-        pickle.dump(value, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except RecursionError:
+            # Nested deeper than pickle follows (about a thousand levels;
+            # dumps takes such values): spooled flat, rebuilt without recursion.
+            data = pickle.dumps(_Flat(_flatten(value)), protocol=pickle.HIGHEST_PROTOCOL)
+        self._file.write(data)
         self._count += 1
 
     def replay(self) -> Iterator[Any]:
         """Every value, in order, once; reading stops after the last one written."""
         self._file.seek(0)
         for _ in range(self._count):
-            yield pickle.load(self._file)
+            value = pickle.load(self._file)
+            yield _unflatten(value.parts) if type(value) is _Flat else value
 
     def close(self) -> None:
         self._file.close()
@@ -378,6 +453,17 @@ class Encoder:
             max_depth=max_depth,
             missing_as_null=missing_as_null,
         )
+        # An array member of the root object sits one level deeper than a
+        # root array: its elements are checked as dumps({key: [...]}) does.
+        self._member_walk = _keyed_walk(
+            "", indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
+            missing_as_null=missing_as_null,
+        )
+        # max_depth is checked by the walks while writing, with dumps' rules
+        # (which depend on the final shape: an empty object or an inline
+        # array needs no level of its own).  The deepest nesting seen tells
+        # whether a dry run must find such an error before anything is written.
+        self._deepest = 0
         self._sink = LineSink(out)
         self._spool = _Spool(spool_memory)
         self._spool_memory = spool_memory
@@ -432,7 +518,7 @@ class Encoder:
                 raise ToonEncodeError(f"unexpected event {ev!r}")
         elif top == _OBJ and ev == "start_array":  # an array member of the root object streams too
             self._root_plan.disqualify()
-            self._member_plans.append(_ArrayPlan(self._walk, self._spool_memory))
+            self._member_plans.append(_ArrayPlan(self._member_walk, self._spool_memory))
             self._spool.put(("A", self._key))
             levels.append(_MEMBER)
         elif ev in _SCALARS:
@@ -454,8 +540,8 @@ class Encoder:
             self._attach(new)
             stack.append(new)
             self._keys.append(None)
-            if len(stack) > self._walk.max_depth:
-                raise ToonEncodeError(f"value nested deeper than max_depth ({self._walk.max_depth})", path=self._path())
+            if len(stack) > self._deepest:
+                self._deepest = len(stack)
         elif ev == "end_map" or ev == "end_array":
             done = stack.pop()
             self._keys.pop()
@@ -463,23 +549,6 @@ class Encoder:
                 self._element(done)
         else:
             self._attach(value)
-
-    def _path(self) -> tuple[str | int, ...]:
-        """Where the innermost open container sits, from the root (as dumps
-        names it): the root member's key and/or the streamed element's index,
-        then a key or index per level of the value being built."""
-        top = self._levels[-1]
-        head: tuple[str | int, ...]
-        if top == _OBJ:
-            head = (self._key,)
-        elif top == _MEMBER:
-            head = (self._key, self._member_plans[-1].n)
-        else:
-            head = (self._root_plan.n,)
-        stack, keys = self._stack, self._keys
-        return head + tuple(
-            keys[i] if type(stack[i]) is dict else len(stack[i]) - 1 for i in range(len(stack) - 1)
-        )
 
     def _attach(self, value: Any) -> None:
         top = self._stack[-1]
@@ -491,9 +560,8 @@ class Encoder:
     def _element(self, value: Any) -> None:
         """A complete child of a streamed level: an array element or a root member."""
         top = self._levels[-1]
-        walk = self._walk
         plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
-        plan.add(walk.norm(value))
+        plan.add(self._walk.norm(value))
         plan.maybe_flush()
         self._spool.put(("m", self._key, value) if top == _OBJ else ("e", value))
 
@@ -508,8 +576,8 @@ class Encoder:
             plans = (self._root_plan, *self._member_plans)
             for p in plans:
                 p.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
-            if any(p.unencodable for p in plans):
-                # pass two will fail: find its error before writing anything
+            if any(p.unencodable for p in plans) or self._deepest + 1 >= self._member_walk.max_depth:
+                # pass two will fail, or may (too deep): find its error before writing anything
                 self._write_document(_dry_run_sink())
             self._write_document(self._sink)
         finally:
@@ -572,9 +640,11 @@ class Encoder:
                 elements = _until_end(records)
                 if mplan.n == 0:
                     sink.line(f"{key_text(k)}: []")
+                elif self._member_walk.max_depth < 0:  # max_depth 0: the root object may hold no container
+                    raise ToonEncodeError(f"value nested deeper than max_depth ({walk.depth_shown})", path=(k,))
                 else:
                     try:
-                        _write_array(sink, walk, key_text(k), mplan, elements, 0)
+                        _write_array(sink, self._member_walk, key_text(k), mplan, elements, 0)
                     except ToonEncodeError as err:
                         err.path = (k,) + err.path  # (the member's key first, as dumps names it)
                         raise
