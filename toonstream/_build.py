@@ -45,48 +45,66 @@ def row_maker(fields: Fields) -> RowMaker:
     {'id': 1, 'geo': {'lat': 2.5, 'lon': 3.0}}
     """
     program = _program(fields)
-    if all(op == _LEAF for op, _ in program):
-        names = tuple(name for _, name in program)
+    names = _flat_names(program)
+    if names is not None:
         return lambda row: dict(zip(names, row))
     return _interpreted(program)
+
+
+def _flat_names(program: tuple[tuple[int, str], ...]) -> tuple[str, ...] | None:
+    """The names of a header without field groups (else None)."""
+    if all(op == _LEAF for op, _ in program):
+        return tuple(name for _, name in program)
+    return None
 
 
 class BatchMaker:
     """The objects of one header's rows, a batch at a time: as row tuples
     (``rows``) or as leaf columns (``columns``, one list per leaf).
 
-    Starts with ``row_maker``; once the header has made ``compile_after``
-    rows, it compiles a dict display for it (see ``_display_function``),
-    which pays for its compiling (tens of microseconds) only over many rows.
+    Starts with ``row_maker``'s builders mapped over the batch (a C-level
+    loop for a header without field groups); once the header has made
+    ``compile_after`` rows, it compiles a dict display for it (see
+    ``_display_function``), which pays for its compiling (tens of
+    microseconds) only over many rows.
     Shared through ``batch_maker``'s cache: a header that repeats (a table in
     every list item) counts all its rows together.
     """
 
-    __slots__ = ("_program", "_row", "_left", "_by_row", "_by_cells")
+    __slots__ = ("_program", "_plain", "_left", "_by_row", "_by_cells")
 
     def __init__(self, fields: Fields, *, compile_after: int = 1024) -> None:
-        self._program = _program(fields)
-        self._row = row_maker(fields)
+        self._program = program = _program(fields)
+        names = _flat_names(program)
+        self._plain: Callable[[Iterable[tuple[Any, ...]]], Iterable[dict[str, Any]]]
+        if names is not None:  # (a C-level loop; zip reuses its tuple when dict does not keep it)
+            self._plain = lambda rows: map(dict, map(zip, repeat(names), rows))
+        else:
+            make = _interpreted(program)
+            self._plain = lambda rows: map(make, rows)
         self._left = compile_after
-        self._by_row: Callable[[tuple[Any, ...]], dict[str, Any]] | None = None
-        self._by_cells: Callable[..., dict[str, Any]] | None = None
+        # the batch functions once compiled (the plain one if the header is too big to)
+        self._by_row: Callable[[list[tuple[Any, ...]]], Iterable[dict[str, Any]]] | None = None
+        self._by_cells: Callable[[list[list[Any]]], Iterable[dict[str, Any]]] | None = None
 
     def rows(self, rows: list[tuple[Any, ...]]) -> Iterable[dict[str, Any]]:
         if self._by_row is None:
             self._left -= len(rows)
             if self._left > 0:
-                return map(self._row, rows)
-            self._by_row = _display_function(self._program, columns=False) or self._row
-        return map(self._by_row, rows)
+                return self._plain(rows)
+            made = _display_function(self._program, columns=False)
+            self._by_row = self._plain if made is None else lambda rows: map(made, rows)
+        return self._by_row(rows)
 
     def columns(self, columns: list[list[Any]]) -> Iterable[dict[str, Any]]:
         if self._by_cells is None:
             self._left -= len(columns[0]) if columns else 0
             if self._left > 0 or not columns:
-                return map(self._row, zip(*columns))
-            row = self._row
-            self._by_cells = _display_function(self._program, columns=True) or (lambda *cells: row(cells))
-        return map(self._by_cells, *columns)
+                return self._plain(zip(*columns))
+            made = _display_function(self._program, columns=True)
+            plain = self._plain
+            self._by_cells = (lambda cols: plain(zip(*cols))) if made is None else lambda cols: map(made, *cols)
+        return self._by_cells(columns)
 
 
 @lru_cache(maxsize=256)  # tables repeat (one per list item), and share their field tuples
@@ -206,7 +224,7 @@ class ValueBuilder:
     def __init__(self) -> None:
         self.stack: list[Any] = []  # open containers
         self.keys: list[Any] = []  # pending key per open container (None for lists)
-        self.makers: list[Fields | None] = []  # header per open table (its makers are cached)
+        self.makers: list[BatchMaker | None] = []  # per open table
         self.value: Any = None
         self.done = False
 
@@ -223,12 +241,9 @@ class ValueBuilder:
             i += 1
             t = type(ev)
             if t is Rows or t is Columns:
-                fields = makers[-1]
-                assert fields is not None
-                if t is Rows:
-                    stack[-1].extend(batch_maker(fields).rows(ev.rows))
-                else:
-                    stack[-1].extend(batch_maker(fields).columns(ev.columns))
+                maker = makers[-1]
+                assert maker is not None
+                stack[-1].extend(maker.rows(ev.rows) if t is Rows else maker.columns(ev.columns))
             elif t is Members:
                 stack[-1].update(ev.pairs)
             elif t is Key:
@@ -247,13 +262,13 @@ class ValueBuilder:
             elif t is StartObject or t is StartArray or t is StartTable:
                 if t is StartObject:
                     new: Any = {}
-                    header = None
+                    maker = None
                 elif t is StartArray:
                     new = []
-                    header = None
+                    maker = None
                 else:
                     new = {} if ev.keyed else []
-                    header = ev.fields
+                    maker = batch_maker(ev.fields)
                 if stack:
                     top = stack[-1]
                     if type(top) is list:
@@ -262,7 +277,7 @@ class ValueBuilder:
                         top[keys[-1]] = new
                 stack.append(new)
                 keys.append(None)
-                makers.append(header)
+                makers.append(maker)
             elif t is EndObject or t is EndArray or t is EndTable:
                 done = stack.pop()
                 keys.pop()
@@ -274,9 +289,8 @@ class ValueBuilder:
             elif t is Values:
                 stack[-1].extend(ev.values)
             elif t is Entries:
-                fields = makers[-1]
-                assert fields is not None
-                top = stack[-1]
+                maker = makers[-1]
+                assert maker is not None
                 entries = ev.entries
-                top.update(zip([k for k, _ in entries], batch_maker(fields).rows([row for _, row in entries])))
+                stack[-1].update(zip([k for k, _ in entries], maker.rows([row for _, row in entries])))
         return -1
