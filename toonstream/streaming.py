@@ -640,9 +640,8 @@ class Encoder:
                 elements = _until_end(records)
                 if mplan.n == 0:
                     sink.line(f"{key_text(k)}: []")
-                elif self._member_walk.max_depth < 0:  # max_depth 0: the root object may hold no container
-                    raise ToonEncodeError(f"value nested deeper than max_depth ({walk.depth_shown})", path=(k,))
                 else:
+                    _no_container_under(k, self._member_walk)
                     try:
                         _write_array(sink, self._member_walk, key_text(k), mplan, elements, 0)
                     except ToonEncodeError as err:
@@ -732,6 +731,13 @@ def _keyed_walk(key: str | None, **options: Any) -> _Walk:
     return walk
 
 
+def _no_container_under(key: str, walk: _Walk) -> None:
+    """Raise dumps' error for a non-empty array under ``key`` when ``walk``
+    (the keyed walk of max_depth 0) leaves the key's object no room for it."""
+    if walk.max_depth < 0:
+        raise ToonEncodeError(f"value nested deeper than max_depth ({walk.depth_shown})", path=(key,))
+
+
 def _under_key(err: ToonEncodeError, key: str | None) -> None:
     """An element's error path under ``key``, as ``dumps({key: [...]})`` gives it."""
     if key is not None and err.path and type(err.path[0]) is int:
@@ -759,11 +765,9 @@ def _write_planned(
 ) -> int:
     """Pass two of ``_encode_array_stream``: write the array ``plan`` describes."""
     head = "" if key is None else key_text(key)
-    if key is not None and walk.max_depth < 0 and plan.n:
-        # max_depth 0: the key's object may hold no container (dumps' error)
-        plan.drop_rows()
-        raise ToonEncodeError(f"value nested deeper than max_depth ({walk.depth_shown})", path=(key,))
     try:
+        if key is not None and plan.n:
+            _no_container_under(key, walk)
         plan.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
         if plan.unencodable:  # pass two will fail: find its error before writing anything
             _write_array(_dry_run_sink(), walk, head, plan, pass_two(), 0)
