@@ -169,7 +169,7 @@ def _signals_held() -> Iterator[Callable[[], None]]:
         # here rather than the signal raised again: the C-level part already
         # ran when it arrived (e.g. asyncio's wakeup fd got its byte).
         first = caught[0]
-        handler = dict(before)[signal.Signals(first)]
+        handler = signal.getsignal(first)  # (the one just put back)
         if callable(handler):
             handler(first, None)
         elif handler == signal.SIG_DFL:
