@@ -367,3 +367,178 @@ def test_big_headers_use_the_fallbacks(width: int, depth: int) -> None:
     maker = BatchMaker(fields, compile_after=0)
     assert list(maker.columns([[i] for i in range(width)])) == [row_maker(fields)(row)]
     assert list(maker.rows([row])) == [row_maker(fields)(row)]
+
+
+# ---------------------------------------------------------------- list items of one shape (loads)
+
+from toonstream import _items  # noqa: E402
+from toonstream._events import Items  # noqa: E402
+
+
+def build_lists(doc: str, items: bool, chunk: int | None, strict: bool, **options: Any) -> tuple[str, Any]:
+    """``loads``' way (Members, Columns and, if ``items``, Items events) or
+    the per-line way (none of them); the value as key/value pairs, so that
+    key order counts, or the error."""
+    d = Decoder(strict=strict, fields=items, **options)
+    d._machine.items = items
+    if not items:
+        d._machine.convert_column = None
+    b = ValueBuilder()
+    data = doc.encode()
+    try:
+        pieces = [data] if chunk is None else [data[k : k + chunk] for k in range(0, len(data), chunk)]
+        for piece in pieces:
+            b.push(d.feed(piece))
+        b.push(d.close())
+    except ToonDecodeError as e:
+        return "error", (e.line, e.code, e.column, e.line_text)
+    return "ok", as_pairs_deep(b.value)
+
+
+def as_pairs_deep(value: Any) -> Any:
+    """``as_pairs`` through lists too (items are objects inside lists)."""
+    todo: list[Any] = [value]
+    out: dict[int, Any] = {}
+    order: list[Any] = []
+    while todo:  # (iterative: the deep cases are deep)
+        v = todo.pop()
+        if isinstance(v, (dict, list)) and id(v) not in out:
+            out[id(v)] = None
+            order.append(v)
+            todo.extend(v.values() if isinstance(v, dict) else v)
+    for v in reversed(order):
+        if isinstance(v, dict):
+            out[id(v)] = [(k, out.get(id(x), x) if isinstance(x, (dict, list)) else x) for k, x in v.items()]
+        else:
+            out[id(v)] = [out.get(id(x), x) if isinstance(x, (dict, list)) else x for x in v]
+    return out.get(id(value), value) if isinstance(value, (dict, list)) else value
+
+
+ITEM_KEYS = ["a", "b", "c", "k.y", "_x", '"q"', "a b"]
+ITEM_VALUES = ["1", "-2.5", "x", "true", "null", '"q:x"', '"a,b"', "05", "1e400", "", "[]", " 7", "8 ", "[2]: 1,2", "a: b"]
+ODD_LINES = ["", "    # c", "\t", "     x: 1", "    extra: 1", "      deeper: 1", "  - ", "  -", "  - [2]: 1,2", "  # c", "   - a: 1"]
+
+
+@st.composite
+def item_lists(draw: Any) -> tuple[str, bool]:
+    # Mostly well-formed lists (so that runs are taken), each with a few
+    # rare departures: odd values, a wrong count or width, an odd line.
+    delim = draw(st.sampled_from([",", "|"]))
+    sym = "" if delim == "," else delim
+    shapes = []
+    for _ in range(draw(st.sampled_from([1, 1, 2, 3]))):  # items of one shape, or mixed
+        kinds = [draw(st.sampled_from(["scalar", "scalar", "object", "table"])) for _ in range(draw(st.integers(1, 4)))]
+        keys = draw(st.permutations(ITEM_KEYS))[: len(kinds)] if draw(st.integers(0, 9)) else [draw(st.sampled_from(ITEM_KEYS)) for _ in kinds]
+        if draw(st.integers(0, 4)):  # usually a first line that a template takes
+            kinds[0] = "scalar"
+            keys = [k for k in keys if k not in ("_x", "a b", '"q"')]
+            keys = ["_x", *keys][: len(kinds)]
+        shapes.append(list(zip(kinds, keys)))
+    width = draw(st.integers(1, 3))
+    fields = delim.join(f"f{i}" for i in range(width))
+    usual = [draw(st.sampled_from(ITEM_VALUES[:5])) for _ in range(4)]  # mostly the same few values
+    n = draw(st.integers(1, 14))
+    rare = draw(st.sampled_from([0, 0, 30, 8]))  # 1 in `rare` values is odd (0: none)
+
+    def odd() -> bool:
+        return bool(rare) and draw(st.integers(0, rare)) == 0
+
+    def value() -> str:
+        return draw(st.sampled_from(ITEM_VALUES)) if odd() else draw(st.sampled_from(usual))
+
+    lines: list[str] = []
+    for _ in range(n):
+        for k, (kind, key) in enumerate(draw(st.sampled_from(shapes))):
+            lead = "  - " if k == 0 else "    "
+            if kind == "scalar":
+                lines.append(f"{lead}{key}: {value()}")
+            elif kind == "object":
+                lines.append(f"{lead}{key}:")
+                lines += [f"      {inner}: {value()}" for inner in ITEM_KEYS[: draw(st.integers(0, 2))]]
+            else:
+                rows = draw(st.integers(0, 3))
+                declared = draw(st.integers(0, 4)) if odd() else rows
+                lines.append(f"{lead}{key}[{declared}{sym}]{{{fields}}}:")
+                for _ in range(rows):
+                    cells = [draw(st.sampled_from(TOKENS)) if odd() else draw(st.sampled_from(TOKENS[:5])) for _ in range(width)]
+                    if odd():
+                        cells = cells[:-1] or ["1", "2"]  # a row of the wrong width
+                    lines.append("      " + delim.join(cells))
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(ODD_LINES)))
+    declared_n = draw(st.integers(max(0, n - 1), n + 1)) if odd() else n
+    if draw(st.booleans()):
+        doc = f"[{declared_n}]:\n" + "\n".join(lines)
+    else:  # inside an object, one level deeper, with something after it
+        doc = "m: 1\nlist[%d]:\n" % declared_n + "\n".join(lines) + draw(st.sampled_from(["", "\nz: 2", "\n  - a: 1"]))
+        if draw(st.booleans()):
+            doc = "outer:\n" + "\n".join("  " + line if line else line for line in doc.split("\n"))
+    return doc, draw(st.integers(0, 4)) > 0
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(item_lists(), st.sampled_from([None, 1, 9, 64, 300]))
+def test_item_runs_build_the_same_values(case: tuple[str, bool], chunk: int | None) -> None:
+    # Whatever the items hold (odd lines, bad counts and widths, quotes,
+    # colons, duplicates, items split across feeds), the Items path gives
+    # the per-line path's value or its error (line, code, column, text).
+    doc, strict = case
+    assert build_lists(doc, True, chunk, strict) == build_lists(doc, False, None, strict)
+
+
+def _orders(n: int) -> str:
+    out = [f"[{n}]:"]
+    for i in range(n):
+        out += [f"  - id: {i}", f'    at: "2024-01-0{i % 9 + 1}T10:00:00Z"', "    customer:", f"      name: C {i % 7}", f"      vip: {'true' if i % 3 else 'false'}"]
+        k = i % 4 + 1
+        out.append(f"    items[{k}]{{sku,qty,price}}:")
+        out += [f"      S-{i}-{r},{r + 1},{i / 8 + r}" for r in range(k)]
+        out.append(f"    total: {i * 2.5}")
+    return "\n".join(out) + "\n"
+
+
+def test_item_runs_are_taken_for_records_with_nested_parts() -> None:
+    doc = _orders(3000)
+    assert build_lists(doc, True, None, True) == build_lists(doc, False, None, True)
+    assert loads(doc) == build_lists(doc, False, None, True)[1] or as_pairs_deep(loads(doc)) == build_lists(doc, False, None, True)[1]
+    d = Decoder(fields=True)
+    d._machine.items = True
+    events = d.feed(doc.encode()) + d.close()
+    taken = sum(len(e.values) for e in events if type(e) is Items)
+    assert taken >= 2900  # nearly all (an item cut by the feed's end goes the per-line way)
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, 3, 4, 5])
+def test_item_runs_respect_max_depth(max_depth: int) -> None:
+    doc = "a:\n  l[3]:\n" + "".join(f"    - k: {i}\n      o:\n        p: 1\n      t[1]{{x}}:\n        {i}\n" for i in range(3)) + "z: 1\n"
+    assert build_lists(doc, True, None, True, max_depth=max_depth) == build_lists(doc, False, None, True, max_depth=max_depth)
+
+
+def test_a_bad_item_in_a_run_is_reported_like_the_per_line_path() -> None:
+    good = "  - a: 1\n    t[2]{x,y}:\n      1,2\n      3,4\n    b: x\n"
+    for bad in ("      1,2,3\n", "      1:2\n", '      "1,2\n', "      1e99999999999999999999\n"):
+        items = [good] * 20
+        items[13] = good.replace("      3,4\n", bad)
+        doc = "[20]:\n" + "".join(items)
+        for chunk in (None, 5, 64):
+            assert build_lists(doc, True, chunk, True) == build_lists(doc, False, None, True)
+
+
+def test_item_templates_reject_what_they_cannot_take() -> None:
+    parse_header = Decoder()._machine._parse_header
+
+    def compiled(text: str) -> bool:
+        lines = text.split("\n")
+        return _items.compile_item(lines, 0, 0, 2, parse_header, room=100, max_depth=100, length_digits=19) is not None
+
+    assert compiled("- a: 1\n  b: 2\n- a: 3")
+    assert compiled("- a: 1\n  o:\n    p: 1\n  t[2|]{x|y}:\n    1|2\n- a: 3")
+    assert not compiled("- a: 1\n  b: 2")  # may go on in the next feed
+    assert not compiled("- a: 1\n  a: 2\n- a: 3")  # duplicate key
+    assert not compiled('- "a": 1\n- a: 3')  # quoted key
+    assert not compiled("- a: 1\n\n  b: 2\n- a: 3")  # blank line
+    assert not compiled("- a: 1\n  # c\n  b: 2\n- a: 3")  # comment
+    assert not compiled("- a: 1\n  t[2]: 1,2\n- a: 3")  # inline array
+    assert not compiled("- a: 1\n  t[2:]{x}:\n    k: 1\n- a: 3")  # keyed table
+    assert not compiled("- a:\n    b: 1\n- a: 3")  # nested object first
+    assert not compiled("- a: 1\n   b: 2\n- a: 3")  # odd indentation

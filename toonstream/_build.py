@@ -16,6 +16,7 @@ from ._events import (
     EndObject,
     EndTable,
     Entries,
+    Items,
     Event,
     Fields,
     Key,
@@ -286,7 +287,7 @@ class ValueBuilder:
                     self.value = done
                     self.done = True
                     return i
-            elif t is Values:
+            elif t is Values or t is Items:
                 stack[-1].extend(ev.values)
             elif t is Entries:
                 maker = makers[-1]

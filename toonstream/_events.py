@@ -16,6 +16,8 @@ Order of events for a value:
   an object may come as one ``Members`` event instead of ``Key`` + ``Scalar``
   pairs, and a block of rows as one ``Columns`` event instead of ``Rows``
   (value builders opt in; the ijson-style adapters do not)
+- for ``loads``' own value builder only: a run of list items as one ``Items``
+  event of their finished objects
 """
 
 from __future__ import annotations
@@ -116,6 +118,14 @@ class Columns(NamedTuple):
     columns: list[Any]
 
 
+class Items(NamedTuple):
+    """Several complete elements (objects) of the innermost list at once.
+    Internal: only made for ``loads``' value builder (see ``_items``), never
+    by a public Decoder."""
+
+    values: list[Any]
+
+
 class EndTable(NamedTuple):
     """The innermost table ends."""
 
@@ -123,7 +133,7 @@ class EndTable(NamedTuple):
 
 
 Event = Union[
-    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members, Columns
+    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members, Columns, Items
 ]
 
 START_OBJECT = StartObject()

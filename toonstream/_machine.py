@@ -34,6 +34,7 @@ from ._events import (
     Fields,
     Key,
     Columns,
+    Items,
     Members,
     Rows,
     Scalar,
@@ -42,7 +43,8 @@ from ._events import (
     Values,
 )
 from ._grammar import LENGTH, UNQUOTED_KEY
-from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, scan_quoted, split_cells
+from ._items import Template, _Bad, build_run, compile_item, match_items
+from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).
@@ -149,6 +151,17 @@ class Machine:
         self._lineno = 0
         self._text = ""
         self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
+        # Runs of list items of one shape as Items events (see _items): only
+        # for loads' value builder, which sets this.
+        self.items = False
+        self._templates: dict[int, list[Template]] = {}  # by the list's indentation, latest first
+        self._item_list: _Frame | None = None  # the list whose items are being taken
+        self._item_index = 0  # its place in the stack
+        self._item_head = ""  # its items' first characters ("  - ")
+        self._item_window = _ITEM_WINDOW_MIN  # lines looked at per attempt
+        self._item_misses = 0  # attempts in a row that took nothing
+        self._item_compiles = 0  # templates compiled for this list
+        self._item_taken = 0  # items taken from this list
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
 
     # ------------------------------------------------------------------ driving
@@ -172,6 +185,13 @@ class Machine:
                             continue
                     elif kind == OBJECT and self.fields:
                         j = self._field_block(stack[-1], lines, i, first_lineno)
+                        if j > i:
+                            i = j
+                            continue
+                    if self.items and (
+                        kind == LIST or (self._item_list is not None and lines[i].startswith(self._item_head))
+                    ):
+                        j = self._item_block(lines, i, first_lineno)
                         if j > i:
                             i = j
                             continue
@@ -781,7 +801,7 @@ class Machine:
             self._fast_cooldown = nrows
             return i
         j = i + nrows
-        columns = _split_columns(text, "\n" + prefix, d, width, nrows, patches)
+        columns = split_columns(text, "\n" + prefix, d, width, nrows, patches)
         if columns is None:
             self._fast_cooldown = nrows  # some line has the wrong number of cells
             return i
@@ -859,6 +879,91 @@ class Machine:
             self.out.append(_new(Members, (pairs,)))
         return j
 
+    def _item_block(self, lines: list[str], i: int, first_lineno: int) -> int:
+        """A run of list items of one shape, as one Items event (see ``_items``).
+
+        Called with the list on top of the stack, or on the first line of a
+        new item of the list last taken (its previous item went the per-line
+        way): the scopes above the list are closed first, as ``_line``
+        would close them for this line.  Returns the index after the run.
+        """
+        stack = self.stack
+        frame = stack[-1]
+        if frame.kind != LIST:
+            frame = self._item_list  # type: ignore[assignment]
+            k = self._item_index
+            if k >= len(stack) or stack[k] is not frame:
+                self._item_list = None  # that list has ended
+                return i
+            self._lineno = first_lineno + i
+            self._text = lines[i]
+            while len(stack) > k + 1:
+                self._pop()
+        if not self.strict or frame.length is None or frame.count >= frame.length:
+            return i
+        size = self.indent_size
+        plen = frame.depth * size
+        head = " " * plen + "- "
+        if not lines[i].startswith(head):
+            return i
+        if frame is not self._item_list:
+            self._item_list, self._item_index, self._item_head = frame, len(stack) - 1, head
+            self._item_misses = self._item_compiles = self._item_taken = 0
+        if self._item_misses >= _ITEM_MISSES:
+            return i  # (this list's items do not fit templates: stop trying)
+        window = min(len(lines), i + self._item_window)
+        text = "\n".join(lines[i:window]) + "\n"
+        limit = frame.length - frame.count
+        templates = self._templates.setdefault(plen, [])
+        which: list[int] = []
+        groups: list[tuple[str, ...]] = []
+        ends: list[int] = []
+        if templates:
+            which, groups, ends = match_items(templates, text, limit)
+        if not groups:
+            # A new shape (or the first).  Compiling costs more than reading
+            # an item line by line: a list whose shapes rarely repeat stops.
+            self._item_compiles += 1
+            if self._item_compiles > _ITEM_COMPILES and self._item_taken < 4 * self._item_compiles:
+                self._item_misses = _ITEM_MISSES
+                return i
+            template = compile_item(
+                lines, i, plen, size, self._parse_header,
+                room=self.max_depth - len(stack), max_depth=self.max_depth, length_digits=_MAX_LENGTH_DIGITS,
+            )  # fmt: skip
+            if template is not None:
+                templates.insert(0, template)
+                del templates[_ITEM_TEMPLATES:]
+                which, groups, ends = match_items(templates, text, limit)
+                if not groups and window < len(lines) and self._item_window < _ITEM_WINDOW_MAX:
+                    self._item_window *= 4  # (an item longer than the window)
+        values: list[Any] = []
+        column = self.convert_column or (lambda col: list(map(self.convert, col)))
+        while groups:
+            try:
+                values = build_run(templates, which, groups, column, self.convert)
+                break
+            except _Bad as bad:  # take the items before it; it goes the per-line way
+                del groups[bad.index :]
+                del which[bad.index :]
+        if not values:
+            self._item_misses += 1
+            return i
+        self._item_taken += len(values)
+        self._item_misses = 0
+        nlines = text.count("\n", 0, ends[len(values) - 1])
+        # A run that fills most of the window: look further next time.
+        if nlines * 2 > window - i and self._item_window < _ITEM_WINDOW_MAX:
+            self._item_window *= 4
+        if frame.count == 0:
+            self.started_arrays += 1
+        frame.count += len(values)
+        j = i + nlines
+        self._lineno = first_lineno + j - 1
+        self._text = lines[j - 1]
+        self.out.append(_new(Items, (values,)))
+        return j
+
     def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
         """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
         colon = find_unquoted(c, ":")
@@ -914,7 +1019,17 @@ class Machine:
             raise
 
 
-_FIELDS_CACHE_SIZE = 256  # distinct field lists remembered per decoder
+_FIELDS_CACHE_SIZE = 256
+# Lines joined for one attempt of _item_block: the window starts small (a
+# list of a few items costs a short join) and grows while runs fill it.
+_ITEM_WINDOW_MIN = 64
+_ITEM_WINDOW_MAX = 4096
+# Attempts in a row that take no item before a list stops trying.
+_ITEM_MISSES = 8
+# Templates kept per list indentation; past _ITEM_COMPILES compiled for one
+# list, it stops unless each took 4 items on average.
+_ITEM_TEMPLATES = 8
+_ITEM_COMPILES = 8  # distinct field lists remembered per decoder
 
 _KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
 
@@ -924,7 +1039,7 @@ def _quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[
 
     Each is split exactly as the per-line path splits it (``split_cells``)
     and replaced by a placeholder row; returns the new text,
-    ``(row, tokens)`` patches for ``_split_columns`` and the number of rows
+    ``(row, tokens)`` patches for ``split_columns`` and the number of rows
     kept: a quoted line with the wrong number of cells ends the block there
     (the per-line path reports it).  Quoted rows are rare, so a Python step
     per quoted row keeps the rest of the block column-wise.
@@ -955,35 +1070,6 @@ def _quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[
         q = text.find('"', stop)
     pieces.append(text[prev:])
     return "".join(pieces), patches, nrows
-
-
-def _split_columns(
-    text: str, line_start: str, d: str, width: int, nrows: int, patches: list[tuple[int, list[str]]]
-) -> list[list[str]] | None:
-    """The cell columns of ``nrows`` rows, given as ``text``: each row is
-    ``line_start`` (LF + indentation) then its cells joined by ``d``.  None
-    when some row does not have ``width`` cells.
-
-    One C-level split of the whole block and one slice per column, instead of
-    a list per row and a transposition: a row start becomes a delimiter
-    followed by LF, so after the split exactly the rows' first cells start
-    with LF.  If all ``nrows`` of those sit at the indexes ``1 + k * width``
-    and the total is ``1 + nrows * width`` cells, every row has ``width``.
-    ``patches`` put the tokens of quoted rows in place of their placeholders.
-    """
-    flat = text.replace(line_start, d + "\n").split(d)
-    if len(flat) != 1 + nrows * width:
-        return None
-    for row, tokens in patches:  # (placeholders have the right width)
-        at = 1 + row * width
-        flat[at] = "\n" + tokens[0]
-        flat[at + 1 : at + width] = tokens[1:]
-    firsts = "".join(flat[1::width])
-    if firsts.count("\n") != nrows:
-        return None
-    columns = [firsts.split("\n")[1:]]
-    columns += [flat[k::width] for k in range(2, width + 1)]
-    return columns
 
 
 _ROW_START: dict[int, re.Pattern[str]] = {}

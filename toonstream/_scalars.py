@@ -175,6 +175,35 @@ def _unescape(body: str, base: int) -> str:
         raise _Fail(f"invalid escape \\{c}", "invalid_escape", base + j)
 
 
+def split_columns(
+    text: str, line_start: str, d: str, width: int, nrows: int, patches: list[tuple[int, list[str]]]
+) -> list[list[str]] | None:
+    """The cell columns of ``nrows`` rows, given as ``text``: each row is
+    ``line_start`` (LF + indentation) then its cells joined by ``d``.  None
+    when some row does not have ``width`` cells.
+
+    One C-level split of the whole block and one slice per column, instead of
+    a list per row and a transposition: a row start becomes a delimiter
+    followed by LF, so after the split exactly the rows' first cells start
+    with LF.  If all ``nrows`` of those sit at the indexes ``1 + k * width``
+    and the total is ``1 + nrows * width`` cells, every row has ``width``.
+    ``patches`` put the tokens of quoted rows in place of their placeholders.
+    """
+    flat = text.replace(line_start, d + "\n").split(d)
+    if len(flat) != 1 + nrows * width:
+        return None
+    for row, tokens in patches:  # (placeholders have the right width)
+        at = 1 + row * width
+        flat[at] = "\n" + tokens[0]
+        flat[at + 1 : at + width] = tokens[1:]
+    firsts = "".join(flat[1::width])
+    if firsts.count("\n") != nrows:
+        return None
+    columns = [firsts.split("\n")[1:]]
+    columns += [flat[k::width] for k in range(2, width + 1)]
+    return columns
+
+
 def make_converter(
     *,
     parse_float: Callable[[str], Any] | None = None,

@@ -480,6 +480,7 @@ def load(
 def _build(source: Source, **options: Any) -> Any:
     """The one value-building loop behind loads and load."""
     decoder = Decoder(fields=True, **options)
+    decoder._machine.items = True  # (Items events: this builder knows them)
     builder = ValueBuilder()
     for chunk in _chunks(source, DEFAULT_BUF_SIZE):
         builder.push(decoder.feed(chunk))
