@@ -193,7 +193,8 @@ def test_timestamps_naive(unit: str) -> None:
 def test_timestamps_zoned(tz: str, unit: str) -> None:
     base = [dt.datetime(2024, 1, 2, 3, 4, 5), dt.datetime(2024, 7, 2, 3, 4, 5, 600000), dt.datetime(1990, 3, 25, 1, 30)]
     early = [dt.datetime(1850, 1, 1), dt.datetime(1901, 6, 1, 12)]  # local mean time offsets in seconds
-    for values in (base + [None], base + early + [None]):  # vectorized; per value
+    late = [dt.datetime(2038, 7, 1, 12), dt.datetime(2040, 7, 1, 12), dt.datetime(2322, 1, 1)]  # past Arrow's zone data
+    for values in (base + [None], base + early + [None], base + late + [None]):  # vectorized; per value
         arr = pa.array(values, pa.timestamp("us")).cast(pa.timestamp(unit), safe=False)
         check(pa.table({"t": pc.assume_timezone(arr, "UTC").cast(pa.timestamp(unit, tz))}))
 
@@ -516,3 +517,11 @@ def test_spooled_text_output_with_multibyte_characters() -> None:
     table = pa.table({"s": ["é日😀x" * (i % 7 + 1) for i in range(n)], "i": range(n)})
     reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=10_000))
     assert encoded(reader) == expected(table)
+
+
+def test_leading_empty_batches_write_one_header() -> None:
+    b = pa.record_batch({"a": [1, 2], "b": ["x", "y"]})
+    for batches in ([b.slice(0, 0), b], [b.slice(0, 0), b.slice(0, 0), b.slice(0, 1), b.slice(0, 0), b.slice(1)]):
+        table = pa.Table.from_batches(batches)
+        assert encoded(table) == expected(table) == "[2]{a,b}:\n  1,x\n  2,y"
+        assert encoded(iter(batches)) == expected(table)  # spooled: the count is not known first

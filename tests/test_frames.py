@@ -625,3 +625,75 @@ def test_line_starts_with_finds_exactly_the_indented_lines(hits: int) -> None:
     assert sorted(_frames._line_starts_with(data, b"\n  ", b"#")) == want
     want_tab = [i for i in range(len(data)) if data[i - 1 : i] == b"\n" and data[i : i + 3] == b"  \t"]
     assert sorted(_frames._line_starts_with(data, b"\n  ", b"\t")) == want_tab
+
+
+# ---------------------------------------------------------------- inference: exactly the first rows
+
+
+def _outcome(fn: Any) -> Any:
+    try:
+        return "ok", fn()
+    except ToonDecodeError as e:
+        return "error", (e.code, e.line)
+
+
+def test_a_decimal_column_takes_integers_only() -> None:
+    # Beyond int64 -> Decimal(38, 0); a later fraction, exponent or quoted
+    # string is a type mismatch at its line, never rounded into the column.
+    for later, line in (("1.5", 4), ('"42"', 4), ("1e3", 4), ("abc", 4)):
+        doc = f"[3]{{a}}:\n  9223372036854775808\n  5\n  {later}".encode()
+        for batch_size in (1, 2, 65_536):
+            with pytest.raises(ToonDecodeError) as e:
+                tp.read_toon(doc, infer_schema_length=2, batch_size=batch_size)
+            assert (e.value.code, e.value.line) == ("type_mismatch", line)
+    df = tp.read_toon(b"[3]{a}:\n  9223372036854775808\n  5\n  null", infer_schema_length=2, batch_size=1)
+    assert df.to_series().to_list() == [Decimal(9223372036854775808), Decimal(5), None]
+
+
+@pytest.mark.parametrize("infer", [0, 1, 2, 3, 99, 100, 101, None])
+@pytest.mark.parametrize("batch_size", [1, 7, 65_536])
+def test_types_come_from_exactly_infer_schema_length_rows(infer: int | None, batch_size: int) -> None:
+    # Rows 0-99 are floats; then a 17-digit int (not exact as a float) and an
+    # int beyond 38 digits: String only if inference saw them; otherwise a
+    # type mismatch at the first of them -- the same for scan_toon.
+    rows: list[dict[str, Any]] = [{"a": i + 0.5, "n": None, "s": i} for i in range(150)]
+    rows[120]["a"] = 12345678901234567
+    rows[130]["a"] = 10**40
+    rows[140]["s"] = "x"
+    doc = toonstream.dumps(rows).encode()
+    read = _outcome(lambda: tp.read_toon(doc, infer_schema_length=infer, batch_size=batch_size))
+    scan = _outcome(lambda: tp.scan_toon(doc, infer_schema_length=infer, batch_size=batch_size).collect())
+    if read[0] == "ok":
+        assert scan[0] == "ok"
+        assert_frame_equal(read[1], scan[1])
+        df = read[1]
+        if infer is None:
+            assert df.schema == pl.Schema({"a": pl.String, "n": pl.Null, "s": pl.String})
+        else:
+            assert infer == 0 and df.schema == pl.Schema({"a": pl.String, "n": pl.String, "s": pl.String})
+        assert df["a"][120] == "12345678901234567" and df["a"][130] == "1" + "0" * 40
+    else:
+        assert read == scan == ("error", ("type_mismatch", 2 + 120 if infer is None or infer < 141 else 0))
+
+
+def test_a_null_column_is_null_when_inference_saw_the_whole_table() -> None:
+    doc = b"[3]{a,b}:\n  null,1\n  null,2\n  null,3"
+    for infer in (3, 4, None):
+        assert tp.read_toon(doc, infer_schema_length=infer).schema["a"] == pl.Null
+        assert tp.scan_toon(doc, infer_schema_length=infer).collect().schema["a"] == pl.Null
+    assert tp.read_toon(doc, infer_schema_length=2).schema["a"] == pl.String
+    assert tp.scan_toon(doc, infer_schema_length=2).collect().schema["a"] == pl.String
+
+
+def test_scan_does_not_round_into_inferred_types() -> None:
+    # The probe's types are checked as inferred ones in the full read: a wide
+    # int after 100 floats is an error (as in read_toon), not a rounded float.
+    rows = [{"a": i + 0.5} for i in range(150)]
+    rows[120]["a"] = 12345678901234567
+    doc = toonstream.dumps(rows).encode()
+    with pytest.raises(ToonDecodeError) as e:
+        tp.scan_toon(doc).collect()
+    assert (e.value.code, e.value.line) == ("type_mismatch", 122)
+    assert "inferred from the first 100 rows" in str(e.value)
+    # a user's schema may round (it was asked for)
+    assert tp.scan_toon(doc, schema={"a": pl.Float64}).collect()["a"][120] == 12345678901234567.0

@@ -65,6 +65,9 @@ _MAX_US = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999
 _DAY_US = 86_400_000_000
 _MIN_DAY, _MAX_DAY = -719_162, 2_932_896
 _US_1980 = 315_532_800_000_000  # named time zones: whole-minute offsets from here on
+# ... and up to here: past 2037 Arrow applies a zone's last listed offset, where
+# Python's zoneinfo goes on with its rule (daylight saving time).
+_US_2037 = 2_114_380_800_000_000
 _FIXED_TZ = re.compile(r"[+-][0-9]{2}:[0-9]{2}\Z")
 
 
@@ -618,8 +621,8 @@ class _Formatter:
         margin = 0 if tz is None else 2 * _DAY_US  # local time must stay in range too
         if lo is not None and (lo < _MIN_US + margin or hi > _MAX_US - margin):
             return None
-        if tz is not None and tz not in ("UTC", "Etc/UTC") and not _FIXED_TZ.match(tz) and lo is not None and lo < _US_1980:
-            return None  # early local mean times have offsets in seconds
+        if tz is not None and tz not in ("UTC", "Etc/UTC") and not _FIXED_TZ.match(tz) and lo is not None and (lo < _US_1980 or hi >= _US_2037):
+            return None  # early local mean times have offsets in seconds; see _US_2037
         s = pc.cast(us, self.L)  # "2024-01-02 03:04:05.000006" + "Z" / "-0500" when zoned
         if tz is None:
             return self._iso(s, _NAIVE_TS, r'"\1T\2\3"')
@@ -804,10 +807,12 @@ def _write_direct(source: _Source, sink: _Out, head: str, shape: _Shape, rows: _
         sink.text(_empty(head))
         return
     done = 0
+    started = False
     for batch in source.batches():
         text = rows(batch, done)  # the first batch is formatted before anything is written
-        if done == 0:
+        if not started:  # (once: leading batches may be empty)
             sink.text(header(head, n, d, shape.fields))
+            started = True
         done += batch.num_rows
         if done > n:
             break

@@ -664,6 +664,10 @@ def base_dtype(dtype: pl.DataType) -> pl.DataType:
         return pl.Float64()
     if dtype == pl.Boolean or dtype == pl.Null:
         return dtype
+    if isinstance(dtype, pl.Decimal) and not dtype.scale:
+        # Integers only, checked as such: a fraction, an exponent or a
+        # quoted "42" is a type mismatch, not text for the cast to round.
+        return pl.Decimal(38, 0)
     return pl.String()
 
 
@@ -889,7 +893,11 @@ class FrameReader:
         infer_schema_length: int | None = 100,
         key_field: str = "key",
         options: Mapping[str, Any] | None = None,
+        inferred: Mapping[str, Any] | None = None,
     ) -> None:
+        """``inferred``: column dtypes an earlier read inferred (scan_toon's
+        probe): used as this read's inference, checked as inferred types are
+        (not a user's ``schema``, which may round)."""
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         if infer_schema_length is not None and infer_schema_length < 0:
@@ -899,6 +907,7 @@ class FrameReader:
         self.columns = list(columns) if columns is not None else None
         self.schema = dict(schema) if schema is not None else None
         self.overrides = dict(schema_overrides or {})
+        self.inferred = dict(inferred or {})
         self.infer = infer_schema_length
         self.key_field = key_field
         self.options = dict(options or {})
@@ -959,6 +968,8 @@ class FrameReader:
             if absent:
                 raise ValueError(f"schema does not give a dtype for column(s) {absent}")
         self.given = [given.get(n) for n in self.leaf_names]
+        known = {leaf: d for name, dtype in self.inferred.items() for leaf, d in _flatten_dtype(name, dtype)}
+        self.known = [known.get(n) for n in self.leaf_names]
 
     # -- batches
 
@@ -970,18 +981,25 @@ class FrameReader:
         pool = ThreadPoolExecutor(max_workers=1)
         queue: deque[Future[pl.DataFrame]] = deque()
         try:
-            try:
-                for job in self._jobs():
-                    queue.append(pool.submit(job))
-                    while len(queue) > 1 or queue[0].done():
+            jobs = self._jobs()
+            while True:
+                try:
+                    job = next(jobs, None)
+                except ToonDecodeError:
+                    # An error further on in the input: the batches before it
+                    # first (one of them may hold an earlier error: that one
+                    # is raised).  Not around .result() below: an error of
+                    # batch k must not let batch k+1 be typed and raise first.
+                    while queue:
                         yield queue.popleft().result()
-                        if not queue:
-                            break
-            except ToonDecodeError:
-                # An error further on in the input: the batches before it first.
-                while queue:
+                    raise
+                if job is None:
+                    break
+                queue.append(pool.submit(job))
+                while len(queue) > 1 or queue[0].done():
                     yield queue.popleft().result()
-                raise
+                    if not queue:
+                        break
             while queue:
                 yield queue.popleft().result()
         finally:
@@ -998,8 +1016,10 @@ class FrameReader:
                 if self.dtypes is None:
                     pending.append(batch)
                     seen += batch.n
-                    if self.infer is not None and seen >= self.infer:
-                        self._decide(pending, complete=False)
+                    # Past the first infer_schema_length rows (one more row
+                    # tells that the table goes on): the types, from those.
+                    if self.infer is not None and seen > self.infer:
+                        self._decide(_head(pending, self.infer), complete=False)
                     if self.dtypes is not None:
                         for b in pending:
                             yield partial(self._typed, b)
@@ -1109,6 +1129,11 @@ class FrameReader:
             if given is not None:
                 dtypes.append(given)
                 self.forced.append(True)
+                continue
+            known = self.known[i]
+            if known is not None:
+                dtypes.append(known)
+                self.forced.append(False)
                 continue
             bits = 0
             for b in batches:
@@ -1242,10 +1267,12 @@ class FrameReader:
         # Error path: find the first offending row.
         fast_row = exact_row = None
         if exact is not None:
-            exact_row = next(r for r, v in enumerate(exact) if value_kind(v) & bad)
+            exact_row = row = next(r for r, v in enumerate(exact) if value_kind(v) & bad)
+            bad &= value_kind(exact[row])  # (that row's own kind, for the message)
         else:
             values = fast if fast is not None else self._fast_values(batch, i)
-            fast_row = next(r for r, v in enumerate(values) if value_kind(v) & bad)
+            fast_row = row = next(r for r, v in enumerate(values) if value_kind(v) & bad)
+            bad &= value_kind(values[row])
         how = (
             "the schema's dtype"
             if self.forced[i]
@@ -1316,6 +1343,29 @@ class FrameReader:
         assert self.dtypes is not None
         leaves = [pl.Series(f"c{i}", [], dtype=d) for i, d in enumerate(self.dtypes)]
         return pl.DataFrame(self._assemble(leaves, 0))
+
+
+def _head(batches: list[_Batch], k: int) -> list[_Batch]:
+    """The first ``k`` rows of ``batches`` (the last one cut: new pieces, the
+    same rows)."""
+    out: list[_Batch] = []
+    for b in batches:
+        if k <= 0:
+            break
+        if b.n <= k:
+            out.append(b)
+            k -= b.n
+            continue
+        pieces = []
+        for p in b.pieces:
+            if k <= 0:
+                break
+            if p.n > k:
+                p = p.split(k)[0]
+            pieces.append(p)
+            k -= p.n
+        out.append(_Batch(pieces))
+    return out
 
 
 def _cast(s: pl.Series, dtype: pl.DataType, *, strict: bool) -> pl.Series:

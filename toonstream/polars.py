@@ -135,19 +135,22 @@ def scan_toon(
     common: dict[str, Any] = dict(
         path=path, key_field=key_field, infer_schema_length=infer_schema_length, options=options
     )
-    # The schema comes from the first rows (all of them with infer_schema_length=None).
+    # The schema comes from the first rows (all of them with
+    # infer_schema_length=None), as read_toon decides it: one row more tells
+    # whether the table goes on past them.
+    given: dict[str, Any] = dict(schema=schema, schema_overrides=schema_overrides)
     probe = FrameReader(
         source,
         batch_size=batch_size,
-        n_rows=infer_schema_length,
-        schema=schema,
-        schema_overrides=schema_overrides,
+        n_rows=None if infer_schema_length is None else infer_schema_length + 1,
+        **given,
         **common,
     )
     first = next(iter(probe), None)
     if first is None:
         raise ValueError("the TOON source holds no table")
-    # The full read must type the columns exactly as the probe did.
+    # The full read types the columns as the probe did (and checks them as
+    # read_toon checks inferred types: no rounding into them).
     fixed = dict(first.schema)
 
     def source_generator(
@@ -164,7 +167,8 @@ def scan_toon(
             columns=columns,
             # With a predicate, n_rows counts rows that pass it: stop by hand.
             n_rows=n_rows if predicate is None else None,
-            schema={k: v for k, v in fixed.items() if columns is None or k in columns},
+            inferred=fixed,
+            **given,
             **common,
         )
         left = n_rows
