@@ -2,6 +2,7 @@
 
     python benchmarks/toon_to_polars.py                 # 1M rows x 8 columns (datasets.uniform)
     python benchmarks/toon_to_polars.py --rows 100000 --repeat 2
+    python benchmarks/toon_to_polars.py --floor         # what any polars-based reader must at least do
 
 Contenders, all producing a DataFrame of the same table:
 - toonstream.polars.read_toon(path)
@@ -11,6 +12,16 @@ Contenders, all producing a DataFrame of the same table:
 Each is timed in this process, best of --repeat runs; results are checked equal
 (read_toon vs pl.DataFrame(toonstream.loads)).  Writes
 benchmarks/results/toon_to_polars_<rows>.json.
+
+``--floor``: the least a reader built on polars' kernels must do for this
+table, each step timed alone (best of --repeat), against ``read_csv``: split
+the rows into string columns with polars' CSV tokenizer (rows with a quoted
+cell are left out of its input, so no quoting is handled at all), then, with
+the column types already known, run the cheapest §4 check per column that
+toonstream has found (polars' parsers are looser than §4: "05", "+5", "1." are
+strings in TOON) and convert.  No indentation, width, count or special-line
+checks, no error locations.  Writes
+benchmarks/results/toon_to_polars_floor_<rows>.json.
 """
 
 from __future__ import annotations
@@ -76,10 +87,63 @@ def rss(sizes: list[int]) -> None:
     (RESULTS / "toon_to_arrow_rss.json").write_text(json.dumps(out, indent=2))
 
 
+def floor(toon: Path, csv: Path, rows: int, repeat: int) -> None:
+    """The polars floor (see the module docstring)."""
+    import polars as pl
+
+    from toonstream._frames import infer_dtype, quick_check, token_expr, token_kinds
+
+    raw = toon.read_bytes()
+    header, _, body = raw.partition(b"\n")
+    width = header.count(b",") + 1
+    plain = b"\n".join(line for line in body.split(b"\n") if line and b'"' not in line) + b"\n"
+    names = [f"c{i}" for i in range(width)]
+
+    def tokenize() -> pl.DataFrame:
+        return pl.read_csv(
+            plain, has_header=False, separator=",", quote_char=None, schema={c: pl.String for c in names}
+        ).with_columns(pl.col("c0").str.slice(2))
+
+    tokens = tokenize()
+    bits = token_kinds(tokens.head(100))  # the types, decided as read_toon decides them
+    bases = [infer_dtype(b or 0, complete=False) for b in bits]
+    checks = [quick_check(pl.col(n), bases[i], n) for i, n in enumerate(names)]
+    casts = [token_expr(pl.col(n), bases[i], bits[i] or 0) for i, n in enumerate(names)]
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("polars read_csv (CSV, types inferred)", lambda: pl.read_csv(csv)),
+        ("tokenize: read_csv of the TOON rows as strings", tokenize),
+        ("check: cheapest §4 test per column (types known)", lambda: tokens.select([c for c in checks if c is not None])),
+        ("convert: cast the checked columns", lambda: tokens.select([c.alias(n) for c, n in zip(casts, names) if c is not None])),
+        ("toonstream read_toon", lambda: __import__("toonstream.polars").polars.read_toon(str(toon))),
+    ]
+    times = {}
+    for name, fn in steps:
+        times[name], _ = best(fn, repeat)
+    csv_s = times[steps[0][0]]
+    total = sum(times[name] for name, _ in steps[1:4])
+    print(f"\n{rows:,} rows x {width} columns, best of {repeat}\n")
+    print("| step | seconds | vs read_csv |")
+    print("|---|---:|---:|")
+    for name, _ in steps:
+        print(f"| {name} | {times[name]:.3f} | {times[name] / csv_s:.2f}x |")
+    print(f"| **floor** (tokenize + check + convert) | **{total:.3f}** | **{total / csv_s:.2f}x** |")
+    out = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "rows": rows,
+        "repeat": repeat,
+        "seconds": times,
+        "floor_seconds": total,
+        "floor_vs_read_csv": total / csv_s,
+    }
+    (RESULTS / f"toon_to_polars_floor_{rows}.json").write_text(json.dumps(out, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--floor", action="store_true", help="instead: the polars floor (see above)")
     ap.add_argument("--rss", type=int, nargs="*", metavar="ROWS",
                     help="instead: peak RSS of streaming iter_batches over tables of these sizes (subprocesses)")
     args = ap.parse_args()
@@ -103,6 +167,9 @@ def main() -> None:
         toon.write_text(toonstream.dumps(data), encoding="utf-8")
         pl.DataFrame(data).write_csv(csv)
         del data
+    if args.floor:
+        floor(toon, csv, args.rows, args.repeat)
+        return
     text = toon.read_text(encoding="utf-8")
     mb = toon.stat().st_size / 1e6
 

@@ -235,7 +235,11 @@ VALUES = TOKENS + ["[]", "", '"x:y"', "[2]: 1,2", "a: b"]
 
 
 def build(doc: str, members: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
-    d = Decoder(strict=strict, fields=members)
+    return built(Decoder(strict=strict, fields=members), doc, chunk)
+
+
+def built(d: Decoder, doc: str, chunk: int | None) -> tuple[str, Any]:
+    """The value ``d`` builds from ``doc`` fed in ``chunk``-byte pieces, or its error."""
     b = ValueBuilder()
     data = doc.encode()
     try:
@@ -383,16 +387,8 @@ def build_lists(doc: str, items: bool, chunk: int | None, strict: bool, **option
     d._machine.items = items
     if not items:
         d._machine.convert_column = None
-    b = ValueBuilder()
-    data = doc.encode()
-    try:
-        pieces = [data] if chunk is None else [data[k : k + chunk] for k in range(0, len(data), chunk)]
-        for piece in pieces:
-            b.push(d.feed(piece))
-        b.push(d.close())
-    except ToonDecodeError as e:
-        return "error", (e.line, e.code, e.column, e.line_text)
-    return "ok", as_pairs_deep(b.value)
+    outcome, value = built(d, doc, chunk)
+    return outcome, as_pairs_deep(value) if outcome == "ok" else value
 
 
 def as_pairs_deep(value: Any) -> Any:
