@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toonstream import Decoder, ToonDecodeError, loads
+import toonstream
 
 from conftest import flat_events
 
@@ -538,3 +539,40 @@ def test_item_templates_reject_what_they_cannot_take() -> None:
     assert not compiled("- a: 1\n  t[2:]{x}:\n    k: 1\n- a: 3")  # keyed table
     assert not compiled("- a:\n    b: 1\n- a: 3")  # nested object first
     assert not compiled("- a: 1\n   b: 2\n- a: 3")  # odd indentation
+
+
+from toonstream.decoder import _decoder, _drive, _ItemsAdapter  # noqa: E402
+
+
+def streamed(doc: str, prefix: str, kv: bool, items: bool, buf_size: int, strict: bool) -> tuple[list[Any], Any]:
+    """``items``/``kvitems`` with the list-item runs on or off: what they
+    yield, and their error (if any)."""
+    out: list[Any] = []
+    it = _drive(doc.encode(), _decoder(False, {"strict": strict}, items=items), _ItemsAdapter(prefix, kv=kv).push, buf_size)
+    try:
+        for v in it:
+            out.append(as_pairs_deep(v))
+    except ToonDecodeError as e:
+        return out, (e.line, e.code, e.column)
+    return out, None
+
+
+PREFIXES = ["item", "item.b", "item.c", "item.c.item", "item.c.item.f0", "item.k.y", "list.item", "list.item.b", "list.item.c.item", "outer.list.item", "outer.list.item.c.item", "outer.list", "", "list"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(item_lists(), st.sampled_from([7, 64, 4096]), st.sampled_from(PREFIXES), st.booleans())
+def test_item_runs_stream_the_same_items(case: tuple[str, bool], buf_size: int, prefix: str, kv: bool) -> None:
+    # items()/kvitems() take list items in runs too: the same values (at the
+    # list's items or inside them), in order, and the same error.
+    doc, strict = case
+    assert streamed(doc, prefix, kv, True, buf_size, strict) == streamed(doc, prefix, kv, False, buf_size, strict)
+
+
+def test_items_of_nested_records_come_in_runs() -> None:
+    doc = _orders(500)
+    records = list(toonstream.items(doc, "item"))
+    assert records == loads(doc) and len(records) == 500
+    assert list(toonstream.items(doc, "item.items.item")) == [it for r in records for it in r["items"]]
+    assert list(toonstream.kvitems(doc, "item.customer")) == [kv for r in records for kv in r["customer"].items()]
+    assert list(toonstream.items(doc, "item.total")) == [r["total"] for r in records]

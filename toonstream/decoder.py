@@ -37,6 +37,7 @@ from ._events import (
     StartObject,
     StartTable,
     Values,
+    Items,
 )
 from ._lines import LineSplitter
 from ._machine import Machine
@@ -480,7 +481,7 @@ def load(
 def _build(source: Source, **options: Any) -> Any:
     """The one value-building loop behind loads and load."""
     decoder = Decoder(fields=True, **options)
-    decoder._machine.items = True  # (Items events: this builder knows them)
+    decoder._machine.items = True  # (Items events of finished values: the builder takes them as they are)
     builder = ValueBuilder()
     for chunk in _chunks(source, DEFAULT_BUF_SIZE):
         builder.push(decoder.feed(chunk))
@@ -661,18 +662,22 @@ class _ParseAdapter:
 
 
 def _matches(value: Any, prefix: str, target: str, emit: Callable[[str, Any], None]) -> None:
-    """Call ``emit(prefix, v)`` for every value inside a built row at ``target``.
+    """Call ``emit(prefix, v)`` for every value inside a built value (a row,
+    a list item) at ``target``.
 
-    Rows hold only nested objects and primitives; the walk compares prefixes
-    (never splits them), so keys that contain dots match exactly as in ijson.
+    The walk compares prefixes (never splits them), so keys that contain
+    dots match exactly as in ijson; a list's elements are at ``.item``.
     """
     todo = [(prefix, value)]
     while todo:
         p, v = todo.pop()
         if p == target:
             emit(p, v)
-        elif type(v) is dict and target.startswith(p + "."):
-            todo.extend((p + "." + k, sub) for k, sub in reversed(list(v.items())))
+        elif target.startswith(p + "."):
+            if type(v) is dict:
+                todo.extend((p + "." + k, sub) for k, sub in reversed(list(v.items())))
+            elif type(v) is list:
+                todo.extend((p + ".item", sub) for sub in reversed(v))
 
 
 class _ItemsAdapter:
@@ -736,7 +741,9 @@ class _ItemsAdapter:
                     out.extend(ev.values)
             elif t is Rows:
                 top = scopes[-1]
-                self._rows(top.child, top.mark, ev.rows, out)
+                self._values(top.child, map(top.mark, ev.rows), out)
+            elif t is Items:
+                self._values(scopes[-1].child, ev.values, out)
             elif t is Entries:
                 top = scopes[-1]
                 make = top.mark
@@ -744,26 +751,29 @@ class _ItemsAdapter:
                     out.extend((k, make(row)) for k, row in ev.entries)
                 elif target.startswith(top.prefix):
                     for k, row in ev.entries:
-                        self._rows(top.key(k), make, (row,), out)
+                        self._values(top.key(k), (make(row),), out)
             else:  # EndObject, EndArray, EndTable
                 scopes.pop()
         return out
 
-    def _rows(self, item_prefix: str, make: Any, rows: Iterable[tuple[Any, ...]], out: list[Any]) -> None:
+    def _values(self, item_prefix: str, values: Iterable[Any], out: list[Any]) -> None:
+        """Finished values at ``item_prefix`` (row objects, list items): what
+        of them is at the target."""
         target = self.target
         if item_prefix == target:
             if self.kv:
-                for row in rows:
-                    out.extend(make(row).items())
+                for v in values:
+                    if type(v) is dict:
+                        out.extend(v.items())
             else:
-                out.extend(map(make, rows))
+                out.extend(values)
         elif target.startswith(item_prefix + "."):
             if self.kv:
                 emit: Callable[[str, Any], None] = lambda p, v: out.extend(v.items()) if type(v) is dict else None
             else:
                 emit = lambda p, v: out.append(v)
-            for row in rows:
-                _matches(make(row), item_prefix, target, emit)
+            for v in values:
+                _matches(v, item_prefix, target, emit)
 
 
 class _Columns:
@@ -964,10 +974,14 @@ def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[
 # ---------------------------------------------------------------------- drivers
 
 
-def _decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False) -> Decoder:
+def _decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False) -> Decoder:
+    """The driver's Decoder; ``items``: runs of list items come as Items
+    events of finished values (for consumers that take whole values)."""
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
-    return Decoder(fields=batches, **options)
+    decoder = Decoder(fields=batches, **options)
+    decoder._machine.items = items
+    return decoder
 
 
 def _rows_setup(
@@ -1004,7 +1018,7 @@ def items(source: Source, prefix: str, *, use_float: bool = False, buf_size: int
     >>> list(items("users[2]{id}:\\n  1\\n  2", "users.item"))
     [{'id': 1}, {'id': 2}]
     """
-    return _drive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=False).push, buf_size)
+    return _drive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=False).push, buf_size)
 
 
 def kvitems(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[tuple[str, Any]]:
@@ -1013,7 +1027,7 @@ def kvitems(source: Source, prefix: str, *, use_float: bool = False, buf_size: i
     >>> list(kvitems("cfg:\\n  a: 1\\n  b: x", "cfg"))
     [('a', 1), ('b', 'x')]
     """
-    return _drive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=True).push, buf_size)
+    return _drive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=True).push, buf_size)
 
 
 def rows(
@@ -1056,12 +1070,12 @@ def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int =
 
 def items_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[Any]:
     """Async :func:`items`."""
-    return _adrive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=False).push, buf_size)
+    return _adrive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=False).push, buf_size)
 
 
 def kvitems_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, Any]]:
     """Async :func:`kvitems`."""
-    return _adrive(source, _decoder(use_float, options), _ItemsAdapter(prefix, kv=True).push, buf_size)
+    return _adrive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=True).push, buf_size)
 
 
 def rows_async(
