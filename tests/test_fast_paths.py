@@ -576,3 +576,33 @@ def test_items_of_nested_records_come_in_runs() -> None:
     assert list(toonstream.items(doc, "item.items.item")) == [it for r in records for it in r["items"]]
     assert list(toonstream.kvitems(doc, "item.customer")) == [kv for r in records for kv in r["customer"].items()]
     assert list(toonstream.items(doc, "item.total")) == [r["total"] for r in records]
+
+
+def parsed(doc: str, items: bool, buf_size: int, strict: bool) -> tuple[list[Any], Any]:
+    """``parse``'s triples with the list-item runs on or off, and its error."""
+    from toonstream.decoder import _ParseAdapter
+
+    out: list[Any] = []
+    it = _drive(doc.encode(), _decoder(False, {"strict": strict}, batches=True, items=items), _ParseAdapter().push, buf_size)
+    try:
+        out.extend(it)
+    except ToonDecodeError as e:
+        return out, (e.line, e.code, e.column)
+    return out, None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(item_lists(), st.sampled_from([7, 64, 4096]))
+def test_item_runs_parse_to_the_same_events(case: tuple[str, bool], buf_size: int) -> None:
+    doc, strict = case
+    assert parsed(doc, True, buf_size, strict) == parsed(doc, False, buf_size, strict)
+
+
+def test_item_runs_parse_like_ijson_on_nested_records() -> None:
+    import json
+
+    import ijson
+
+    doc = _orders(300)
+    expected = list(ijson.parse(json.dumps(loads(doc)).encode()))
+    assert list(toonstream.parse(doc)) == [(p, e, v) for p, e, v in expected]

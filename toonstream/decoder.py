@@ -595,6 +595,47 @@ def _row_triples(prefix: str, fields: Fields, row: tuple[Any, ...], out: list[tu
             todo.append((vp, iter(f.children)))
 
 
+def _values_triples(prefix: str, values: list[Any], out: list[tuple[str, str, Any]]) -> None:
+    """ijson triples of finished values at ``prefix`` (list items, all inside
+    an array: never the root), iteratively: a stack of open containers."""
+    app = out.append
+    kind = _kind_of_type
+    for root in values:
+        t = type(root)
+        if t is dict:
+            app((prefix, "start_map", None))
+            stack: list[tuple[str, Iterator[Any], str, bool]] = [(prefix, iter(root.items()), "end_map", True)]
+        elif t is list:
+            app((prefix, "start_array", None))
+            stack = [(prefix, iter(root), "end_array", False)]
+        else:
+            app((prefix, kind(t), root))
+            continue
+        while stack:
+            p, it, end, is_map = stack[-1]
+            for x in it:
+                if is_map:
+                    app((p, "map_key", x[0]))
+                    vp = p + "." + x[0]
+                    v = x[1]
+                else:
+                    vp = p + ".item"
+                    v = x
+                t = type(v)
+                if t is dict:
+                    app((vp, "start_map", None))
+                    stack.append((vp, iter(v.items()), "end_map", True))
+                    break
+                if t is list:
+                    app((vp, "start_array", None))
+                    stack.append((vp, iter(v), "end_array", False))
+                    break
+                app((vp, kind(t), v))
+            else:  # (this container is done)
+                stack.pop()
+                app((p, end, None))
+
+
 class _ParseAdapter:
     """Events -> ``(prefix, event, value)`` triples, as ``ijson.parse`` yields them."""
 
@@ -632,6 +673,8 @@ class _ParseAdapter:
                 p = scopes[-1].child
                 for v in ev.values:
                     app((p, _kind(v), v))
+            elif t is Items:
+                _values_triples(scopes[-1].child, ev.values, out)
             elif t is StartObject:
                 vp = _value_prefix(scopes)
                 app((vp, "start_map", None))
@@ -1009,7 +1052,7 @@ def parse(source: Source, *, use_float: bool = False, buf_size: int = DEFAULT_BU
     >>> list(parse("a[2]: 1,x"))[:4]
     [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'start_array', None), ('a.item', 'number', 1)]
     """
-    return _drive(source, _decoder(use_float, options, batches=True), _ParseAdapter().push, buf_size)
+    return _drive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
 
 
 def items(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[Any]:
@@ -1065,7 +1108,7 @@ def rows(
 def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, str, Any]]:
     """Async :func:`parse`: ``source`` is an async file-like object (``await read(n)``)
     or an async iterable of chunks."""
-    return _adrive(source, _decoder(use_float, options), _ParseAdapter().push, buf_size)
+    return _adrive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
 
 
 def items_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[Any]:
