@@ -606,3 +606,19 @@ def test_item_runs_parse_like_ijson_on_nested_records() -> None:
     doc = _orders(300)
     expected = list(ijson.parse(json.dumps(loads(doc)).encode()))
     assert list(toonstream.parse(doc)) == [(p, e, v) for p, e, v in expected]
+
+
+def test_json_output_of_nested_records() -> None:
+    import io
+    import json
+
+    from toonstream.tojson import decode_to_json, decode_to_jsonl
+
+    doc = _orders(300)
+    out = io.StringIO()
+    decode_to_jsonl(doc, out)
+    assert [json.loads(line) for line in out.getvalue().splitlines()] == loads(doc)
+    out = io.StringIO()
+    decode_to_json(doc, out, indent=2)
+    assert json.loads(out.getvalue()) == loads(doc)
+    assert out.getvalue().startswith('[\n  {\n    "id": 0,\n    "at": "2024-01-01T10:00:00Z",\n    "customer": {\n')

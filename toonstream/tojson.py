@@ -119,7 +119,7 @@ class _JsonWriter:
 
 
 def _run(source: Source, out: IO[str] | IO[bytes], indent: int | None, jsonl: bool, options: dict[str, Any]) -> None:
-    decoder = _decoder(False, options)
+    decoder = _decoder(False, options, batches=True, items=True)  # (parse's batched events)
     adapter = _ParseAdapter()
     sink = LineSink(out)
     writer = _JsonWriter(sink, indent=indent, jsonl=jsonl, where=lambda: decoder.line)
