@@ -622,3 +622,42 @@ def test_json_output_of_nested_records() -> None:
     decode_to_json(doc, out, indent=2)
     assert json.loads(out.getvalue()) == loads(doc)
     assert out.getvalue().startswith('[\n  {\n    "id": 0,\n    "at": "2024-01-01T10:00:00Z",\n    "customer": {\n')
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "  - id: {i}\n    tags: {odd}\n",  # "[]" every other item: an empty array, not a value
+        "  - id: {i}\n    t[1]{{a,b}}:\n      x,{odd}\n",  # a quoted cell every other item
+    ],
+)
+def test_items_a_template_refuses_cost_no_repeated_work(item: str, monkeypatch: Any) -> None:
+    # An item the template must not take ends the run when it is matched
+    # (not after the whole window was converted), and the window shrinks
+    # after short runs: the work stays proportional to the input (counted
+    # in items converted and lines joined, not timed).
+    n = 4000
+    odd = "[]" if "tags" in item else '"q"'
+    doc = f"[{n}]:\n" + "".join(item.format(i=i, odd=odd if i % 2 else "y") for i in range(n))
+    built = joined = 0
+    real_build = _items.build_run
+
+    def counting_build(templates: Any, which: list[int], groups: list[Any], *a: Any) -> Any:
+        nonlocal built
+        built += len(groups)
+        return real_build(templates, which, groups, *a)
+
+    from toonstream import _machine
+
+    real_match = _items.match_items
+
+    def counting_match(templates: Any, text: str, limit: int) -> Any:
+        nonlocal joined
+        joined += text.count("\n")
+        return real_match(templates, text, limit)
+
+    monkeypatch.setattr(_machine, "build_run", counting_build)
+    monkeypatch.setattr(_machine, "match_items", counting_match)
+    assert loads(doc) == build_lists(doc, False, None, True)[1] or as_pairs_deep(loads(doc)) == build_lists(doc, False, None, True)[1]
+    lines = doc.count("\n")
+    assert built <= n and joined <= 3 * lines, (built, joined, lines)

@@ -25,7 +25,9 @@ error and to the same value:
 - an item is taken only when the line after it is in the same feed and
   ends it (at most the list's indentation, not blank, a comment or a tab);
 - a row block has exactly ``N`` lines, none with a colon or a quote, each
-  with the header's width of cells;
+  with the header's width of cells (the regex itself refuses an item with a
+  colon or quote in a row, or an empty or ``[]`` value: such an item ends a
+  run when it is matched, before the run is converted);
 - values and cells go through the column converter, which equals the
   per-line converter token by token.
 
@@ -36,6 +38,7 @@ path (and gets its precise error there, if it is one).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import repeat
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -45,7 +48,10 @@ from ._events import Fields
 from ._grammar import UNQUOTED_KEY
 from ._scalars import split_columns
 
-_VALUE = r"([^\n]*)\n"
+# A value: not empty and not "[]" (spaces around aside): those lines open an
+# object or hold an empty array.  Checked by the regex, so that such an item
+# ends a run when it is matched, before any of the run is converted.
+_VALUE = r"(?! *(?:\[\] *)?\n)([^\n]*)\n"
 
 
 class Table(NamedTuple):
@@ -173,7 +179,7 @@ def compile_item(
                 + re.escape(content[digits:])
                 + r"\n((?:"
                 + row_indent
-                + r"(?![ #\t\n])[^\n]*\n)*)"
+                + r"(?![ #\t\n])[^\n\":]*\n)*)"  # (a quote or colon: the item is the per-line path's)
             )
             program.append((_LEAF, key))
             slots.append(Table(h.fields, h.width, h.delim, "\n" + row_indent))
@@ -197,11 +203,17 @@ def compile_item(
     # The line after the item ends it: at most the list's indentation, and
     # content (a blank or comment line may be followed by more of the item).
     parts.append(r"(?= {0,%d}[^ \n#\t])" % plen)
-    made = _display_function(tuple(program), columns=True)
+    return Template(re.compile("".join(parts)), tuple(slots), _maker(tuple(program)))
+
+
+@lru_cache(maxsize=64)  # (a shape seen again compiles nothing: re caches its patterns too)
+def _maker(program: tuple[tuple[int, str], ...]) -> Callable[..., dict[str, Any]]:
+    """The function building an item's object from its slot values."""
+    made = _display_function(program, columns=True)
     if made is None:  # too big to compile: the step interpreter, from a tuple
-        interpreted = _interpreted(tuple(program))
-        made = lambda *values: interpreted(values)  # noqa: E731
-    return Template(re.compile("".join(parts)), tuple(slots), made)
+        interpreted = _interpreted(program)
+        return lambda *values: interpreted(values)
+    return made
 
 
 def match_items(

@@ -161,7 +161,7 @@ class Machine:
         self._item_window = _ITEM_WINDOW_MIN  # lines looked at per attempt
         self._item_misses = 0  # attempts in a row that took nothing
         self._item_compiles = 0  # templates compiled for this list
-        self._item_taken = 0  # items taken from this list
+        self._item_taken = 0  # lines taken from this list
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
 
     # ------------------------------------------------------------------ driving
@@ -909,6 +909,7 @@ class Machine:
         if frame is not self._item_list:
             self._item_list, self._item_index, self._item_head = frame, len(stack) - 1, head
             self._item_misses = self._item_compiles = self._item_taken = 0
+            self._item_window = _ITEM_WINDOW_MIN
         if self._item_misses >= _ITEM_MISSES:
             return i  # (this list's items do not fit templates: stop trying)
         window = min(len(lines), i + self._item_window)
@@ -924,7 +925,7 @@ class Machine:
             # A new shape (or the first).  Compiling costs more than reading
             # an item line by line: a list whose shapes rarely repeat stops.
             self._item_compiles += 1
-            if self._item_compiles > _ITEM_COMPILES and self._item_taken < 4 * self._item_compiles:
+            if self._item_compiles > _ITEM_COMPILES and self._item_taken < _ITEM_LINES_PER_COMPILE * self._item_compiles:
                 self._item_misses = _ITEM_MISSES
                 return i
             template = compile_item(
@@ -932,8 +933,9 @@ class Machine:
                 room=self.max_depth - len(stack), max_depth=self.max_depth, length_digits=_MAX_LENGTH_DIGITS,
             )  # fmt: skip
             if template is not None:
-                templates.insert(0, template)
-                del templates[_ITEM_TEMPLATES:]
+                if all(t.pattern is not template.pattern for t in templates):  # (re hands back a cached pattern)
+                    templates.insert(0, template)
+                    del templates[_ITEM_TEMPLATES:]
                 which, groups, ends = match_items(templates, text, limit)
                 if not groups and window < len(lines) and self._item_window < _ITEM_WINDOW_MAX:
                     self._item_window *= 4  # (an item longer than the window)
@@ -948,13 +950,23 @@ class Machine:
                 del which[bad.index :]
         if not values:
             self._item_misses += 1
+            if window == i + self._item_window:  # (not an item cut by the feed's end)
+                self._item_window = max(_ITEM_WINDOW_MIN, self._item_window // 4)
             return i
-        self._item_taken += len(values)
         self._item_misses = 0
         nlines = text.count("\n", 0, ends[len(values) - 1])
-        # A run that fills most of the window: look further next time.
-        if nlines * 2 > window - i and self._item_window < _ITEM_WINDOW_MAX:
-            self._item_window *= 4
+        self._item_taken += nlines
+        # The window follows the runs: a run that fills most of it looks
+        # further next time; a short one (items of another shape around)
+        # makes it smaller, so that a join is not much longer than a run.
+        # (A run that ends within two items of the text's end was cut by the
+        # window or the feed, not by an item of another shape.)
+        end = ends[len(values) - 1]
+        if len(text) - end < 2 * end // len(values):
+            if window == i + self._item_window:  # the window's end, not the feed's
+                self._item_window = min(_ITEM_WINDOW_MAX, self._item_window * 4)
+        elif nlines * 8 < self._item_window:
+            self._item_window = max(_ITEM_WINDOW_MIN, self._item_window // 4)
         if frame.count == 0:
             self.started_arrays += 1
         frame.count += len(values)
@@ -1026,10 +1038,12 @@ _ITEM_WINDOW_MIN = 64
 _ITEM_WINDOW_MAX = 4096
 # Attempts in a row that take no item before a list stops trying.
 _ITEM_MISSES = 8
-# Templates kept per list indentation; past _ITEM_COMPILES compiled for one
-# list, it stops unless each took 4 items on average.
+# Templates kept per list indentation.  Compiling one costs about as much as
+# reading 50 lines the per-line way: past _ITEM_COMPILES compiled for one
+# list, it stops unless they took _ITEM_LINES_PER_COMPILE lines each on average.
 _ITEM_TEMPLATES = 8
-_ITEM_COMPILES = 8  # distinct field lists remembered per decoder
+_ITEM_COMPILES = 8
+_ITEM_LINES_PER_COMPILE = 64  # distinct field lists remembered per decoder
 
 _KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
 
