@@ -24,10 +24,11 @@ error and to the same value:
   object, nesting within ``max_depth``;
 - an item is taken only when the line after it is in the same feed and
   ends it (at most the list's indentation, not blank, a comment or a tab);
-- a row block has exactly ``N`` lines, none with a colon or a quote, each
-  with the header's width of cells (the regex itself refuses an item with a
-  colon or quote in a row, or an empty or ``[]`` value: such an item ends a
-  run when it is matched, before the run is converted);
+- a row block has exactly ``N`` lines, none with a colon, each with the
+  header's width of cells (rows with quoted cells are split one by one, as
+  the per-line path splits them); the regex itself refuses an item with a
+  colon in a row, or an empty or ``[]`` value: such an item ends a run when
+  it is matched, before the run is converted;
 - values and cells go through the column converter, which equals the
   per-line converter token by token.
 
@@ -46,7 +47,7 @@ from ._build import _CLOSE, _LEAF, _OPEN, _display_function, _interpreted, batch
 from ._errors import ToonDecodeError
 from ._events import Fields
 from ._grammar import UNQUOTED_KEY
-from ._scalars import split_columns
+from ._scalars import quoted_rows, split_columns
 
 # A value: not empty and not "[]" (spaces around aside): those lines open an
 # object or hold an empty array.  Checked by the regex, so that such an item
@@ -179,7 +180,7 @@ def compile_item(
                 + re.escape(content[digits:])
                 + r"\n((?:"
                 + row_indent
-                + r"(?![ #\t\n])[^\n\":]*\n)*)"  # (a quote or colon: the item is the per-line path's)
+                + r"(?![ #\t\n])[^\n:]*\n)*)"  # (a colon: the item is the per-line path's)
             )
             program.append((_LEAF, key))
             slots.append(Table(h.fields, h.width, h.delim, "\n" + row_indent))
@@ -318,14 +319,20 @@ def _tables(
     if counts != declared:
         raise _Bad(next(k for k, (a, b) in enumerate(zip(counts, declared)) if a != b))
     text = "".join(blocks)
-    if ":" in text or '"' in text:  # a key-value line at row depth, a quoted cell: the per-line path
-        raise _Bad(next(k for k, b in enumerate(blocks) if ":" in b or '"' in b))
+    if ":" in text:  # a key-value line at row depth (or a colon in a cell): the per-line path
+        raise _Bad(next(k for k, b in enumerate(blocks) if ":" in b))
     nrows = len(text) and sum(counts)
     if not nrows:
         return [[] for _ in counts]
     d = table.delim
     width = table.width
-    cells = split_columns("\n" + text[:-1], table.row_start, d, width, nrows, [])
+    body = "\n" + text[:-1]
+    patches: list[tuple[int, list[str]]] = []
+    if '"' in body:  # rows with quoted cells: split one by one, as the per-line path splits them
+        body, patches, kept = quoted_rows(body, len(table.row_start) - 1, d, width, nrows)
+        if kept < nrows:  # a quoted row of the wrong width
+            raise _Bad(_item_of_row(counts, kept))
+    cells = split_columns(body, table.row_start, d, width, nrows, patches)
     if cells is None:  # some row has the wrong width
         lead = len(table.row_start) - 1
         raise _Bad(

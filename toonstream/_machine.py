@@ -44,7 +44,7 @@ from ._events import (
 )
 from ._grammar import LENGTH, UNQUOTED_KEY
 from ._items import Template, _Bad, build_run, compile_item, match_items
-from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, scan_quoted, split_cells, split_columns
+from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).
@@ -749,7 +749,7 @@ class Machine:
         comment marker or space next to a delimiter: then the per-line path
         would split it on the delimiter and convert each cell, which is what
         this does with C-level ``str.split``/``zip``/``map``.  Lines with
-        quotes are split one by one (see ``_quoted_rows``).  Anything else,
+        quotes are split one by one (see ``quoted_rows``).  Anything else,
         including every line that would be an error, is left to the per-line
         path (which reports it precisely).  Returns the index after
         the run (``i`` when there is none worth taking).
@@ -796,7 +796,7 @@ class Machine:
         text = text[:end]
         patches: list[tuple[int, list[str]]] = []
         if '"' in text:
-            text, patches, nrows = _quoted_rows(text, plen, d, width, nrows)
+            text, patches, nrows = quoted_rows(text, plen, d, width, nrows)
         if nrows < self._MIN_BLOCK:
             self._fast_cooldown = nrows
             return i
@@ -1046,44 +1046,6 @@ _ITEM_COMPILES = 8
 _ITEM_LINES_PER_COMPILE = 64  # distinct field lists remembered per decoder
 
 _KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
-
-
-def _quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[str, list[tuple[int, list[str]]], int]:
-    """Take the lines with quotes out of a block's ``text`` (LF + line, per row).
-
-    Each is split exactly as the per-line path splits it (``split_cells``)
-    and replaced by a placeholder row; returns the new text,
-    ``(row, tokens)`` patches for ``split_columns`` and the number of rows
-    kept: a quoted line with the wrong number of cells ends the block there
-    (the per-line path reports it).  Quoted rows are rare, so a Python step
-    per quoted row keeps the rest of the block column-wise.
-    """
-    # (cells "0": no spaces for the trim checks to see, even at width 1)
-    placeholder = "\n" + " " * plen + d.join("0" * width)
-    pieces: list[str] = []
-    patches: list[tuple[int, list[str]]] = []
-    row = -1
-    prev = 0  # text before `prev` is in pieces (or counted, for `row`)
-    counted = 0
-    q = text.find('"')
-    while q != -1:
-        start = text.rfind("\n", 0, q)  # the LF that starts the quoted line
-        stop = text.find("\n", q)
-        if stop == -1:
-            stop = len(text)
-        row += text.count("\n", counted, start + 1)
-        counted = start + 1
-        cells = split_cells(text[start + 1 + plen : stop], d)
-        if len(cells) != width:
-            pieces.append(text[prev:start])
-            return "".join(pieces), patches, row
-        patches.append((row, [t.strip(" ") for t in cells]))
-        pieces.append(text[prev:start])
-        pieces.append(placeholder)
-        prev = stop
-        q = text.find('"', stop)
-    pieces.append(text[prev:])
-    return "".join(pieces), patches, nrows
 
 
 _ROW_START: dict[int, re.Pattern[str]] = {}

@@ -204,6 +204,44 @@ def split_columns(
     return columns
 
 
+def quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[str, list[tuple[int, list[str]]], int]:
+    """Take the lines with quotes out of a block's ``text`` (LF + line, per row).
+
+    Each is split exactly as the per-line path splits it (``split_cells``)
+    and replaced by a placeholder row; returns the new text,
+    ``(row, tokens)`` patches for ``split_columns`` and the number of rows
+    kept: a quoted line with the wrong number of cells ends the block there
+    (the per-line path reports it).  Quoted rows are rare, so a Python step
+    per quoted row keeps the rest of the block column-wise.
+    """
+    # (cells "0": no spaces for the trim checks to see, even at width 1)
+    placeholder = "\n" + " " * plen + d.join("0" * width)
+    pieces: list[str] = []
+    patches: list[tuple[int, list[str]]] = []
+    row = -1
+    prev = 0  # text before `prev` is in pieces (or counted, for `row`)
+    counted = 0
+    q = text.find('"')
+    while q != -1:
+        start = text.rfind("\n", 0, q)  # the LF that starts the quoted line
+        stop = text.find("\n", q)
+        if stop == -1:
+            stop = len(text)
+        row += text.count("\n", counted, start + 1)
+        counted = start + 1
+        cells = split_cells(text[start + 1 + plen : stop], d)
+        if len(cells) != width:
+            pieces.append(text[prev:start])
+            return "".join(pieces), patches, row
+        patches.append((row, [t.strip(" ") for t in cells]))
+        pieces.append(text[prev:start])
+        pieces.append(placeholder)
+        prev = stop
+        q = text.find('"', stop)
+    pieces.append(text[prev:])
+    return "".join(pieces), patches, nrows
+
+
 def make_converter(
     *,
     parse_float: Callable[[str], Any] | None = None,
