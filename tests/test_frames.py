@@ -697,3 +697,13 @@ def test_scan_does_not_round_into_inferred_types() -> None:
     assert "inferred from the first 100 rows" in str(e.value)
     # a user's schema may round (it was asked for)
     assert tp.scan_toon(doc, schema={"a": pl.Float64}).collect()["a"][120] == 12345678901234567.0
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 65_536])
+def test_the_first_misfit_in_the_document_is_reported_whatever_its_column(batch_size: int) -> None:
+    rows: list[dict[str, Any]] = [{"a": i + 0.5, "s": i} for i in range(150)]
+    rows[130]["a"] = "x"  # column a, later
+    rows[120]["s"] = "y"  # column s, first
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(toonstream.dumps(rows).encode(), batch_size=batch_size)
+    assert (e.value.code, e.value.line) == ("type_mismatch", 122) and "'s'" in str(e.value)

@@ -1174,6 +1174,7 @@ class FrameReader:
         order = batch.order()
         bases = [base_dtype(d) for d in self.dtypes]
         fast_cols: dict[int, pl.Series] = {}
+        misfits: list[ToonDecodeError] = []  # one per column at most: raised is the first in the document
         if batch.fast is not None:
             fast = batch.fast
             names = fast.columns
@@ -1217,11 +1218,17 @@ class FrameReader:
                 b = bits_fast[i]
                 if b is None:
                     values = self._fast_values(batch, i)
-                    self._check(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=values)
+                    misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=values)
+                    if misfit is not None:
+                        misfits.append(misfit)
+                        continue
                     fast_cols[i] = convert_values(n, values, bases[i])
                     continue
                 if b:
-                    self._check(batch, i, b, allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=None)
+                    misfit = self._misfit(batch, i, b, allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=None)
+                    if misfit is not None:
+                        misfits.append(misfit)
+                        continue
                 e = token_expr(pl.col(n), bases[i], b, self.scan.delim if self.scan.quoted else None)
                 if e is None:
                     fast_cols[i] = canonical_texts(fast.to_series(i), self.scan.delim)
@@ -1231,6 +1238,14 @@ class FrameReader:
                 converted = fast.select(exprs)
                 for n in converted.columns:
                     fast_cols[names.index(n)] = converted.get_column(n)
+        if batch.rows:
+            for i, dtype in enumerate(self.dtypes):
+                values = [r[i] for r in batch.rows]
+                misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), dtype, exact=values)
+                if misfit is not None:
+                    misfits.append(misfit)
+        if misfits:  # the first in the document, whichever column it is in
+            raise min(misfits, key=lambda e: e.line or 0)
         leaves: list[pl.Series] = []
         for i, dtype in enumerate(self.dtypes):
             base = bases[i]
@@ -1240,7 +1255,6 @@ class FrameReader:
                 parts.append(fast_cols[i].alias(name))
             if batch.rows:
                 values = [r[i] for r in batch.rows]
-                self._check(batch, i, values_kinds(values), allowed_kinds(base, self.forced[i]), dtype, exact=values)
                 parts.append(convert_values(name, values, base))
             s = parts[0] if len(parts) == 1 else pl.concat(parts)
             if order is not None:
@@ -1250,7 +1264,7 @@ class FrameReader:
             leaves.append(s)
         return pl.DataFrame(self._assemble(leaves, batch.n))
 
-    def _check(
+    def _misfit(
         self,
         batch: _Batch,
         i: int,
@@ -1260,10 +1274,12 @@ class FrameReader:
         *,
         fast: list[Any] | None = None,
         exact: list[Any] | None = None,
-    ) -> None:
+    ) -> ToonDecodeError | None:
+        """The error for column ``i``'s first value that does not fit its
+        dtype (None if all fit)."""
         bad = bits & ~allowed
         if not bad:
-            return
+            return None
         # Error path: find the first offending row.
         fast_row = exact_row = None
         if exact is not None:
@@ -1278,7 +1294,7 @@ class FrameReader:
             if self.forced[i]
             else f"inferred from the first {self.inferred_from} rows; pass schema_overrides or a larger infer_schema_length"
         )
-        raise self._error(
+        return self._error(
             batch,
             fast_row,
             exact_row,
