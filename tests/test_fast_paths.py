@@ -434,7 +434,7 @@ def item_lists(draw: Any) -> tuple[str, bool]:
     width = draw(st.integers(1, 3))
     fields = delim.join(f"f{i}" for i in range(width))
     usual = [draw(st.sampled_from(ITEM_VALUES[:5])) for _ in range(4)]  # mostly the same few values
-    n = draw(st.integers(1, 14))
+    n = draw(st.integers(1, 24))  # (lists of fewer than 8 items are read line by line)
     rare = draw(st.sampled_from([0, 0, 30, 8]))  # 1 in `rare` values is odd (0: none)
 
     def odd() -> bool:
@@ -507,7 +507,7 @@ def test_item_runs_are_taken_for_records_with_nested_parts() -> None:
 
 @pytest.mark.parametrize("max_depth", [1, 2, 3, 4, 5])
 def test_item_runs_respect_max_depth(max_depth: int) -> None:
-    doc = "a:\n  l[3]:\n" + "".join(f"    - k: {i}\n      o:\n        p: 1\n      t[1]{{x}}:\n        {i}\n" for i in range(3)) + "z: 1\n"
+    doc = "a:\n  l[10]:\n" + "".join(f"    - k: {i}\n      o:\n        p: 1\n      t[1]{{x}}:\n        {i}\n" for i in range(10)) + "z: 1\n"
     assert build_lists(doc, True, None, True, max_depth=max_depth) == build_lists(doc, False, None, True, max_depth=max_depth)
 
 
@@ -676,3 +676,45 @@ def test_item_runs_take_rows_with_quoted_cells() -> None:
     d = Decoder(fields=True)
     d._machine.items = True
     assert sum(len(e.values) for e in d.feed(doc.encode()) + d.close() if type(e) is Items) >= 59
+
+
+@pytest.mark.parametrize("delim", [",", "|", "\t"])
+def test_a_quoted_row_does_not_hide_rows_of_the_wrong_width(delim: str) -> None:
+    # One row too wide, a quoted row, rows too narrow: the total number of
+    # cells is right, but each row's is not.  The width is checked before
+    # the quoted rows' cells go back in place (which used to hide the shift).
+    sym = "" if delim == "," else delim
+    rows = ["c00", "c01", "c02", "c03"], ['"q,1"', "v10"], ["c20"], ["c30"]
+    body = "".join("  " + delim.join(r) + "\n" for r in rows) + "".join(f"  {k}{delim}{k}\n" for k in range(6))
+    table = f"t[10{sym}]{{a{delim}b}}:\n" + body
+    item = "  - k: 1\n    t[4%s]{a%sb}:\n" % (sym, delim) + "".join("      " + delim.join(r) + "\n" for r in rows)
+    listed = "[12]:\n" + "  - k: 0\n    t[0%s]{a%sb}:\n" % (sym, delim) + item + "".join(f"  - k: {i}\n    t[0{sym}]{{a{delim}b}}:\n" for i in range(10))
+    for doc in (table, listed):
+        expected = build_lists(doc, False, None, True)
+        assert expected[0] == "error" and expected[1][1] == "width_mismatch"
+        for chunk in (None, 64):
+            assert build_lists(doc, True, chunk, True) == expected
+        with pytest.raises(ToonDecodeError):
+            loads(doc)
+
+
+def test_small_lists_of_many_shapes_compile_little(monkeypatch: Any) -> None:
+    # Compiling a template pays only over many items: short lists are read
+    # line by line, and one decoder's compiles are budgeted over all its
+    # lists (counted, not timed).
+    from toonstream import _machine
+
+    compiled = 0
+    real = _machine.compile_item
+
+    def counting(*a: Any, **k: Any) -> Any:
+        nonlocal compiled
+        compiled += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(_machine, "compile_item", counting)
+    small = "\n".join(f"l{j}[2]:\n  - a{j}: 1\n    b{j}: 2\n  - a{j}: 3\n    b{j}: 4" for j in range(300))
+    assert loads(small)["l7"] == [{"a7": 1, "b7": 2}, {"a7": 3, "b7": 4}] and compiled == 0
+    shapes = "\n".join(f"l{j}[9]:\n" + "".join(f"  - a{j}_{i}: 1\n    b: 2\n" for i in range(9)) for j in range(300))
+    assert loads(shapes)["l5"][8] == {"a5_8": 1, "b": 2}
+    assert compiled <= 8  # a shape per item: the budget runs out, not one compile per item

@@ -160,8 +160,9 @@ class Machine:
         self._item_head = ""  # its items' first characters ("  - ")
         self._item_window = _ITEM_WINDOW_MIN  # lines looked at per attempt
         self._item_misses = 0  # attempts in a row that took nothing
-        self._item_compiles = 0  # templates compiled for this list
-        self._item_taken = 0  # lines taken from this list
+        self._item_compiles = 0  # templates compiled (all lists)
+        self._item_taken = 0  # lines taken in runs (all lists)
+        self._item_joined = self._item_kept = 0  # lines joined, and taken, for this list
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
 
     # ------------------------------------------------------------------ driving
@@ -899,8 +900,8 @@ class Machine:
             self._text = lines[i]
             while len(stack) > k + 1:
                 self._pop()
-        if not self.strict or frame.length is None or frame.count >= frame.length:
-            return i
+        if not self.strict or frame.length is None or frame.length - frame.count < _ITEM_RUN_MIN:
+            return i  # (a short list: the per-line path is cheaper than a template)
         size = self.indent_size
         plen = frame.depth * size
         head = " " * plen + "- "
@@ -908,11 +909,14 @@ class Machine:
             return i
         if frame is not self._item_list:
             self._item_list, self._item_index, self._item_head = frame, len(stack) - 1, head
-            self._item_misses = self._item_compiles = self._item_taken = 0
+            self._item_misses = self._item_joined = self._item_kept = 0
             self._item_window = _ITEM_WINDOW_MIN
-        if self._item_misses >= _ITEM_MISSES:
-            return i  # (this list's items do not fit templates: stop trying)
+        if self._item_misses >= _ITEM_MISSES or self._item_joined > 2 * self._item_kept + _ITEM_JOIN_SLACK:
+            # This list's items do not fit templates (or only now and then:
+            # the lines joined to look for runs would outweigh those taken).
+            return i
         window = min(len(lines), i + self._item_window)
+        self._item_joined += window - i
         text = "\n".join(lines[i:window]) + "\n"
         limit = frame.length - frame.count
         templates = self._templates.setdefault(plen, [])
@@ -924,10 +928,17 @@ class Machine:
         if not groups:
             # A new shape (or the first).  Compiling costs more than reading
             # an item line by line: a list whose shapes rarely repeat stops.
-            self._item_compiles += 1
-            if self._item_compiles > _ITEM_COMPILES and self._item_taken < _ITEM_LINES_PER_COMPILE * self._item_compiles:
-                self._item_misses = _ITEM_MISSES
+            # (The budget is the decoder's, over all its lists: many small
+            # lists of many shapes would each pay for compiles; a list with
+            # many items still due may always try.)
+            if (
+                self._item_compiles >= _ITEM_COMPILES
+                and self._item_taken < _ITEM_LINES_PER_COMPILE * self._item_compiles
+                and frame.length - frame.count < _ITEM_LINES_PER_COMPILE
+            ):
+                self._item_misses = _ITEM_MISSES  # (this list goes the per-line way)
                 return i
+            self._item_compiles += 1
             template = compile_item(
                 lines, i, plen, size, self._parse_header,
                 room=self.max_depth - len(stack), max_depth=self.max_depth, length_digits=_MAX_LENGTH_DIGITS,
@@ -956,6 +967,7 @@ class Machine:
         self._item_misses = 0
         nlines = text.count("\n", 0, ends[len(values) - 1])
         self._item_taken += nlines
+        self._item_kept += nlines
         # The window follows the runs: a run that fills most of it looks
         # further next time; a short one (items of another shape around)
         # makes it smaller, so that a join is not much longer than a run.
@@ -1031,7 +1043,7 @@ class Machine:
             raise
 
 
-_FIELDS_CACHE_SIZE = 256
+_FIELDS_CACHE_SIZE = 256  # distinct field lists remembered per decoder
 # Lines joined for one attempt of _item_block: the window starts small (a
 # list of a few items costs a short join) and grows while runs fill it.
 _ITEM_WINDOW_MIN = 64
@@ -1039,11 +1051,17 @@ _ITEM_WINDOW_MAX = 4096
 # Attempts in a row that take no item before a list stops trying.
 _ITEM_MISSES = 8
 # Templates kept per list indentation.  Compiling one costs about as much as
-# reading 50 lines the per-line way: past _ITEM_COMPILES compiled for one
-# list, it stops unless they took _ITEM_LINES_PER_COMPILE lines each on average.
+# reading 50 lines the per-line way: past _ITEM_COMPILES compiled by one
+# decoder, it compiles only while they took _ITEM_LINES_PER_COMPILE lines each
+# on average (or for a list with that many items still due).
 _ITEM_TEMPLATES = 8
-_ITEM_COMPILES = 8
-_ITEM_LINES_PER_COMPILE = 64  # distinct field lists remembered per decoder
+_ITEM_COMPILES = 4
+_ITEM_LINES_PER_COMPILE = 64
+# Lists with fewer items than this still due are read line by line.
+_ITEM_RUN_MIN = 8
+# A list stops trying once the lines joined exceed twice those taken by more
+# than this (items of one shape only now and then).
+_ITEM_JOIN_SLACK = 256
 
 _KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
 

@@ -192,13 +192,18 @@ def split_columns(
     flat = text.replace(line_start, d + "\n").split(d)
     if len(flat) != 1 + nrows * width:
         return None
-    for row, tokens in patches:  # (placeholders have the right width)
-        at = 1 + row * width
-        flat[at] = "\n" + tokens[0]
-        flat[at + 1 : at + width] = tokens[1:]
     firsts = "".join(flat[1::width])
+    # Checked before the patches go in: a patch writes a row start at the
+    # place where its row should begin, which would hide a shift (a row too
+    # wide and another too narrow around a quoted row).
     if firsts.count("\n") != nrows:
         return None
+    if patches:
+        for row, tokens in patches:  # (placeholders have the right width)
+            at = 1 + row * width
+            flat[at] = "\n" + tokens[0]
+            flat[at + 1 : at + width] = tokens[1:]
+        firsts = "".join(flat[1::width])
     columns = [firsts.split("\n")[1:]]
     columns += [flat[k::width] for k in range(2, width + 1)]
     return columns
