@@ -101,3 +101,13 @@ def flat_events(events: list[Any]) -> list[Any]:
         else:
             out.append(ev)
     return out
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a child that is sent SIGINT/SIGTERM by a test: the
+    default dispositions, whatever the test run inherited (a shell starts a
+    background job with SIGINT ignored, and the child would inherit that)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import toonstream
+from conftest import default_signals
 
 CLI = [sys.executable, "-m", "toonstream"]
 RECORDS = [{"id": i, "name": f"user{i}", "score": i / 4, "ok": i % 2 == 0} for i in range(50)]
@@ -129,7 +130,7 @@ def test_full_device_fails_cleanly(jsonl: Path) -> None:
 def test_signals_leave_destination_untouched(tmp_path: Path, sig: int, code: int) -> None:
     out = tmp_path / "out.toon"
     out.write_text("before")
-    proc = subprocess.Popen([*CLI, "encode", "--from", "jsonl", "-o", str(out)], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([*CLI, "encode", "--from", "jsonl", "-o", str(out)], stdin=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_signals)
     assert proc.stdin is not None
     proc.stdin.write(b'{"a": 1}\n' * 1000)
     proc.stdin.flush()
@@ -182,7 +183,7 @@ def test_signals_at_random_points(tmp_path: Path) -> None:
     for trial in range(6):
         out.write_text("before")
         sig = rnd.choice([signal.SIGINT, signal.SIGTERM])
-        proc = subprocess.Popen([*CLI, "encode", str(src), "-o", str(out)], stderr=subprocess.PIPE)
+        proc = subprocess.Popen([*CLI, "encode", str(src), "-o", str(out)], stderr=subprocess.PIPE, preexec_fn=default_signals)
         time.sleep(rnd.uniform(0.05, 1.5))
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)

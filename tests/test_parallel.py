@@ -23,6 +23,7 @@ from toonstream import ToonEncodeError, _parallel, streaming
 from toonstream.streaming import encode_jsonl
 
 from test_properties import PRIMS
+from conftest import default_signals
 
 pytestmark = pytest.mark.skipif(_parallel.workers_for(1, 2) == 1, reason="forking workers needs Linux and os.fork")
 
@@ -197,6 +198,8 @@ def _fork_then_signal(sig: int, *, in_child: bool) -> Callable[[], int]:
 def test_a_signal_right_after_fork_still_registers_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     # Ctrl-C landing between fork() and the registration must not leak the
     # child: the interrupt is raised only once the worker is in the registry.
+    # (Python's own SIGINT handler, even if this run inherited SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     monkeypatch.setattr(os, "fork", _fork_then_signal(signal.SIGINT, in_child=False))
     registry: list[_parallel.Worker] = []
     # (another thread running: the kernel may hand it the signal, which a
@@ -219,6 +222,7 @@ def test_a_signal_right_after_fork_still_registers_the_worker(monkeypatch: pytes
     finally:
         stop.set()
         other.join()
+        signal.signal(signal.SIGINT, previous)
     monkeypatch.undo()
     assert interrupted
     assert len(registry) == 1
@@ -402,7 +406,7 @@ def test_signal_kills_the_workers_too(tmp_path: Path, sig: int, code: int) -> No
     out = tmp_path / "out.toon"
     out.write_text("before")
     proc = subprocess.Popen([sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(out), "-j", "3"],
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=default_signals)
     deadline = time.monotonic() + 30
     while len(_descendants(proc.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
