@@ -16,8 +16,9 @@ Order of events for a value:
   an object may come as one ``Members`` event instead of ``Key`` + ``Scalar``
   pairs, and a block of rows as one ``Columns`` event instead of ``Rows``
   (value builders opt in; the ijson-style adapters do not)
-- for ``loads``' own value builder only: a run of list items as one ``Items``
-  event of their finished objects
+- for the drivers whose consumers take finished values (``loads``,
+  ``items``/``kvitems``, ``parse``, the JSON writer) only: a run of list
+  items as one ``Items`` event of their finished objects
 """
 
 from __future__ import annotations
@@ -120,8 +121,8 @@ class Columns(NamedTuple):
 
 class Items(NamedTuple):
     """Several complete elements (objects) of the innermost list at once.
-    Internal: only made for ``loads``' value builder (see ``_items``), never
-    by a public Decoder."""
+    Internal: only made for the drivers that set ``Machine.items`` (see
+    ``_items``), never by a public Decoder."""
 
     values: list[Any]
 

@@ -47,7 +47,7 @@ from ._build import _CLOSE, _LEAF, _OPEN, _display_function, _interpreted, batch
 from ._errors import ToonDecodeError
 from ._events import Fields
 from ._grammar import UNQUOTED_KEY
-from ._scalars import quoted_rows, split_columns
+from ._scalars import quoted_rows, split_cells, split_columns
 
 # A value: not empty and not "[]" (spaces around aside): those lines open an
 # object or hold an empty array.  Checked by the regex, so that such an item
@@ -339,7 +339,7 @@ def _tables(
             next(
                 k
                 for k, b in enumerate(blocks)
-                if any(len(row[lead:].split(d)) != width for row in b[:-1].split("\n") if row)
+                if any(len(split_cells(row[lead:], d)) != width for row in b[:-1].split("\n") if row)
             )
         )
     leaves: list[Any] = []

@@ -151,8 +151,9 @@ class Machine:
         self._lineno = 0
         self._text = ""
         self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
-        # Runs of list items of one shape as Items events (see _items): only
-        # for loads' value builder, which sets this.
+        # Runs of list items of one shape as Items events (see _items): set
+        # by the drivers whose consumers take finished values (loads, items,
+        # parse, the JSON writer).
         self.items = False
         self._templates: dict[int, list[Template]] = {}  # by the list's indentation, latest first
         self._item_list: _Frame | None = None  # the list whose items are being taken
