@@ -1238,12 +1238,12 @@ class FrameReader:
                 converted = fast.select(exprs)
                 for n in converted.columns:
                     fast_cols[names.index(n)] = converted.get_column(n)
-        if batch.rows:
-            for i, dtype in enumerate(self.dtypes):
-                values = [r[i] for r in batch.rows]
-                misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), dtype, exact=values)
-                if misfit is not None:
-                    misfits.append(misfit)
+        # The decoder rows' values, a list per column (checked, then converted)
+        exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
+        for i, values in enumerate(exact_cols):
+            misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], exact=values)
+            if misfit is not None:
+                misfits.append(misfit)
         if misfits:  # the first in the document, whichever column it is in
             raise min(misfits, key=lambda e: e.line or 0)
         leaves: list[pl.Series] = []
@@ -1253,9 +1253,8 @@ class FrameReader:
             parts: list[pl.Series] = []
             if i in fast_cols:
                 parts.append(fast_cols[i].alias(name))
-            if batch.rows:
-                values = [r[i] for r in batch.rows]
-                parts.append(convert_values(name, values, base))
+            if exact_cols:
+                parts.append(convert_values(name, exact_cols[i], base))
             s = parts[0] if len(parts) == 1 else pl.concat(parts)
             if order is not None:
                 s = s.gather(order)
