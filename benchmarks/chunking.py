@@ -1,4 +1,4 @@
-"""Streaming Decoder under different chunkings vs whole-input decode (issue 5 target: within 10%).
+"""Streaming Decoder under different chunkings vs whole-input decode (the target: within 10%).
 
     python benchmarks/chunking.py                 # uniform 200k rows and events 50k
     python benchmarks/chunking.py --repeat 5

@@ -3,8 +3,8 @@
     python benchmarks/floor.py                  # 1M rows x 8 fields (datasets.uniform)
     python benchmarks/floor.py --rows 200000 --repeat 2
 
-Issue 5 asks for `loads` no slower than toons (Rust) and `dumps` within 1.5x
-of it.  This script measures what any pure-Python codec must at least do
+The pure-Python engine's targets were `loads` no slower than toons (Rust) and
+`dumps` within 1.5x of it.  This script measures what any pure-Python codec must at least do
 for this table, with the cheapest C-level idioms and none of TOON's checks
 (no quoting, no §4 number grammar, no shape check, no error locations):
 

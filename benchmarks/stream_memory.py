@@ -4,7 +4,7 @@ throughput and peak RSS (each run in its own subprocess, so the RSS is its own).
     python benchmarks/stream_memory.py            # 1 GiB table (generated once into benchmarks/work/)
     python benchmarks/stream_memory.py --size-mb 64   # a quick run
 
-Writes benchmarks/results/stream_memory.json and prints a markdown table.
+Writes benchmarks/results/stream_memory_<size>mb.json and prints a markdown table.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 
 Contenders, all producing a DataFrame of the same table:
 - toonstream.polars.read_toon(path)
-- polars.read_csv(path) on the same table written as CSV (the issue's yardstick)
+- polars.read_csv(path) on the same table written as CSV (the yardstick)
 - toons.loads(text) + pl.DataFrame(...)   (Rust TOON decoder; `bench` extra)
 - toonstream.loads(text) + pl.DataFrame(...)
 Each is timed in this process, best of --repeat runs; results are checked equal

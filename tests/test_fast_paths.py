@@ -475,6 +475,7 @@ def item_lists(draw: Any) -> tuple[str, bool]:
 
 @settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(item_lists(), st.sampled_from([None, 1, 9, 64, 300]))
+@pytest.mark.slow
 def test_item_runs_build_the_same_values(case: tuple[str, bool], chunk: int | None) -> None:
     # Whatever the items hold (odd lines, bad counts and widths, quotes,
     # colons, duplicates, items split across feeds), the Items path gives

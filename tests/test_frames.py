@@ -595,6 +595,7 @@ def test_integer_beyond_str_limit_reads_as_string() -> None:
     assert df["a"].dtype == pl.String and df["a"].to_list() == ["1", big]
 
 
+@pytest.mark.slow
 def test_crlf_tables_take_the_column_path(chunking: Any, monkeypatch: Any) -> None:
     splits: list[int] = []
     real = _frames.TableScan._split
@@ -652,28 +653,38 @@ def test_a_decimal_column_takes_integers_only() -> None:
 
 @pytest.mark.parametrize("infer", [0, 1, 2, 3, 99, 100, 101, None])
 @pytest.mark.parametrize("batch_size", [1, 7, 65_536])
-def test_types_come_from_exactly_infer_schema_length_rows(infer: int | None, batch_size: int) -> None:
+@pytest.mark.parametrize("dates", [False, True])
+def test_types_come_from_exactly_infer_schema_length_rows(infer: int | None, batch_size: int, dates: bool) -> None:
     # Rows 0-99 are floats; then a 17-digit int (not exact as a float) and an
     # int beyond 38 digits: String only if inference saw them; otherwise a
-    # type mismatch at the first of them -- the same for scan_toon.
-    rows: list[dict[str, Any]] = [{"a": i + 0.5, "n": None, "s": i} for i in range(150)]
+    # type mismatch at the first of them -- the same for scan_toon.  With
+    # try_parse_dates, ISO dates are Date, and a later non-date (row 110) is
+    # a type mismatch in the same way.
+    rows: list[dict[str, Any]] = [
+        {"a": i + 0.5, "n": None, "s": i, "d": f"2024-01-{i % 28 + 1:02d}", "t": f"2024-02-{i % 28 + 1:02d}"}
+        for i in range(150)
+    ]
     rows[120]["a"] = 12345678901234567
     rows[130]["a"] = 10**40
     rows[140]["s"] = "x"
+    rows[110]["d"] = "soon"
     doc = toonstream.dumps(rows).encode()
-    read = _outcome(lambda: tp.read_toon(doc, infer_schema_length=infer, batch_size=batch_size))
-    scan = _outcome(lambda: tp.scan_toon(doc, infer_schema_length=infer, batch_size=batch_size).collect())
+    kw: dict[str, Any] = dict(infer_schema_length=infer, batch_size=batch_size, try_parse_dates=dates)
+    read = _outcome(lambda: tp.read_toon(doc, **kw))
+    scan = _outcome(lambda: tp.scan_toon(doc, **kw).collect())
     if read[0] == "ok":
         assert scan[0] == "ok"
         assert_frame_equal(read[1], scan[1])
         df = read[1]
         if infer is None:
-            assert df.schema == pl.Schema({"a": pl.String, "n": pl.Null, "s": pl.String})
+            t = pl.Date if dates else pl.String
+            assert df.schema == pl.Schema({"a": pl.String, "n": pl.Null, "s": pl.String, "d": pl.String, "t": t})
         else:
-            assert infer == 0 and df.schema == pl.Schema({"a": pl.String, "n": pl.String, "s": pl.String})
+            assert infer == 0 and df.schema == pl.Schema({c: pl.String for c in "ansdt"})
         assert df["a"][120] == "12345678901234567" and df["a"][130] == "1" + "0" * 40
     else:
-        assert read == scan == ("error", ("type_mismatch", 2 + 120 if infer is None or infer < 141 else 0))
+        line = 2 + 110 if dates else 2 + 120
+        assert read == scan == ("error", ("type_mismatch", line if infer is None or infer < 141 else 0))
 
 
 def test_a_null_column_is_null_when_inference_saw_the_whole_table() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import toonstream
@@ -54,3 +56,50 @@ def test_rows_expect_fields_reorders_and_rejects() -> None:
     assert info.value.code == "unexpected_fields" and "unexpected geo.lat" in str(info.value)
     keyed = "[2:]{b,a}:\n  x: 1,2\n  y: 3,4"
     assert list(toonstream.rows(keyed, expect_fields=["a", "b"])) == [("x", 2, 1), ("y", 4, 3)]
+
+
+class _CountingPattern:
+    """Wraps the fence pattern and counts the characters it is asked to match."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern, self.chars = pattern, 0
+
+    def match(self, line: str) -> Any:
+        self.chars += len(line)
+        return self.pattern.match(line)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ("~" * 100 + "x\n") * 1000,  # fence-like lines that never close: each was re-scanned to the end
+        "```x\n" * 8000,
+        "```\n" + "~~~~\n" * 5000 + "x: 1\n",
+        "````\n" + "```\n" * 5000 + "````\n",
+    ],
+)
+def test_fence_scan_is_linear(reply: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toonstream import llm
+
+    counting = _CountingPattern(llm._OPENER)
+    monkeypatch.setattr(llm, "_OPENER", counting)
+    llm.find_toon(reply)
+    # Every line is looked at once, by one anchored match of a pattern without nested repeats.
+    assert counting.chars <= len(reply)
+
+
+def test_fence_rules() -> None:
+    from toonstream.llm import find_toon
+
+    # The closing fence is the same character, at least as long, white space after it only.
+    assert find_toon("````toon\na: 1\n```\nb: 2\n`````  \nafter") == ("a: 1\n```\nb: 2\n", 1)
+    assert find_toon("~~~toon\na: 1\n```\n~~~\n") == ("a: 1\n```\n", 1)
+    # CRLF replies: the fence lines end in CR too.
+    assert find_toon("```toon\r\na: 1\r\n```\r\nbye") == ("a: 1\r\n", 1)
+    # A backtick fence's info string cannot hold a backtick (CommonMark): not a fence.
+    assert find_toon("``` a`b\nx: 1\n") == ("``` a`b\nx: 1\n", 0)
+    # A fence that is never closed (a truncated reply) runs to the end of the text.
+    assert find_toon("Here:\n```toon\nusers[1]{id}:\n  1") == ("users[1]{id}:\n  1", 2)
+    assert toonstream.extract("Here:\n```toon\nusers[1]{id}:\n  1") == {"users": [{"id": 1}]}
+    # Fences inside a block are content; the first toon block wins over an earlier bare one.
+    assert find_toon("```\nx: 1\n```\n~~~toon\n```\ny: 2\n~~~") == ("```\ny: 2\n", 4)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from typing import Any, Callable, Iterator
 
+import pytest
+
 import toonstream
 
 
@@ -36,18 +38,21 @@ def _drain(it: Any) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_rows_memory_is_flat() -> None:
     small = _peak(lambda src: _drain(toonstream.rows(src, "t")), 10_000)
     large = _peak(lambda src: _drain(toonstream.rows(src, "t")), 200_000)
     assert large < small * 1.1, (small, large)
 
 
+@pytest.mark.slow
 def test_parse_memory_is_flat() -> None:
     small = _peak(lambda src: _drain(toonstream.parse(src)), 10_000)
     large = _peak(lambda src: _drain(toonstream.parse(src)), 200_000)
     assert large < small * 1.1, (small, large)
 
 
+@pytest.mark.slow
 def test_decoder_memory_is_flat() -> None:
     def run(src: Iterator[bytes]) -> None:
         d = toonstream.Decoder()

@@ -378,6 +378,7 @@ OTHER = st.one_of(ROW, st.fixed_dictionaries({"v": PRIMS, "id": PRIMS}), PRIMS, 
 @SETTINGS
 @given(st.lists(ROW, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 39), OTHER), max_size=2),
        st.integers(2, 5), st.sampled_from([",", "\t", "|"]))
+@pytest.mark.slow
 def test_random_tables_match_dumps(tmp_path: Path, rows: list[Any], odd: list[Any], workers: int, delimiter: str) -> None:
     records: list[Any] = list(rows)
     for at, value in odd:
@@ -397,6 +398,7 @@ def test_cli_jobs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -9)])
+@pytest.mark.slow
 def test_signal_kills_the_workers_too(tmp_path: Path, sig: int, code: int) -> None:
     # (SIGKILL runs no clean-up in the parent: the workers die with it all the same)
     src = tmp_path / "big.jsonl"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import pytest
 
 import toonstream
 from toonstream.stats import measure, value_events
-from toonstream.tokens import _WEIGHTS, TokenCounter, estimate_tokens
+from toonstream.tokens import _WEIGHTS, ERROR_BOUND, TokenCounter, estimate_tokens
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -104,3 +105,151 @@ def test_stats_hand_counted() -> None:
     assert costs["json-compact"] == 17  # '[{"a":1},{"a":2}]'
     assert costs["json-pretty"] == 42  # json.dumps(..., indent=2): 35 characters + 7 newlines
     assert estimate_tokens("[2]{a}:\n  1\n  2") == 11
+
+
+# ---------------------------------------------------------------------- fast path, exact counts, close calls
+
+JSONL_CASES = {
+    "near-uniform": "".join(json.dumps(r) + "\n" for r in NEAR),
+    "primitives": '1\n2\n"x"\nnull\n',
+    "mixed": '{"a":1}\n[1,2]\n3\n',
+    "empty": "",
+    "blank lines": "\n\n",
+    "numbers": '{"a": 1.0e5, "b": 0.10, "c": 123456789012345678901234567890, "d": 1e-7, "e": 0.00001}\n'
+    '{"a": 2, "b": 1, "c": 1, "d": 1, "e": 1}\n',
+    "unicode": '{"s": "Krak\\u00f3w, \\u2028 x\\ty|z"}\n{"s": "\\u65e5\\u672c"}\n',
+    "nested": '{"a": {"b": [1, {"c": []}]}, "d": {}}\n{"a": {"b": []}, "d": {}}\n',
+    "no final newline": '{"a": 1}\n{"a": 2}',
+    "quoting per delimiter": '{"a": "x,y", "b": "p|q", "c": "t\\tu"}\n{"a": "-1", "b": "true", "c": " "}\n',
+    "table that breaks late": "".join(json.dumps({"a": i}) + "\n" for i in range(3000)) + '{"b": 1}\n',
+    "nested table that breaks late": "".join(json.dumps({"a": i, "o": {"x": i}}) + "\n" for i in range(3000))
+    + '{"a": 1, "o": {"y": 1}}\n',
+    "nested table": "".join(json.dumps({"a": i, "o": {"x": i, "y": "s"}}) + "\n" for i in range(3000)),
+    "blank lines between": '{"a": 1}\n\n\n{"a": 2}\n' * 700,
+}
+
+
+@pytest.mark.parametrize("name", sorted(JSONL_CASES))
+def test_measure_jsonl_is_the_event_path(name: str) -> None:
+    # The batched path (one parse, plans per delimiter, C-level JSON dumps)
+    # gives exactly the numbers of the per-event path over the same lines.
+    from toonstream.stats import jsonl_events, measure_jsonl
+
+    data = JSONL_CASES[name].encode()
+    fast = measure_jsonl(io.BytesIO(data)).to_dict()
+    assert fast == measure(jsonl_events(io.BytesIO(data))).to_dict()
+    with_nulls = toonstream.dumps([json.loads(x) for x in data.splitlines() if x.strip()], missing_as_null=True)
+    lossy = {f["format"]: f["bytes"] for f in fast["formats"]}.get("toon --missing-as-null")
+    assert lossy in (None, len(with_nulls.encode()))
+
+
+def test_measure_jsonl_reports_the_bad_line() -> None:
+    from toonstream.stats import measure_jsonl
+
+    with pytest.raises(toonstream.ToonEncodeError) as e:
+        measure_jsonl(io.BytesIO(b'{"a": 1}\n{"a": 2}\n{"a": \n'))
+    assert e.value.line == 3
+
+
+def test_estimate_is_chunking_independent_across_pieces() -> None:
+    # Over 1 MiB the counter counts in pieces cut after a newline: the total
+    # is the whole text's, however the bytes are fed.
+    text = toonstream.dumps(datasets.uniform(25000)).encode()
+    assert len(text) > 2 << 20
+    whole = TokenCounter()
+    whole.feed(text)
+    pieces = TokenCounter()
+    for i in range(0, len(text), 65_519):
+        pieces.feed(text[i : i + 65_519])
+    assert whole.total == pieces.total and pieces.bytes == len(text)
+
+
+def test_exact_pieces_cut_where_o200k_cannot_merge() -> None:
+    bpe = pytest.importorskip("bpe_openai", reason="the exact o200k tokenizer is a test/bench extra")
+    from toonstream.tokens import _exact_pieces
+
+    enc = bpe.get_encoding("o200k_base")
+    value = datasets.orders(300)
+    for text in (toonstream.dumps(value), json.dumps(value, indent=2), json.dumps(value), "a  \n\n  b\n/x " * 3000):
+        pieces = list(_exact_pieces(text, 4000))
+        assert "".join(pieces) == text and max(map(len, pieces)) <= 4000 and len(pieces) > 1
+        whole = len(enc.encode_ordinary(text))
+        # cut at a safe newline or before a space: the same count (a hard cut
+        # inside a long run without either may differ by a token or two)
+        assert sum(len(enc.encode_ordinary(p)) for p in pieces) == whole
+
+
+def test_exact_count_of_a_multi_megabyte_input() -> None:
+    # bpe-openai refuses a text of 1,000,000 characters: the counter gives it
+    # bounded pieces, also for one long line (a JSON document on one line).
+    pytest.importorskip("bpe_openai", reason="the exact o200k tokenizer is a test/bench extra")
+    one_line = json.dumps(datasets.uniform(16000)).encode()
+    lines = toonstream.dumps(datasets.uniform(30000)).encode()
+    for data in (one_line, lines):
+        assert len(data) > 2_900_000
+        counter = TokenCounter(exact=True)
+        for i in range(0, len(data), 1 << 16):
+            counter.feed(data[i : i + (1 << 16)])
+        assert counter.method == "o200k_base (exact)"
+        estimate = estimate_tokens(data.decode())
+        assert abs(counter.total - estimate) / counter.total <= 0.10
+
+
+def test_stats_exact_cli_on_a_multi_megabyte_line(tmp_path: Path) -> None:
+    pytest.importorskip("bpe_openai", reason="the exact o200k tokenizer is a test/bench extra")
+    src = tmp_path / "long.jsonl"
+    # two records of 1.5 MB each: every format has lines far over the tokenizer's limit
+    src.write_text("".join(json.dumps({"id": i, "text": "lorem ipsum " * 125_000}) + "\n" for i in range(2)))
+    r = subprocess.run([sys.executable, "-m", "toonstream", "stats", str(src), "--exact", "--json"],
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["token_method"] == "o200k_base (exact)" and out["error_bound"] is None
+    assert out["recommendation"]["lossless_within_error"] == []
+
+
+def test_stats_progress_bar(tmp_path: Path) -> None:
+    pytest.importorskip("tqdm")
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in UNIFORM * 200))
+    on = subprocess.run([sys.executable, "-m", "toonstream", "stats", str(src), "--progress"], capture_output=True, timeout=60)
+    assert on.returncode == 0, on.stderr
+    assert b"stats" in on.stderr and b"B" in on.stderr  # tqdm's bar, byte-based, labelled
+    off = subprocess.run([sys.executable, "-m", "toonstream", "stats", str(src), "--no-progress"], capture_output=True, timeout=60)
+    assert off.returncode == 0 and off.stderr == b"" and off.stdout == on.stdout
+    # default: off when stderr is not a terminal
+    default = subprocess.run([sys.executable, "-m", "toonstream", "stats", str(src)], capture_output=True, timeout=60)
+    assert default.stderr == b""
+
+
+def test_close_candidates_are_called_a_tie() -> None:
+    # toon, toon-tab and toon-pipe of a uniform table are a few percent apart:
+    # closer than the estimate's error, so the report does not pretend to know.
+    s = measure(value_events(datasets.uniform(300)))
+    best = s.cheapest()
+    close = s.close_calls()
+    assert best.format.startswith("toon") and close
+    assert all(f.tokens <= best.tokens * (1 + ERROR_BOUND) for f in s.formats if f.format in close)
+    text = s.recommendation()
+    assert f"within the estimate's error (\u00b1{round(100 * ERROR_BOUND)}%): use --exact to decide" in text
+    assert all(name in text.splitlines()[-1] for name in [best.format, *close])
+    d = s.to_dict()
+    assert d["recommendation"]["lossless_within_error"] == close and d["error_bound"] == ERROR_BOUND
+
+
+def test_clear_winner_is_not_a_tie() -> None:
+    # near-uniform records: compact JSON beats the list-item TOON by far, so
+    # the lossless choice is clear; the lossy candidates are close again.
+    s = measure(value_events(NEAR))
+    assert s.cheapest().format == "json-compact" and s.close_calls() == []
+    lossy = s.close_calls(allow_lossy=True)
+    assert lossy and all("--missing-as-null" in name for name in lossy)
+    first = s.recommendation().splitlines()
+    assert "within" not in first[0] and len(first) == 2 and "--missing-as-null" in first[1]
+    assert s.to_dict()["recommendation"]["lossless_within_error"] == []
+
+
+def test_exact_counts_are_never_a_tie() -> None:
+    s = measure(value_events(datasets.uniform(50)))
+    s.token_method = "o200k_base (exact)"
+    assert s.error_bound is None and s.close_calls() == [] and "within" not in s.recommendation()

@@ -45,6 +45,7 @@ RECORDS = st.lists(st.one_of(JSON, st.fixed_dictionaries({"id": st.integers(), "
 
 @SETTINGS
 @given(RECORDS, DELIMS, st.one_of(st.none(), KEYS), st.booleans())
+@pytest.mark.slow
 def test_jsonl_and_records_match_dumps(records: list[Any], delimiter: str, key: str | None, seekable: bool) -> None:
     data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
     exact = [json.loads(json.dumps(r)) for r in records]
@@ -135,6 +136,7 @@ def _records(n: int) -> Iterator[bytes]:
 
 
 @pytest.mark.parametrize("seekable", [True, False])
+@pytest.mark.slow
 def test_jsonl_memory_is_flat(seekable: bool) -> None:
     def peak(n: int) -> int:
         with tempfile.TemporaryFile() as src, open(os.devnull, "w") as sink:
@@ -306,6 +308,7 @@ def test_lines_of_mixed_types_and_without_newlines() -> None:
             streaming._orjson = saved
 
 
+@pytest.mark.slow
 def test_fast_path_table_breaks_mid_batch_and_errors_name_the_row() -> None:
     rows = [{"id": i, "name": f"n{i}", "s": i / 3} for i in range(3000)]
     variants = {
@@ -374,7 +377,7 @@ def test_fast_path_accepts_and_rejects_like_stdlib(lines: list[str]) -> None:
     _both(data)
 
 
-# ---------------------------------------------------------------- issue 6: kinds from the batches, byte spool
+# ---------------------------------------------------------------- kinds from the batches, byte spool
 
 def test_flat_batches_of_mixed_kinds_across_boundaries() -> None:
     from toonstream.encoder import ROW_BATCH as FLAT_BATCH
@@ -513,6 +516,7 @@ def test_event_encoder_max_depth_is_dumps_max_depth() -> None:
 
 
 @pytest.mark.parametrize("depth", [3000, 12000])
+@pytest.mark.slow
 def test_event_encoder_takes_values_deeper_than_pickle_follows(depth: int) -> None:
     # Spooled elements deeper than pickle's recursion are spooled flat: the
     # output (or the max_depth error) is dumps', never a RecursionError.
@@ -567,3 +571,28 @@ def test_event_encoder_error_paths_name_the_member_and_the_element() -> None:
         toonstream.dumps(doc)
     assert send_all(doc).path == want.value.path == ("a1", 1)
     assert send_all([[], [[1]]], max_depth=1).path == (1, 0)
+
+
+class _CountingBytes(bytes):
+    """A screened batch that counts the bytes its searches pass over."""
+
+    scanned = 0
+
+    def find(self, sub: Any, start: Any = 0, *args: Any) -> int:
+        hit = super().find(sub, start, *args)
+        type(self).scanned += (len(self) if hit == -1 else hit + len(sub)) - (start or 0)
+        return hit
+
+
+@pytest.mark.parametrize("line", [b'{"a":1e5}\n', b'{"a":0.3333333333333333}\n'])
+def test_number_recheck_scans_a_batch_once(line: bytes) -> None:
+    # Lines whose numbers orjson may read differently are found by searching the screened batch
+    # for two patterns; when only one of them occurs, searching both again from every hit rescanned
+    # the rest of the batch each time (JSONL of floats like i/3 was quadratic in the batch size).
+    lines = [line] * 4000
+    values = [json.loads(x) for x in lines]
+    screened = _CountingBytes(b"".join(lines).translate(streaming._SCREEN))
+    _CountingBytes.scanned = 0
+    streaming._recheck(lines, values, screened, 1)
+    assert _CountingBytes.scanned <= 3 * len(screened)
+    assert values == [json.loads(x) for x in lines]

@@ -1,7 +1,10 @@
 """toonstream: a streaming TOON (Token-Oriented Object Notation) codec.
 
 Targets TOON spec 4.0.  ``import toonstream`` imports neither pyarrow nor
-polars; the Arrow/Polars adapters load them on first use.
+polars; the Arrow/Polars adapters load them on first use.  The public names
+below are loaded on first use too (PEP 562): ``import toonstream`` itself
+costs almost nothing, which keeps the command line's start-up short (its
+signal handling is in place before the codec is imported).
 
 >>> import toonstream
 >>> toonstream.dumps({"users": [{"id": 1, "name": "Ada"}]})
@@ -12,46 +15,97 @@ polars; the Arrow/Polars adapters load them on first use.
 
 from __future__ import annotations
 
-from ._errors import ToonDecodeError, ToonEncodeError, ToonError
-from ._events import (
-    EndArray,
-    EndObject,
-    EndTable,
-    Entries,
-    Event,
-    Field,
-    Key,
-    Columns,
-    Members,
-    Rows,
-    Scalar,
-    StartArray,
-    StartObject,
-    StartTable,
-    Values,
-)
-from .decoder import (
-    AsyncRowReader,
-    Decoder,
-    RowReader,
-    items,
-    items_async,
-    kvitems,
-    kvitems_async,
-    load,
-    loads,
-    parse,
-    parse_async,
-    rows,
-    rows_async,
-)
-from .encoder import dump, dumps, encode_lines
-from .llm import extract
-from .streaming import Encoder, encode_events, encode_jsonl, encode_records
-from .tojson import decode_to_json, decode_to_jsonl
+# Not typing.TYPE_CHECKING: importing typing would cost more than the rest
+# of this module.  Type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._errors import ToonDecodeError, ToonEncodeError, ToonError
+    from ._events import (
+        Columns,
+        EndArray,
+        EndObject,
+        EndTable,
+        Entries,
+        Event,
+        Field,
+        Key,
+        Members,
+        Rows,
+        Scalar,
+        StartArray,
+        StartObject,
+        StartTable,
+        Values,
+    )
+    from .decoder import (
+        AsyncRowReader,
+        Decoder,
+        RowReader,
+        items,
+        items_async,
+        kvitems,
+        kvitems_async,
+        load,
+        loads,
+        parse,
+        parse_async,
+        rows,
+        rows_async,
+    )
+    from .encoder import dump, dumps, encode_lines
+    from .llm import extract
+    from .streaming import Encoder, encode_events, encode_jsonl, encode_records
+    from .tojson import decode_to_json, decode_to_jsonl
 
 __version__ = "0.1.0"
 SPEC_VERSION = "4.0"
+
+#: public name -> the submodule that defines it
+_PUBLIC = {
+    **dict.fromkeys(("ToonError", "ToonDecodeError", "ToonEncodeError"), "_errors"),
+    **dict.fromkeys(
+        (
+            "Event", "Field", "StartObject", "EndObject", "Key", "Members", "Columns", "Scalar", "StartArray",
+            "EndArray", "Values", "StartTable", "Rows", "Entries", "EndTable",
+        ),
+        "_events",
+    ),
+    **dict.fromkeys(
+        (
+            "Decoder", "loads", "load", "parse", "items", "kvitems", "rows", "RowReader", "AsyncRowReader",
+            "parse_async", "items_async", "kvitems_async", "rows_async",
+        ),
+        "decoder",
+    ),
+    **dict.fromkeys(("dumps", "dump", "encode_lines"), "encoder"),
+    **dict.fromkeys(("Encoder", "encode_events", "encode_jsonl", "encode_records"), "streaming"),
+    **dict.fromkeys(("decode_to_json", "decode_to_jsonl"), "tojson"),
+    "extract": "llm",
+}
+
+#: submodules that ``import toonstream`` used to load eagerly: ``toonstream.decoder``
+#: and the like keep working after a bare ``import toonstream``
+_SUBMODULES = frozenset(("decoder", "encoder", "streaming", "tojson", "llm"))
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name (or an eagerly-loaded-before submodule) on first use."""
+    from importlib import import_module
+
+    module = _PUBLIC.get(name)
+    if module is not None:
+        value = getattr(import_module(f"{__name__}.{module}"), name)
+    elif name in _SUBMODULES:
+        value = import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
 
 __all__ = [
     "ToonError",

@@ -74,8 +74,13 @@ class BatchMaker:
 
     __slots__ = ("_program", "_plain", "_left", "_by_row", "_by_cells")
 
-    def __init__(self, fields: Fields, *, compile_after: int = 1024) -> None:
-        self._program = program = _program(fields)
+    def __init__(
+        self, fields: Fields | None = None, *, compile_after: int = 1024, program: tuple[tuple[int, str], ...] | None = None
+    ) -> None:
+        if program is None:
+            assert fields is not None
+            program = _program(fields)
+        self._program = program
         names = _flat_names(program)
         self._plain: Callable[[Iterable[tuple[Any, ...]]], Iterable[dict[str, Any]]]
         if names is not None:  # (a C-level loop; zip reuses its tuple when dict does not keep it)
@@ -108,10 +113,32 @@ class BatchMaker:
         return self._by_cells(columns)
 
 
-@lru_cache(maxsize=256)  # tables repeat (one per list item), and share their field tuples
+# The shared makers.  Never keyed by the Fields tuple itself: hashing and
+# comparing a nested tuple recurse in C, and two equal headers with deep field
+# groups (a few hundred levels, well within max_depth) raise RecursionError in
+# the comparison.  The flat program is the key (its entries are (op, name)
+# pairs, however deep the header), found first by the tuple's identity: the
+# machine hands back one Fields object per header text, so a header that
+# repeats (a table in every list item) costs a dict lookup.
+_CACHE_SIZE = 256
+_by_id: dict[int, tuple[Fields, BatchMaker]] = {}  # id(fields) -> (fields, kept alive so the id stays its)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _program_maker(program: tuple[tuple[int, str], ...]) -> BatchMaker:
+    return BatchMaker(program=program)
+
+
 def batch_maker(fields: Fields) -> BatchMaker:
-    """The shared ``BatchMaker`` of a header."""
-    return BatchMaker(fields)
+    """The shared ``BatchMaker`` of a header (one per distinct field tree)."""
+    hit = _by_id.get(id(fields))
+    if hit is not None and hit[0] is fields:
+        return hit[1]
+    maker = _program_maker(_program(fields))
+    if len(_by_id) >= _CACHE_SIZE:
+        _by_id.clear()
+    _by_id[id(fields)] = (fields, maker)
+    return maker
 
 
 # A generated dict display ("{'id': v0, 'geo': {'lat': v1}}") builds a row's

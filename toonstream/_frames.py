@@ -19,6 +19,8 @@ true/false -> Boolean, integers -> Int64 (beyond int64: Decimal(38, 0), beyond
 38 digits: String), numbers with a fraction or exponent (and integers that a
 float holds exactly) -> Float64, anything mixed with strings -> String (numbers
 written in their canonical TOON form).  Quoted tokens are always strings.
+With ``try_parse_dates``, a String column of ISO dates or datetimes is Date
+or Datetime (see ``iso_dtype``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from operator import itemgetter
 from decimal import Decimal
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 import polars as pl
 
@@ -38,7 +40,7 @@ from ._build import leaf_names
 from ._errors import ToonDecodeError
 from ._events import Fields, StartTable
 from ._grammar import DELIMITERS, NUMBER
-from ._scalars import _Fail, encode_decimal, encode_float, encode_int, make_converter, split_cells
+from ._scalars import _Fail, encode_decimal, encode_float, encode_int, find_unquoted, make_converter, split_cells
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and
@@ -57,35 +59,125 @@ _FLOAT_EXACT = 15  # digits of an integer that a float always holds exactly
 # ------------------------------------------------------------------ pieces of a table
 
 
+class DtypeNameError(ValueError):
+    """A ``schema``/``schema_overrides`` name that does not say which columns
+    it is for (the CLI reports it as a usage error)."""
+
+
 class Piece:
     """A run of consecutive rows: the plain rows' string columns (``frame``,
     fast path) and the decoder's tuples (``rows``) for the others, which sit
-    at row positions ``pos`` (sorted) of the run.  ``line``: the first row's
-    line number (0 if unknown); row k is on line ``line + k`` unless comment
-    lines sit between rows (error locations only)."""
+    at row positions ``pos`` (sorted) of the run.
 
-    __slots__ = ("frame", "rows", "pos", "line", "n")
+    Where the rows stand (error locations only): ``line`` is the first row's
+    line (0 if unknown); ``gaps`` the offsets from it of lines between rows
+    that are not rows (comment lines); ``texts`` the decoder rows' lines
+    (None: not kept); ``full`` the frame before a projection (the cells of
+    a plain row's line); ``src``/``skip`` for rows the decoder read from a
+    fed chunk: the chunk, searched for the row lines only when an error
+    needs them (see :func:`_locate_rows`), and how many of them belong to
+    earlier pieces."""
 
-    def __init__(self, frame: pl.DataFrame | None, rows: list[tuple[Any, ...]], pos: list[int] | None, line: int) -> None:
+    __slots__ = ("frame", "rows", "pos", "line", "n", "gaps", "texts", "full", "src", "skip")
+
+    def __init__(
+        self,
+        frame: pl.DataFrame | None,
+        rows: list[tuple[Any, ...]],
+        pos: list[int] | None,
+        line: int,
+        *,
+        gaps: list[int] | None = None,
+        texts: list[bytes] | None = None,
+        full: pl.DataFrame | None = None,
+        src: _Src | None = None,
+        skip: int = 0,
+    ) -> None:
         self.frame = frame
         self.rows = rows
         # None: all rows are decoder rows (no frame), in order.
         self.pos = pos
         self.line = line
         self.n = (frame.height if frame is not None else 0) + len(rows)
+        self.gaps = gaps or []
+        self.texts = texts
+        self.full = full if full is not None else frame
+        self.src = src
+        self.skip = skip
+
+    def offset(self, r: int) -> int:
+        """Line offset (from ``line``) of row ``r`` of the piece."""
+        for g in self.gaps:
+            if g > r:
+                break
+            r += 1
+        return r
 
     def split(self, k: int) -> tuple[Piece, Piece]:
         """The first k rows and the rest."""
-        line2 = self.line + k if self.line else 0
+        off = self.offset(k)
+        line2 = self.line + off if self.line else 0
+        gaps1 = [g for g in self.gaps if g < off]
+        gaps2 = [g - off for g in self.gaps if g > off]
         if self.frame is None:
-            return Piece(None, self.rows[:k], None, self.line), Piece(None, self.rows[k:], None, line2)
+            t1, t2 = (self.texts[:k], self.texts[k:]) if self.texts is not None else (None, None)
+            return (
+                Piece(None, self.rows[:k], None, self.line, gaps=gaps1, texts=t1, src=self.src, skip=self.skip),
+                Piece(None, self.rows[k:], None, line2, gaps=gaps2, texts=t2, src=self.src, skip=self.skip + k),
+            )
         pos = self.pos or []
         e = bisect_left(pos, k)  # decoder rows among the first k
         f = k - e
+        t1, t2 = (self.texts[:e], self.texts[e:]) if self.texts is not None else (None, None)
+        full = self.full
+        assert full is not None
         return (
-            Piece(self.frame.slice(0, f), self.rows[:e], pos[:e], self.line),
-            Piece(self.frame.slice(f), self.rows[e:], [p - k for p in pos[e:]], line2),
+            Piece(self.frame.slice(0, f), self.rows[:e], pos[:e], self.line, gaps=gaps1, texts=t1, full=full.slice(0, f)),
+            Piece(
+                self.frame.slice(f), self.rows[e:], [p - k for p in pos[e:]], line2, gaps=gaps2, texts=t2, full=full.slice(f)
+            ),
         )
+
+
+# A fed chunk's rows, located on demand: (the text: an unfinished line before
+# the chunk, then the chunk; its first line's number; the matching table
+# headers that start in it, as (line, indentation); whether a matching table
+# is open at its start, and that table's row indentation if known).
+_Src = tuple[bytes, int, tuple[tuple[int, int], ...], bool, "int | None"]
+
+
+def _locate_rows(src: _Src) -> list[tuple[int, bytes]]:
+    """(line number, line) of each row line of the matching tables in a fed
+    chunk, in order: lines at the row indentation after a header (or from
+    the start, if a table is open there) up to a shallower line; comment and
+    blank lines skipped.  The decoder read the same rows from it."""
+    text, first, headers, in_table, indent = src
+    starts = dict(headers)
+    parts = text.split(b"\n")
+    if not text.endswith(b"\n"):
+        parts.pop()  # an unfinished line: its row comes later
+    out: list[tuple[int, bytes]] = []
+    header_indent = -1
+    for k, raw in enumerate(parts):
+        number = first + k
+        if number in starts:
+            in_table, indent, header_indent = True, None, starts[number]
+            continue
+        line = raw[:-1] if raw.endswith(b"\r") else raw
+        content = line.lstrip(b" ")
+        if not in_table or not content.strip(b" \t") or content[:1] == b"#":
+            continue
+        ind = len(line) - len(content)
+        if indent is None:
+            if ind <= header_indent:
+                in_table = False
+                continue
+            indent = ind
+        if ind == indent:
+            out.append((number, line))
+        elif ind < indent:
+            in_table = False
+    return out
 
 
 def _special_patterns(data: bytes) -> tuple[list[bytes], list[bytes]]:
@@ -156,6 +248,9 @@ class TableScan:
         self.names: list[str] | None = None  # the leaf column names (entry key first if keyed)
         self.fields: Fields | None = None
         self.keyed = False
+        self.header: StartTable | None = None  # the first matching table's header
+        self._headers: list[tuple[int, int]] = []  # (line, indentation) of headers in the chunk being fed
+        self._tail: bytes | None = b""  # the unfinished last line fed (None: too long, not kept)
         self.done = 0
         self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
         self.quoted = False  # some plain rows carry marked quoted tokens
@@ -204,25 +299,33 @@ class TableScan:
                 nl = buf.rfind(b"\n", pos, stop)
                 if nl >= pos:
                     stop = nl + 1
+            chunk = buf[pos:stop]
+            src = self._before_feed(chunk)
             try:
-                rows = adapter.push(decoder.feed(buf[pos:stop]))
+                rows = adapter.push(decoder.feed(chunk))
             except ToonDecodeError as e:  # the rows before the bad line first (as above)
                 rows = adapter.push(decoder._events_before_error())
                 if rows:
                     first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
-                    yield from self._emit(Piece(None, rows, None, first))
+                    yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
                 raise
+            src = self._after_feed(src, chunk)
             pos = stop
             if rows:
                 # Row lines are known when the table is still open: its rows
-                # then end on the last line fed (comment lines aside).
+                # then end on the last line fed (comment lines aside; exact
+                # lines come from src when an error needs them).
                 first = decoder.line - len(rows) + 1 if adapter.in_target() else 0
-                yield from self._emit(Piece(None, rows, None, first))
+                yield from self._emit(Piece(None, rows, None, first, src=src))
                 if self._full():
                     return
+        src = self._before_feed(b"")
         rows = adapter.push(decoder.close())
         if rows:
-            yield from self._emit(Piece(None, rows, None, 0))
+            src = self._after_feed(src, b"")
+            if src is not None:  # the last line had no line end
+                src = (src[0] + b"\n", *src[1:])
+            yield from self._emit(Piece(None, rows, None, 0, src=src))
         if not adapter.found:
             where = f"at path {self.path!r}" if self.path is not None else "at the root or as a member of the root object"
             raise ToonDecodeError(
@@ -236,6 +339,29 @@ class TableScan:
     def _full(self) -> bool:
         return self.limit is not None and self.done >= self.limit
 
+    # An unfinished line longer than this is not kept for error locations
+    # (its text would be copied at each feed).
+    _TAIL_LIMIT = 1 << 20
+
+    def _before_feed(self, chunk: bytes) -> _Src | None:
+        """What locates the rows of ``chunk`` (see _locate_rows), but the
+        headers, which feeding it records (_table)."""
+        self._headers = []
+        if self._tail is None:
+            return None
+        scopes = self.adapter.scopes
+        open_ = bool(scopes) and scopes[-1].mark is not None
+        ctx = self.decoder.table_context() if open_ else None
+        return (self._tail + chunk, self.decoder.line + 1, (), open_, ctx.indent if ctx is not None else None)
+
+    def _after_feed(self, src: _Src | None, chunk: bytes) -> _Src | None:
+        nl = chunk.rfind(b"\n")
+        tail = chunk[nl + 1 :] if nl >= 0 else None if self._tail is None else self._tail + chunk
+        self._tail = tail if tail is not None and len(tail) <= self._TAIL_LIMIT else None
+        if src is None:
+            return None
+        return (src[0], src[1], tuple(self._headers), src[3], src[4])
+
     def _emit(self, piece: Piece) -> Iterator[Piece]:
         if self.limit is not None:
             left = self.limit - self.done
@@ -247,10 +373,12 @@ class TableScan:
 
     def _table(self, header: StartTable, columns: list[str]) -> None:
         """A matching table starts: the first fixes the columns, later ones must agree."""
+        self._headers.append((header.line, _indent_of(header.line_text)))
         if self.names is None:
             self.names = list(columns)
             self.fields = header.fields
             self.keyed = header.keyed
+            self.header = header
         elif list(columns) != self.names:
             raise ToonDecodeError(
                 f"a later table at this path has columns {columns}, the first had {self.names}",
@@ -383,6 +511,8 @@ class TableScan:
         first = decoder.line + 1
         rows: list[tuple[Any, ...]] = []
         pos: list[int] = []
+        gaps: list[int] = []  # special lines that gave no row (comments)
+        texts: list[bytes] = []  # the special lines that gave a row
         prev_k = 0  # the next line not yet accounted for
         r = 0  # rows so far
         for k in specials:
@@ -393,18 +523,23 @@ class TableScan:
                 got = adapter.push(decoder.feed(data[start:end]))
             except ToonDecodeError:  # the rows before this line, for pieces()
                 if frame is None:
-                    self._partial = Piece(None, rows, None, first) if rows else None
+                    self._partial = Piece(None, rows, None, first, gaps=gaps, texts=texts) if rows else None
                 else:  # (the plain rows before: r rows so far, less the decoder's)
-                    self._partial = Piece(frame.slice(0, r - len(rows)), rows, pos, first) if r else None
+                    self._partial = (
+                        Piece(frame.slice(0, r - len(rows)), rows, pos, first, gaps=gaps, texts=texts) if r else None
+                    )
                 raise
+            if not got:
+                gaps.append(k)
             for row in got:
                 pos.append(r)
                 rows.append(row)
+                texts.append(lines[k])
                 r += 1
             prev_k = k + 1
         decoder.skip_rows(n_lines - prev_k)
         self._consumed = len(data)
-        return Piece(frame, rows, pos if frame is not None else None, first)
+        return Piece(frame, rows, pos if frame is not None else None, first, gaps=gaps, texts=texts)
 
     def _split(self, plain: bytes, n: int, delim: str, width: int, prefix: bytes) -> pl.DataFrame | None | bool:
         """``n`` plain row lines -> one string column per leaf field.  None:
@@ -846,8 +981,10 @@ class _Batch:
             .cast(pl.UInt32)
         )
 
-    def row_line(self, fast_row: int | None, exact_row: int | None) -> int:
-        """Line of a row given its index among the fast or the decoder rows (0: unknown)."""
+    def where(self, fast_row: int | None, exact_row: int | None) -> tuple[int, str | None, list[Any] | None]:
+        """Where a row stands, given its index among the fast or the decoder
+        rows: its line (0: unknown), its line's text (None: not kept) and,
+        for a plain row, its cells as split (the text is rebuilt from them)."""
         f = e = 0
         for p in self.pieces:
             nf = p.frame.height if p.frame is not None else 0
@@ -858,23 +995,59 @@ class _Batch:
                 for q in pos:
                     if q <= r:
                         r += 1
-                return p.line + r if p.line else 0
+                cells = list(p.full.row(k)) if p.full is not None else None
+                return (p.line + p.offset(r) if p.line else 0), None, cells
             if exact_row is not None and e <= exact_row < e + len(p.rows):
                 j = exact_row - e
                 r = pos[j] if p.frame is not None else j
-                return p.line + r if p.line else 0
+                line = p.line + p.offset(r) if p.line else 0
+                text = p.texts[j] if p.texts is not None and j < len(p.texts) else None
+                if text is None and p.src is not None:
+                    located = _locate_rows(p.src)
+                    if p.skip + j < len(located):
+                        line, text = located[p.skip + j]
+                return line, (text.decode("utf-8", "replace") if text is not None else None), None
             f += nf
             e += len(p.rows)
-        return 0
+        return 0, None, None
 
-    def line_of(self, row: int) -> int:
-        """Line of the batch's row ``row`` (0: unknown)."""
-        k = 0
-        for p in self.pieces:
-            if row < k + p.n:
-                return p.line + (row - k) if p.line else 0
-            k += p.n
-        return 0
+    def split_row(self, row: int) -> tuple[int | None, int | None]:
+        """A row of the batch (in order) as (fast row, decoder row) indexes."""
+        mask = self.exact_mask()
+        if mask is None:
+            return (row, None) if self.fast is not None else (None, row)
+        before = sum(mask[:row])
+        return (None, before) if mask[row] else (row - before, None)
+
+
+def _cell_text(cell: str | None, delim: str) -> str:
+    """A plain row's cell as split (None: empty) as it stood in the line: a
+    marked quoted token back in quotes (a simple one: no escapes), after
+    the indentation that the first cell still carries."""
+    if cell is None:
+        return ""
+    body = cell.lstrip(" ")
+    if body[:1] != QUOTED:
+        return cell
+    return cell[: len(cell) - len(body)] + '"' + (untoken(body, delim) or "") + '"'
+
+
+def _cell_column(text: str, leaf: int, keyed: bool, delim: str) -> int:
+    """1-based column of cell ``leaf`` (the entry key being cell 0 of a keyed
+    table's row) in a row line; the row's first column if it cannot tell."""
+    indent = _indent_of(text)
+    base = indent
+    if keyed:
+        if leaf == 0:
+            return indent + 1
+        colon = find_unquoted(text, ":", indent)
+        if colon < 0:
+            return indent + 1
+        base, leaf = colon + 1, leaf - 1
+    cells = split_cells(text[base:], delim)
+    if leaf >= len(cells):
+        return indent + 1
+    return base + sum(len(c) + 1 for c in cells[:leaf]) + _indent_of(cells[leaf]) + 1
 
 
 class FrameReader:
@@ -891,6 +1064,7 @@ class FrameReader:
         schema: Mapping[str, Any] | None = None,
         schema_overrides: Mapping[str, Any] | None = None,
         infer_schema_length: int | None = 100,
+        try_parse_dates: bool = False,
         key_field: str = "key",
         options: Mapping[str, Any] | None = None,
         inferred: Mapping[str, Any] | None = None,
@@ -909,6 +1083,7 @@ class FrameReader:
         self.overrides = dict(schema_overrides or {})
         self.inferred = dict(inferred or {})
         self.infer = infer_schema_length
+        self.try_parse_dates = try_parse_dates
         self.key_field = key_field
         self.options = dict(options or {})
         self.dtypes: list[pl.DataType] | None = None  # per selected leaf
@@ -924,6 +1099,7 @@ class FrameReader:
         scan = self.scan
         assert scan.names is not None
         fields: Fields = scan.fields or ()
+        self._check_names(fields)
         tops: list[tuple[str, Any, int]] = []  # (name, children, leaf count)
         if scan.keyed:
             tops.append((self.key_field, None, 1))
@@ -936,6 +1112,7 @@ class FrameReader:
                 raise pl.exceptions.ColumnNotFoundError(
                     f"column(s) {missing} not found; the table has {names}"
                 )
+        all_paths = [p for name, children, _ in tops for p in _leaf_paths(name, children)]
         selected: list[int] = []
         leaf = 0
         self.tops = []
@@ -957,19 +1134,77 @@ class FrameReader:
             self.tops = [t for _, _, t in spans]
         self.selected = selected
         self.leaf_names = [scan.names[i] for i in selected]
-        # User dtypes per selected leaf (by top-level name, struct fields, or dotted leaf name).
-        given: dict[str, Any] = {}
+        # User dtypes per selected leaf, found by leaf path (not by dotted
+        # name: a struct "a" with field "b" and a column named "a.b" are two
+        # leaves).  A name is a top-level column (a struct dtype then gives
+        # its fields' dtypes), else a dotted leaf name "group.field".  Names
+        # of no column are ignored, as in polars.read_csv.
+        paths = [all_paths[i] for i in selected]
+        index = {p: k for k, p in enumerate(paths)}
+        top_names = {t[0] for t in tops}
+        dotted: dict[str, list[int]] = {}
+        for k, p in enumerate(paths):
+            dotted.setdefault(".".join(p), []).append(k)
+        given: dict[int, Any] = {}
         for mapping in (self.schema or {}, self.overrides):
             for name, dtype in mapping.items():
-                for leaf_name, leaf_dtype in _flatten_dtype(name, dtype):
-                    given[leaf_name] = leaf_dtype
+                for rel, leaf_dtype in _dtype_leaves(dtype):
+                    if name in top_names:
+                        at = index.get((name, *rel))
+                        hits = [] if at is None else [at]
+                    else:
+                        hits = dotted.get(".".join((name, *rel)), [])
+                    if len(hits) > 1:
+                        raise DtypeNameError(
+                            f"dtype for {'.'.join((name, *rel))!r}: several columns have that dotted name; "
+                            "give the struct column's dtype (a polars Struct) instead"
+                        )
+                    for k in hits:
+                        given[k] = leaf_dtype
         if self.schema is not None:
-            absent = [n for n in self.leaf_names if n not in given]
+            absent = [n for k, n in enumerate(self.leaf_names) if k not in given]
             if absent:
-                raise ValueError(f"schema does not give a dtype for column(s) {absent}")
-        self.given = [given.get(n) for n in self.leaf_names]
-        known = {leaf: d for name, dtype in self.inferred.items() for leaf, d in _flatten_dtype(name, dtype)}
-        self.known = [known.get(n) for n in self.leaf_names]
+                raise DtypeNameError(f"schema does not give a dtype for column(s) {absent}")
+        self.given = [given.get(k) for k in range(len(paths))]
+        known: dict[int, Any] = {}
+        for name, dtype in self.inferred.items():
+            for rel, leaf_dtype in _dtype_leaves(dtype):
+                at = index.get((name, *rel))
+                if at is not None:
+                    known[at] = leaf_dtype
+        self.known = [known.get(k) for k in range(len(paths))]
+
+    def _check_names(self, fields: Fields) -> None:
+        """Column names must be unique within the table and within each
+        field group (a frame cannot hold two columns of one name): the
+        keyed table's ``key_field`` against its fields, and a non-strict
+        header's repeated fields.  A ``name_collision`` error at the header
+        says how to fix it.  (The empty name is kept: Polars and Arrow take
+        it.)"""
+        header = self.scan.header
+        todo: list[tuple[str, Fields, set[str]]] = [("", fields, {self.key_field} if self.scan.keyed else set())]
+        while todo:
+            group, group_fields, seen = todo.pop()
+            for f in group_fields:
+                if f.name in seen:
+                    where = f" in field group {group!r}" if group else ""
+                    if not group and self.scan.keyed and f.name == self.key_field:
+                        fix = (
+                            f"the entry keys of a keyed table become column {f.name!r} (key_field), "
+                            "which is also a field of the header: pass another name as key_field"
+                        )
+                    else:
+                        fix = f"field {f.name!r} occurs twice{where} (strict mode rejects such a header)"
+                    raise ToonDecodeError(
+                        f"column name collision: {fix}",
+                        code="name_collision",
+                        line=header.line if header is not None else None,
+                        column=_indent_of(header.line_text) + 1 if header is not None else 1,
+                        line_text=header.line_text if header is not None else "",
+                    )
+                seen.add(f.name)
+                if f.children is not None:
+                    todo.append((f"{group}.{f.name}" if group else f.name, f.children, set()))
 
     # -- batches
 
@@ -1080,7 +1315,10 @@ class FrameReader:
         frame = piece.frame.select([piece.frame.columns[i] for i in sel]) if piece.frame is not None else None
         pick = itemgetter(*sel) if sel else (lambda r: ())
         rows = [pick(r) for r in piece.rows] if len(sel) != 1 else [(pick(r),) for r in piece.rows]
-        return Piece(frame, rows, piece.pos, piece.line)
+        return Piece(
+            frame, rows, piece.pos, piece.line,
+            gaps=piece.gaps, texts=piece.texts, full=piece.full, src=piece.src, skip=piece.skip,
+        )
 
     def _batch(self, pieces: list[Piece]) -> _Batch:
         # The clean-up below is polars work: done where the batch is typed
@@ -1138,10 +1376,35 @@ class FrameReader:
             bits = 0
             for b in batches:
                 bits |= self._column_bits(b, i)
-            dtypes.append(infer_dtype(bits, complete=complete))
+            dtype = infer_dtype(bits, complete=complete)
+            if self.try_parse_dates and bits & ~K_NULL == K_STR:
+                # Strings only: ISO dates or datetimes, all of one form?
+                dtype = iso_dtype(self._window_strings(batches, i)) or dtype
+            dtypes.append(dtype)
             self.forced.append(False)
         self.dtypes = dtypes
         self.inferred_from = sum(b.n for b in batches)
+
+    def _window_strings(self, batches: list[_Batch], i: int) -> pl.Series:
+        """Column i of ``batches`` (strings and nulls only) as a String series."""
+        parts: list[pl.Series] = []
+        quoted = self.scan.delim if self.scan.quoted else None
+        for b in batches:
+            self._clean(b)
+            if b.fast is not None:
+                name = b.fast.columns[i]
+                e = token_expr(pl.col(name), pl.String(), K_STR, quoted)
+                assert e is not None
+                parts.append(b.fast.select(e.alias("s")).to_series())
+            if b.rows:
+                parts.append(pl.Series("s", [r[i] for r in b.rows], dtype=pl.String))
+        return pl.concat(parts) if parts else pl.Series("s", [], dtype=pl.String)
+
+    def _how(self, i: int) -> str:
+        """Where column i's dtype came from, and the fix (error messages)."""
+        if self.forced[i]:
+            return "the schema's dtype"
+        return f"inferred from the first {self.inferred_from} rows; pass schema_overrides or a larger infer_schema_length"
 
     def _fast_values(self, batch: _Batch, i: int) -> list[Any]:
         """The fast rows' tokens of column i decoded one by one (odd tokens; error location)."""
@@ -1174,7 +1437,9 @@ class FrameReader:
         order = batch.order()
         bases = [base_dtype(d) for d in self.dtypes]
         fast_cols: dict[int, pl.Series] = {}
-        misfits: list[ToonDecodeError] = []  # one per column at most: raised is the first in the document
+        # Per column, its first value that does not fit; raised is the first
+        # in the document, whichever column (and check: kind or cast) found it.
+        misfits: dict[int, ToonDecodeError] = {}
         if batch.fast is not None:
             fast = batch.fast
             names = fast.columns
@@ -1220,14 +1485,14 @@ class FrameReader:
                     values = self._fast_values(batch, i)
                     misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=values)
                     if misfit is not None:
-                        misfits.append(misfit)
+                        misfits[i] = misfit
                         continue
                     fast_cols[i] = convert_values(n, values, bases[i])
                     continue
                 if b:
                     misfit = self._misfit(batch, i, b, allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=None)
                     if misfit is not None:
-                        misfits.append(misfit)
+                        misfits[i] = misfit
                         continue
                 e = token_expr(pl.col(n), bases[i], b, self.scan.delim if self.scan.quoted else None)
                 if e is None:
@@ -1242,12 +1507,12 @@ class FrameReader:
         exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
         for i, values in enumerate(exact_cols):
             misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], exact=values)
-            if misfit is not None:
-                misfits.append(misfit)
-        if misfits:  # the first in the document, whichever column it is in
-            raise min(misfits, key=lambda e: e.line or 0)
+            if misfit is not None and (i not in misfits or (misfit.line or 0) < (misfits[i].line or 0)):
+                misfits[i] = misfit
         leaves: list[pl.Series] = []
         for i, dtype in enumerate(self.dtypes):
+            if i in misfits:
+                continue
             base = bases[i]
             name = f"c{i}"
             parts: list[pl.Series] = []
@@ -1259,9 +1524,15 @@ class FrameReader:
             if order is not None:
                 s = s.gather(order)
             if base != dtype:
-                s = self._cast(batch, s, dtype, i)
+                try:
+                    s = self._cast(batch, s, dtype, i)
+                except ToonDecodeError as e:
+                    misfits[i] = e
+                    continue
             leaves.append(s)
-        return pl.DataFrame(self._assemble(leaves, batch.n))
+        if misfits:
+            raise min(misfits.values(), key=lambda e: e.line or 0)
+        return _frame(self._assemble(leaves, batch.n))
 
     def _misfit(
         self,
@@ -1288,11 +1559,7 @@ class FrameReader:
             values = fast if fast is not None else self._fast_values(batch, i)
             fast_row = row = next(r for r, v in enumerate(values) if value_kind(v) & bad)
             bad &= value_kind(values[row])
-        how = (
-            "the schema's dtype"
-            if self.forced[i]
-            else f"inferred from the first {self.inferred_from} rows; pass schema_overrides or a larger infer_schema_length"
-        )
+        how = self._how(i)
         return self._error(
             batch,
             fast_row,
@@ -1303,31 +1570,55 @@ class FrameReader:
         )
 
     def _cast(self, batch: _Batch, s: pl.Series, dtype: pl.DataType, i: int) -> pl.Series:
+        """``s`` (of its base dtype, in row order) -> ``dtype``: an inferred
+        date/datetime column takes its ISO forms only (try_parse_dates); a
+        user's dtype, what polars' cast or str.to_date/to_datetime take."""
+        if not self.forced[i] and s.dtype == pl.String and dtype.is_temporal():
+            out = pl.DataFrame({"s": s}).select(iso_expr(pl.col("s"), dtype)).to_series().alias(s.name)
+            bad = (out.is_null() & s.is_not_null()).arg_true()
+            if not len(bad):
+                return out
+            row = int(bad[0])
+            form = _ISO_FORMS[str(dtype.base_type()) if dtype == pl.Date else "tz" if getattr(dtype, "time_zone", None) else "naive"]
+            fast_row, exact_row = batch.split_row(row)
+            raise self._error(
+                batch, fast_row, exact_row, i,
+                f"column {self.leaf_names[i]!r} holds {s[row]!r}, not {form}, which does not fit its type {dtype} "
+                f"({self._how(i)})",
+                "type_mismatch",
+            )
         try:
             return _cast(s, dtype, strict=True)
         except Exception:
             loose = _cast(s, dtype, strict=False)
             bad = (loose.is_null() & s.is_not_null()).arg_true()
             row = int(bad[0]) if len(bad) else 0
-            raise ToonDecodeError(
+            fast_row, exact_row = batch.split_row(row)
+            raise self._error(
+                batch, fast_row, exact_row, i,
                 f"column {self.leaf_names[i]!r}: value {s[row]!r} does not convert to {dtype}",
-                code="type_mismatch",
-                line=batch.line_of(row),
-                column=1,
-                line_text="",
+                "type_mismatch",
             ) from None
 
     def _error(self, batch: _Batch, fast_row: int | None, exact_row: int | None, i: int, message: str, code: str) -> ToonDecodeError:
-        line = batch.row_line(fast_row, exact_row) or self.scan.decoder.line
-        text = ""
-        column = 1
+        """The error at column ``i``'s cell of a row: its line, the cell's
+        column and the line's text."""
+        line, text, cells = batch.where(fast_row, exact_row)
         scan = self.scan
-        if fast_row is not None and batch.fast is not None and self.selected == list(range(len(scan.names or ()))):
-            # Rebuild the line from its tokens (plain rows: nothing was trimmed).
-            cells = [str(c) for c in batch.fast.row(fast_row)]
-            text = " " * scan.plen + scan.delim.join(cells)
-            column = scan.plen + 1 + sum(len(c) + 1 for c in cells[:i])
-        return ToonDecodeError(message, code=code, line=line, column=column, line_text=text)
+        delim = scan.header.delimiter if scan.header is not None else scan.delim
+        leaf = self.selected[i] if self.selected is not None else i
+        column = 1
+        if cells is not None and leaf < len(cells):
+            # A plain row's line from its cells (the first still carries the
+            # indentation; a quoted cell was simple: no escapes).
+            tokens = [_cell_text(c, delim) for c in cells]
+            text = delim.join(tokens)
+            column = sum(len(t) + 1 for t in tokens[:leaf]) + _indent_of(tokens[leaf]) + 1
+        elif text is not None:
+            column = _cell_column(text, leaf, scan.keyed, delim)
+        return ToonDecodeError(
+            message, code=code, line=line or scan.decoder.line, column=column, line_text=text or ""
+        )
 
     def _assemble(self, leaves: list[pl.Series], n: int) -> list[pl.Series]:
         """Leaf series -> top-level series, nested field groups as structs (no recursion)."""
@@ -1343,7 +1634,7 @@ class FrameReader:
                 f = next(fields_it, None)
                 if f is None:
                     stack.pop()
-                    s = pl.DataFrame(built).to_struct(group) if built else pl.Series(group, [None] * n, dtype=pl.Null)
+                    s = _frame(built).to_struct(group) if built else pl.Series(group, [None] * n, dtype=pl.Null)
                     if stack:
                         stack[-1][2].append(s)
                     else:
@@ -1357,7 +1648,7 @@ class FrameReader:
     def _empty(self) -> pl.DataFrame:
         assert self.dtypes is not None
         leaves = [pl.Series(f"c{i}", [], dtype=d) for i, d in enumerate(self.dtypes)]
-        return pl.DataFrame(self._assemble(leaves, 0))
+        return _frame(self._assemble(leaves, 0))
 
 
 def _head(batches: list[_Batch], k: int) -> list[_Batch]:
@@ -1395,12 +1686,229 @@ def _cast(s: pl.Series, dtype: pl.DataType, *, strict: bool) -> pl.Series:
     return s.cast(dtype, strict=strict)  # type: ignore[no-any-return]
 
 
-def _flatten_dtype(name: str, dtype: Any) -> Iterable[tuple[str, Any]]:
-    """A top-level dtype as (dotted leaf name, dtype) pairs (structs flattened)."""
-    todo = [(name, dtype)]
+def _dtype_leaves(dtype: Any) -> list[tuple[tuple[str, ...], Any]]:
+    """A dtype's leaves as (path below it, leaf dtype) pairs: ``((), dtype)``
+    for a non-struct, the fields' paths for a struct (no recursion)."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    todo: list[tuple[tuple[str, ...], Any]] = [((), dtype)]
     while todo:
-        n, d = todo.pop()
+        path, d = todo.pop()
         if isinstance(d, pl.Struct):
-            todo.extend((f"{n}.{f.name}", f.dtype) for f in reversed(d.fields))
+            todo.extend((path + (f.name,), f.dtype) for f in reversed(d.fields))
         else:
-            yield n, d if isinstance(d, pl.DataType) else d()
+            out.append((path, d if isinstance(d, pl.DataType) else d()))
+    return out
+
+
+def _leaf_paths(name: str, children: Fields | None) -> list[tuple[str, ...]]:
+    """Paths of a top-level column's leaves, in row order (no recursion)."""
+    if children is None:
+        return [(name,)]
+    out: list[tuple[str, ...]] = []
+    todo: list[tuple[tuple[str, ...], Iterator[Any]]] = [((name,), iter(children))]
+    while todo:
+        path, it = todo[-1]
+        f = next(it, None)
+        if f is None:
+            todo.pop()
+        elif f.children is None:
+            out.append(path + (f.name,))
+        else:
+            todo.append((path + (f.name,), iter(f.children)))
+    return out
+
+
+def _indent_of(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
+
+
+def _frame(columns: list[pl.Series]) -> pl.DataFrame:
+    """A frame of named series, names kept as they are (unique: see
+    FrameReader._check_names).  ``pl.DataFrame(list)`` would rename an empty
+    name to ``column_0``."""
+    return pl.DataFrame({s.name: s for s in columns})
+
+
+# ------------------------------------------------------------------ type names (the CLI's --schema-overrides)
+
+_SIMPLE_TYPES: dict[str, Callable[[], pl.DataType]] = {
+    **{f"int{b}": getattr(pl, f"Int{b}") for b in (8, 16, 32, 64)},
+    **{f"uint{b}": getattr(pl, f"UInt{b}") for b in (8, 16, 32, 64)},
+    "float32": pl.Float32, "float": pl.Float32, "float64": pl.Float64, "double": pl.Float64,
+    "string": pl.String, "utf8": pl.String, "str": pl.String, "large_string": pl.String, "large_utf8": pl.String,
+    "boolean": pl.Boolean, "bool": pl.Boolean,
+    "date": pl.Date, "date32": pl.Date,
+    "time": pl.Time,
+    "null": pl.Null,
+}
+_TYPE_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:[(\[](.*)[)\]])?\s*", re.S)
+_UNITS = ("ms", "us", "ns")
+
+
+def parse_dtype(text: str) -> pl.DataType:
+    """A Polars or Arrow type name as a Polars dtype, case-insensitively:
+    ``Int8``-``Int64``, ``UInt8``-``UInt64``, ``Float32``/``float``,
+    ``Float64``/``double``, ``String``/``Utf8``/``large_string``,
+    ``Boolean``/``bool``, ``Date``/``date32``, ``Time``, ``Null``,
+    ``Datetime``, ``Datetime(us)``, ``Datetime(us, UTC)`` (also
+    ``timestamp[us, tz=UTC]``, ``time_unit=``/``time_zone=`` keywords),
+    ``Decimal(38, 0)``/``decimal128(38, 0)``.  ValueError otherwise."""
+    m = _TYPE_NAME.fullmatch(text)
+    if m is None:
+        raise ValueError(f"not a type: {text!r}")
+    name, inner = m.group(1).lower(), m.group(2)
+    args: list[str] = []
+    kwargs: dict[str, str] = {}
+    if inner is not None and inner.strip():
+        for part in inner.split(","):
+            part = part.strip()
+            key, eq, value = part.partition("=")
+            if eq:
+                kwargs[key.strip().lower()] = value.strip().strip("'\"")
+            else:
+                args.append(part.strip("'\""))
+    if name in _SIMPLE_TYPES and not args and not kwargs:
+        return _SIMPLE_TYPES[name]()
+    if name in ("datetime", "timestamp"):
+        unit = kwargs.pop("time_unit", None) or (args.pop(0) if args else "us")
+        zone = kwargs.pop("time_zone", None) or kwargs.pop("tz", None) or (args.pop(0) if args else None)
+        if unit in _UNITS and not args and not kwargs:
+            dtype = pl.Datetime(unit, zone if zone not in ("", "None", "none") else None)  # type: ignore[arg-type]
+            if dtype.time_zone is not None:
+                try:  # polars checks the zone name only when it is used
+                    pl.Series([0]).cast(dtype)
+                except pl.exceptions.PolarsError:
+                    raise ValueError(f"unknown time zone {dtype.time_zone!r} in {text.strip()!r}") from None
+            return dtype
+    if name in ("decimal", "decimal128"):
+        try:
+            precision = int(kwargs.pop("precision", "") or (args.pop(0) if args else "38"))
+            scale = int(kwargs.pop("scale", "") or (args.pop(0) if args else "0"))
+        except ValueError:
+            pass
+        else:
+            if 1 <= precision <= 38 and 0 <= scale <= precision and not args and not kwargs:
+                return pl.Decimal(precision, scale)
+    raise ValueError(
+        f"unknown type {text.strip()!r} (known: Int8-Int64, UInt8-UInt64, Float32, Float64, String, Boolean, "
+        "Date, Time, Datetime(us, UTC), Decimal(38, 0), Null)"
+    )
+
+
+def parse_schema_overrides(text: str) -> dict[str, pl.DataType]:
+    """``name=Type,name=Type`` (commas inside parentheses or brackets belong
+    to the type; a name with ``,``, ``=`` or ``"`` is written as a JSON
+    string: ``"a,b"=Int64``) -> {name: dtype}.  ValueError if malformed."""
+    import json
+
+    parts: list[str] = []
+    depth = 0
+    quoted = False
+    start = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    out: dict[str, pl.DataType] = {}
+    for part in parts:
+        item = part.strip()
+        if not item:
+            continue
+        if item.startswith('"'):
+            try:
+                name, end = json.JSONDecoder().raw_decode(item)
+            except ValueError:
+                raise ValueError(f"bad quoted column name in {item!r}") from None
+            rest = item[end:].lstrip()
+            if not rest.startswith("="):
+                raise ValueError(f"expected NAME=TYPE, got {item!r}")
+            type_text = rest[1:]
+        else:
+            name, eq, type_text = item.partition("=")
+            name = name.strip()
+            if not eq or not name:
+                raise ValueError(f"expected NAME=TYPE, got {item!r}")
+        out[name] = parse_dtype(type_text)
+    return out
+
+
+# ------------------------------------------------------------------ ISO dates (try_parse_dates)
+
+# The forms an inferred Date/Datetime column takes: YYYY-MM-DD; and
+# YYYY-MM-DD, "T" or a space, HH:MM, optional :SS, optional fraction of 1-9
+# digits, optional "Z" or a UTC offset +HH:MM / +HHMM.  (No leap second, no
+# week or ordinal dates, no other orders: those stay strings.)
+_ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_ISO_DATETIME = (
+    r"^(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[T ](?P<hm>[0-9]{2}:[0-9]{2})(?P<sec>:[0-5][0-9])?"
+    r"(?P<frac>\.[0-9]{1,9})?(?P<tz>Z|[+-][0-9]{2}:?[0-9]{2})?$"
+)
+_ISO_FORMS = {
+    "Date": "an ISO date (YYYY-MM-DD)",
+    "naive": "an ISO datetime without a UTC offset",
+    "tz": "an ISO datetime with Z or a UTC offset",
+}
+
+
+def iso_expr(c: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Strings -> ``dtype`` (Date, or Datetime naive or in UTC) for exactly
+    the ISO forms above; null for anything else (a datetime's offset is
+    required for a UTC column, refused for a naive one; more fraction digits
+    than the time unit holds are refused, not truncated)."""
+    if dtype == pl.Date:
+        return pl.when(c.str.contains(_ISO_DATE)).then(c.str.to_date("%Y-%m-%d", strict=False))
+    assert isinstance(dtype, pl.Datetime)
+    unit = dtype.time_unit or "us"
+    g = c.str.extract_groups(_ISO_DATETIME)
+    frac = g.struct.field("frac")
+    text = pl.concat_str(
+        [g.struct.field("date"), pl.lit("T"), g.struct.field("hm"), g.struct.field("sec").fill_null(":00"), frac.fill_null("")]
+    )
+    fits = frac.is_null() | (frac.str.len_chars() <= 1 + {"ms": 3, "us": 6, "ns": 9}[unit])
+    tz = g.struct.field("tz")
+    if dtype.time_zone is None:
+        parsed = text.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit=unit, strict=False)
+        return pl.when(fits & tz.is_null()).then(parsed)
+    offset = pl.when(tz == "Z").then(pl.lit("+00:00")).otherwise(tz.str.slice(0, 3) + ":" + tz.str.slice(-2))
+    parsed = (text + offset).str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit=unit, strict=False)
+    return pl.when(fits & tz.is_not_null()).then(parsed.dt.convert_time_zone(dtype.time_zone))
+
+
+def iso_dtype(s: pl.Series) -> pl.DataType | None:
+    """The dtype for a String column's values if all are ISO dates (Date),
+    or all ISO datetimes without offsets (Datetime), or all with one
+    (Datetime in UTC); time unit "us", "ns" if some fraction has more than 6
+    digits.  None otherwise (mixed forms, invalid dates, other text)."""
+    v = s.drop_nulls()
+    if not len(v):
+        return None
+    dtype: pl.DataType
+    if v.str.contains(_ISO_DATE).all():
+        dtype = pl.Date()
+    else:
+        g = v.str.extract_groups(_ISO_DATETIME).struct
+        if g.field("date").null_count():
+            return None
+        tz = g.field("tz").is_not_null()
+        if tz.any() and not tz.all():
+            return None
+        longest = g.field("frac").str.len_chars().max()
+        unit: Literal["ns", "us"] = "ns" if isinstance(longest, int) and longest > 7 else "us"
+        dtype = pl.Datetime(unit, "UTC" if tz.any() else None)
+    parsed = pl.DataFrame({"s": v}).select(iso_expr(pl.col("s"), dtype)).to_series()
+    return dtype if not parsed.null_count() else None

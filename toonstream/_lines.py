@@ -5,9 +5,11 @@ right before it, or at the very end of input, belongs to the terminator, §12),
 a leading byte-order mark, and the line-length limit.  Knows nothing of TOON
 structure: comments, blanks and indentation are the machine's business.
 
-Memory: only the current partial line is kept.  A line that arrives in many
-chunks is gathered in a list of pieces (joined once, when its LF arrives), so
-a long line is not re-copied on every chunk.
+Memory: only the current partial line is kept, as UTF-8 bytes in one
+``bytearray`` (amortized appends; decoded once, when its LF arrives).  A
+list of str pieces would cost a str object (about 50 bytes) per chunk: a
+line fed a few bytes at a time took some 30 bytes per character; the buffer
+takes one byte per byte of the line whatever the chunking.
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ class LineSplitter:
     the caller from ``lines_emitted``.
     """
 
-    __slots__ = ("_carry", "_pieces", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed", "error")
+    __slots__ = ("_carry", "_partial", "_pending_len", "_max_line", "lines_emitted", "_started", "_closed", "error")
 
     def __init__(self, *, max_line_length: int) -> None:
         self._carry = b""  # an incomplete UTF-8 sequence from the end of the last chunk
-        self._pieces: list[str] = []
+        # The current partial line, UTF-8 encoded (str input is encoded with
+        # 'surrogatepass', which decodes back to the same str exactly, lone
+        # surrogates included); _pending_len is its length in characters.
+        self._partial = bytearray()
         self._pending_len = 0
         self._max_line = max_line_length
         self.lines_emitted = 0
@@ -57,9 +62,8 @@ class LineSplitter:
         if self.error is not None:
             return lines
         self._closed = True
-        if self._pieces:
-            last = "".join(self._pieces)
-            self._pieces = []
+        if self._partial:
+            last = self._take_partial()
             if last.endswith("\r"):
                 last = last[:-1]
             lines.append(last)
@@ -68,7 +72,14 @@ class LineSplitter:
 
     def at_line_boundary(self) -> bool:
         """True when no partial line or UTF-8 sequence is pending."""
-        return not self._pieces and not self._carry and self.error is None and not self._closed
+        return not self._partial and not self._carry and self.error is None and not self._closed
+
+    def _take_partial(self) -> str:
+        """The partial line as text; the buffer is released (not kept at its
+        high-water size for the rest of the input)."""
+        text = self._partial.decode("utf-8", "surrogatepass")
+        self._partial = bytearray()
+        return text
 
     def _decode_and_split(self, data: bytes | bytearray | memoryview, *, final: bool) -> list[str]:
         # 'strict' makes invalid, truncated and surrogate-encoding sequences
@@ -84,11 +95,11 @@ class LineSplitter:
             # them first); the error waits in `error`, located at the bad byte.
             self._closed = True
             self._carry = b""
-            good = bytes(data[: e.start]).decode("utf-8") if e.start else ""
-            lines = self._split(good)
+            good = data[: e.start]
+            lines = self._split(codecs.utf_8_decode(good, "strict", True)[0], good, len(good))
             if self.error is not None:  # a line grew too long before the bad byte: that comes first
                 return lines
-            partial = "".join(self._pieces)
+            partial = self._take_partial()
             self.error = ToonDecodeError(
                 f"invalid UTF-8 ({e.reason})",
                 code="invalid_utf8",
@@ -98,30 +109,36 @@ class LineSplitter:
             )
             return lines
         self._carry = bytes(data[used:])
-        return self._split(text)
+        return self._split(text, data, used)
 
-    def _split(self, text: str) -> list[str]:
+    def _split(self, text: str, raw: bytes | bytearray | memoryview | None = None, used: int = 0) -> list[str]:
+        """The complete lines of ``text``; ``raw[:used]``: the valid UTF-8 it
+        was decoded from (None for str input), appended as it is to the
+        partial line when ``text`` holds no LF."""
         if self.error is not None:
             return []
         if not self._started and text:
             self._started = True
             if text[0] == BOM:  # one leading BOM is skipped (documented policy)
                 text = text[1:]
+                raw = None if raw is None else memoryview(raw)[3:used]  # (U+FEFF is 3 bytes in UTF-8)
+                used -= 3
         if "\n" not in text:
             if text:
-                self._pieces.append(text)
+                if raw is None:
+                    self._partial += text.encode("utf-8", "surrogatepass")
+                else:  # (a slice only when a UTF-8 sequence was cut at the chunk's end)
+                    self._partial += raw if used == len(raw) else memoryview(raw)[:used]
                 self._pending_len += len(text)
-                if self._pending_len > self._max_line:
+                if self._partial_too_long():
                     self._too_long()
             return []
-        if self._pieces:
-            self._pieces.append(text)
-            text = "".join(self._pieces)
-            self._pieces = []
+        if self._partial:
+            text = self._take_partial() + text
         lines = text.split("\n")
         rest = lines.pop()
         if rest:
-            self._pieces.append(rest)
+            self._partial += rest.encode("utf-8", "surrogatepass")
         self._pending_len = len(rest)
         max_line = self._max_line
         if "\r" in text:
@@ -133,14 +150,21 @@ class LineSplitter:
                     self._too_long()
                     return lines[:i]
         self.lines_emitted += len(lines)
-        if self._pending_len > max_line:
+        if self._partial_too_long():
             self._too_long()
         return lines
+
+    def _partial_too_long(self) -> bool:
+        # A CR at the end of the partial line may be the first half of a CRLF (or the final CR
+        # at the end of input), which is not part of the line: it is not counted until the next
+        # character shows it is content, so the verdict does not depend on where a feed ends.
+        over = self._pending_len - self._max_line
+        return over > 1 or (over == 1 and not self._partial.endswith(b"\r"))
 
     def _too_long(self) -> None:
         # Like invalid UTF-8: reported after the lines before it are processed.
         self._closed = True
-        self._pieces = []
+        self._partial = bytearray()
         self.error = ToonDecodeError(
             f"line longer than max_line_length ({self._max_line} characters)",
             code="line_too_long",

@@ -190,6 +190,14 @@ class Machine:
                         if j > i:
                             i = j
                             continue
+                    if fast and self.items and kind == LIST:
+                        if self._primitive_cooldown:  # (counted here: no call per line)
+                            self._primitive_cooldown -= 1
+                        else:
+                            j = self._primitive_block(stack[-1], lines, i, first_lineno)
+                            if j > i:
+                                i = j
+                                continue
                     if self.items and (
                         kind == LIST or (self._item_list is not None and lines[i].startswith(self._item_head))
                     ):
@@ -830,6 +838,83 @@ class Machine:
             out.append(Rows(list(zip(*columns))))
         return j
 
+    _primitive_cooldown = 0
+    _primitive_misses = 0  # attempts in a row that took nothing
+
+    def _primitive_miss(self, k: int) -> int:
+        # The next k lines go the per-line way; after a few fruitless
+        # attempts in a row (a list of objects, say) the pause grows, up to
+        # _MAX_BLOCK lines, so that such lists pay for few looks.
+        self._primitive_misses += 1
+        misses = self._primitive_misses
+        self._primitive_cooldown = max(k, 0 if misses < 4 else min(self._MAX_BLOCK, 1 << misses))
+        return 0
+
+    def _primitive_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
+        """Decode a run of primitive list items (``- value``) at once, as one
+        Values event, the values typed column-wise like table rows.
+
+        A line qualifies when it is exactly the list's indentation, ``- ``
+        and a token that starts with neither a space nor ``[`` and holds no
+        colon: then the per-line path would convert that token (trailing
+        spaces trimmed) as a primitive item, which the column converter does
+        for the whole run.  Anything else (an object item, a nested array,
+        ``-`` alone, a comment, another indentation) ends the run; a token
+        the converter refuses sends the run to the per-line path, which
+        reports the error at its line and column.  Returns the index after
+        the run (``i`` when there is none worth taking).
+        """
+        limit = min(len(lines), i + self._MAX_BLOCK)  # bounded work per attempt
+        if self.strict:
+            assert frame.length is not None
+            limit = min(limit, i + frame.length - frame.count)  # an extra item takes the slow path
+        if limit - i < self._MIN_BLOCK or frame.depth > self.max_depth:
+            self._primitive_cooldown = max(0, limit - i)  # (a short list: its items go the per-line way)
+            return i
+        plen = frame.depth * self.indent_size
+        head = " " * plen + "- "
+        hlen = plen + 2
+        for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
+            if not line.startswith(head) or line[hlen : hlen + 1] in (" ", "[", "") or ":" in line:
+                return i + self._primitive_miss(k)
+        window = 64
+        while True:
+            hi = min(limit, i + window)
+            text = "\n" + "\n".join(lines[i:hi])
+            end = len(text)
+            m = _not_item_start(plen).search(text)
+            if m is not None:
+                end = m.start()
+            k = text.find(":", 0, end)  # an object item, a header, or a colon in a quoted string
+            if k != -1:
+                end = text.rfind("\n", 0, k)
+            if end < len(text) or hi == limit:
+                break
+            window *= 4
+        n = text.count("\n", 0, end)  # lines wholly before `end`
+        if n < self._MIN_BLOCK:
+            return i + self._primitive_miss(n)
+        # (trailing spaces are trimmed by convert_column, as the per-line path trims them)
+        tokens = text[:end].replace("\n" + head, "\n")[1:].split("\n")
+        assert self.convert_column is not None
+        try:
+            values = list(self.convert_column(tokens))
+        except ToonDecodeError:
+            return i + self._primitive_miss(n)  # the per-line path locates the error
+        self._primitive_misses = 0
+        if frame.count == 0:
+            self.started_arrays += 1
+        frame.count += n
+        j = i + n
+        self._lineno = first_lineno + j - 1
+        self._text = lines[j - 1]
+        out = self.out
+        if out and type(out[-1]) is Values:
+            out[-1].values.extend(values)
+        else:
+            out.append(_new(Values, (values,)))
+        return j
+
     def _field_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
         """A run of plain field lines of the innermost object as one Members event.
 
@@ -1076,6 +1161,18 @@ def _not_row_start(plen: int) -> re.Pattern[str]:
     pattern = _ROW_START.get(plen)
     if pattern is None:
         pattern = _ROW_START[plen] = re.compile("\n(?! {%d}[^ #\t\n])" % plen)
+    return pattern
+
+
+_ITEM_START: dict[int, re.Pattern[str]] = {}
+
+
+def _not_item_start(plen: int) -> re.Pattern[str]:
+    """Matches the "\\n" before a line that is not ``plen`` spaces, ``- `` and
+    a character other than a space or ``[`` (see ``_primitive_block``)."""
+    pattern = _ITEM_START.get(plen)
+    if pattern is None:
+        pattern = _ITEM_START[plen] = re.compile("\n(?! {%d}- [^ \n\\[])" % plen)
     return pattern
 
 

@@ -16,7 +16,7 @@ from itertools import accumulate, compress, count, repeat
 from operator import not_
 from typing import Any, Callable, Sequence
 
-from ._errors import ToonDecodeError
+from ._errors import ToonDecodeError, ToonEncodeError
 from ._grammar import (
     ESCAPE_CHARS,
     ESCAPES,
@@ -36,10 +36,23 @@ TokenConverter = Callable[[str], Any]
 # Decimal, which has no such limit, instead of changing the process-wide setting.
 _INT_STR_SAFE_DIGITS = 4000
 _INT_STR_SAFE_BITS = 13_000  # 2**13000 has 3914 decimal digits
-# An exponent of more than 17 digits ("e", sign, digits: 19 characters) is
-# beyond what Decimal represents (Emax 10**18 - 1): such a token is an error,
-# code number_out_of_range, rather than an infinity (documented policy).
-_MAX_EXPONENT_CHARS = 19
+# An exponent of more than 17 significant digits (leading zeros and the sign
+# do not count: "1e00000000000000000001" is 10) is an error, code
+# number_out_of_range, rather than an infinity (documented policy).  Up to 17
+# digits every token converts exactly: its adjusted exponent stays below 10**17
+# plus max_number_length, far within Decimal's Emax (10**18 - 1).
+MAX_EXPONENT_DIGITS = 17
+# The decoders' default max_number_length: the encoders refuse a number whose
+# token would be longer (what dumps writes, loads reads back).
+MAX_NUMBER_LENGTH = 10_000
+
+
+def exponent_in_range(exp: str) -> bool:
+    """Whether an exponent part (``e``, an optional sign, digits) has at most
+    ``MAX_EXPONENT_DIGITS`` significant digits."""
+    if len(exp) <= MAX_EXPONENT_DIGITS + 1:  # (the common case: nothing to count)
+        return True
+    return len(exp[1:].lstrip("+-").lstrip("0")) <= MAX_EXPONENT_DIGITS
 
 
 # --------------------------------------------------------------------- decoding
@@ -250,7 +263,7 @@ def quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[s
 def make_converter(
     *,
     parse_float: Callable[[str], Any] | None = None,
-    max_number_length: int = 10_000,
+    max_number_length: int = MAX_NUMBER_LENGTH,
 ) -> TokenConverter:
     """Build the function that turns one trimmed value token into a value (§4).
 
@@ -271,8 +284,12 @@ def make_converter(
             if len(tok) > _INT_STR_SAFE_DIGITS:
                 return int(Decimal(tok))
             return int(tok)
-        if exp is not None and len(exp) > _MAX_EXPONENT_CHARS:
-            raise _Fail("number exponent out of range", "number_out_of_range", 0)
+        if exp is not None and not exponent_in_range(exp):
+            raise _Fail(
+                f"number exponent out of range (more than {MAX_EXPONENT_DIGITS} significant digits)",
+                "number_out_of_range",
+                0,
+            )
         if parse_float is not None:
             return parse_float(tok)
         f = float(tok)
@@ -383,7 +400,11 @@ def encode_float(x: float) -> str:
 
 
 def encode_decimal(d: Decimal) -> str:
-    """Exact §2 form of a Decimal (no rounding); NaN/Infinity become ``null``."""
+    """Exact §2 form of a Decimal (no rounding); NaN/Infinity become ``null``.
+
+    Raises ToonEncodeError for a number the decoders would refuse (see
+    ``encode_int``; also an exponent of more than ``MAX_EXPONENT_DIGITS``
+    digits)."""
     if not d.is_finite():
         return "null"
     if d.is_zero():
@@ -393,14 +414,39 @@ def encode_decimal(d: Decimal) -> str:
     # format(d, "f") are exact.
     ad = d.copy_abs()
     if _DEC_MIN_PLAIN <= ad < _DEC_MAX_PLAIN:
-        return _plain(d)
+        if len(d.as_tuple().digits) > MAX_NUMBER_LENGTH:  # (no need to write it out)
+            raise _too_long(None)
+        return _checked_length(_plain(d))
     sign, digits, exp = d.as_tuple()
     assert isinstance(exp, int)
+    if len(digits) > MAX_NUMBER_LENGTH:
+        raise _too_long(None)
     ds = "".join(map(str, digits)).rstrip("0")
     exp += len(digits) - len(ds)  # the trailing zeros move into the exponent
     e = exp + len(ds) - 1  # scientific exponent for the form d.ddd
+    if len(str(abs(e))) > MAX_EXPONENT_DIGITS:
+        raise ToonEncodeError(
+            f"number exponent out of range: {abs(e)} has more than {MAX_EXPONENT_DIGITS} digits,"
+            " which TOON decoders refuse (number_out_of_range)"
+        )
     mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-    return f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return _checked_length(f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}")
+
+
+def _too_long(size: int | None) -> ToonEncodeError:
+    """The refusal of a number whose token has ``size`` characters (None:
+    more than MAX_NUMBER_LENGTH, not counted)."""
+    has = f"more than {MAX_NUMBER_LENGTH}" if size is None else str(size)
+    return ToonEncodeError(
+        f"number too long: its token would have {has} characters, more than the decoders'"
+        f" default max_number_length ({MAX_NUMBER_LENGTH}): loads() could not read it back"
+    )
+
+
+def _checked_length(text: str) -> str:
+    if len(text) > MAX_NUMBER_LENGTH:
+        raise _too_long(len(text))
+    return text
 
 
 _DEC_MIN_PLAIN = Decimal("1e-6")
@@ -416,11 +462,22 @@ def _plain(d: Decimal) -> str:
     return s
 
 
+# Above this many bits an int has more than MAX_NUMBER_LENGTH digits
+# (2**33220 > 10**10000): refused before any (slow) conversion to digits.
+_MAX_INT_BITS = 33_220
+
+
 def encode_int(i: int) -> str:
-    """Exact decimal form of an int of any size."""
+    """Exact decimal form of an int.
+
+    Raises ToonEncodeError when the token would be longer than
+    ``MAX_NUMBER_LENGTH`` characters (the decoders' default
+    ``max_number_length``): what the encoders write, ``loads`` reads back."""
     if i.bit_length() < _INT_STR_SAFE_BITS:
         return str(i)
-    return format(Decimal(i), "f")
+    if i.bit_length() > _MAX_INT_BITS:
+        raise _too_long(None)
+    return _checked_length(format(Decimal(i), "f"))
 
 
 # ------------------------------------------------------------- column decoding
@@ -491,7 +548,7 @@ def make_column_converter(
     convert: TokenConverter,
     *,
     parse_float: Callable[[str], Any] | None = None,
-    max_number_length: int = 10_000,
+    max_number_length: int = MAX_NUMBER_LENGTH,
 ) -> Callable[[Sequence[str]], Any]:
     """Build the function that decodes a whole column of tokens at once
     (cells padded with spaces are trimmed first, as the per-line path does).

@@ -13,7 +13,7 @@ from typing import IO, Any, Callable
 
 from ._errors import ToonEncodeError
 from ._grammar import HEADER_SYMBOL, NEEDS_QUOTE
-from ._normalize import PRIMITIVE, normalize
+from ._normalize import PRIMITIVE, key_contents, normalize
 from ._scalars import encode_decimal, encode_float, encode_int, encode_key, quote
 
 Fields = list[tuple[str, Any]]  # (name, nested Fields or None), encoder side
@@ -58,10 +58,9 @@ def quote_checked(s: str) -> str:
 def key_text(k: Any) -> str:
     """An object key or field name, quoted if §7.3 requires it."""
     if type(k) is not str:
-        if isinstance(k, str):
-            k = str(k)
-        else:
-            raise ToonEncodeError(f"object keys must be strings, got {type(k).__name__} {k!r}")
+        # The contents: str() would call an overridden __str__ (an Enum
+        # mixed with str writes "Color.RED"; json.dumps writes the text).
+        k = key_contents(k)
     try:
         return encode_key(k)
     except ValueError:

@@ -28,10 +28,11 @@ def _polars_schema(schema: pa.Schema | Mapping[str, Any] | None) -> dict[str, An
         return None
     import polars as pl
 
-    if isinstance(schema, pa.Schema):
-        return dict(pl.from_arrow(schema.empty_table()).schema)  # type: ignore[union-attr]
+    # Field by field: polars.from_arrow on a whole table would rename an
+    # empty column name to "column_0".
+    items = [(f.name, f.type) for f in schema] if isinstance(schema, pa.Schema) else list(schema.items())
     out: dict[str, Any] = {}
-    for name, t in schema.items():
+    for name, t in items:
         if isinstance(t, pa.DataType):
             t = pl.from_arrow(pa.array([], type=t)).dtype  # type: ignore[union-attr]
         out[name] = t
@@ -46,6 +47,7 @@ def iter_batches(
     schema: pa.Schema | Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
     infer_schema_length: int | None = 100,
+    try_parse_dates: bool = False,
     columns: Sequence[str] | None = None,
     n_rows: int | None = None,
     key_field: str = "key",
@@ -60,14 +62,45 @@ def iter_batches(
     ``schema`` (a ``pyarrow.Schema`` or a mapping of column -> Arrow or Polars
     type) fixes every column's type; ``schema_overrides`` some of them;
     otherwise types come from the first ``infer_schema_length`` rows (None:
-    all rows, held in memory until the table ends).  A later value that does
-    not fit its column's type is a ``ToonDecodeError`` (code
-    ``type_mismatch``) at its line, never a silent conversion.  Memory is
-    bounded by one batch.  Other options go to :class:`toonstream.Decoder`.
+    all rows, held in memory until the table ends; 0: every column String),
+    as in :func:`toonstream.polars.read_toon` (``try_parse_dates`` too).  A
+    later value that does not fit its column's type is a ``ToonDecodeError``
+    (code ``type_mismatch``) at its line and cell, never a silent
+    conversion.  Memory is bounded by one batch.  Other options go to
+    :class:`toonstream.Decoder`.
     """
-    from ._frames import FrameReader
+    return _open_batches(
+        source,
+        path=path,
+        batch_size=batch_size,
+        schema=schema,
+        schema_overrides=schema_overrides,
+        infer_schema_length=infer_schema_length,
+        try_parse_dates=try_parse_dates,
+        columns=columns,
+        n_rows=n_rows,
+        key_field=key_field,
+        **options,
+    )[1]
 
-    import polars as pl
+
+def _open_batches(
+    source: Any,
+    *,
+    path: str | None,
+    batch_size: int = 65_536,
+    schema: pa.Schema | Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | None = None,
+    infer_schema_length: int | None,
+    try_parse_dates: bool,
+    columns: Sequence[str] | None = None,
+    n_rows: int | None = None,
+    key_field: str,
+    **options: Any,
+) -> tuple[Any, Iterator[pa.RecordBatch]]:
+    """:func:`iter_batches`, and the FrameReader behind it (the CLI reads
+    the table's header from it, for its own checks)."""
+    from ._frames import FrameReader
 
     reader = FrameReader(
         source,
@@ -78,10 +111,16 @@ def iter_batches(
         schema=_polars_schema(schema),
         schema_overrides=_polars_schema(schema_overrides),
         infer_schema_length=infer_schema_length,
+        try_parse_dates=try_parse_dates,
         key_field=key_field,
         options=options,
     )
-    target = schema if isinstance(schema, pa.Schema) else None
+    return reader, _record_batches(reader, schema if isinstance(schema, pa.Schema) else None)
+
+
+def _record_batches(reader: Any, target: pa.Schema | None) -> Iterator[pa.RecordBatch]:
+    import polars as pl
+
     for frame in reader:
         table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
         if target is not None:

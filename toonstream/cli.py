@@ -11,22 +11,26 @@ memory bounded, and is honest about how it ended:
 
 ``-o FILE`` is atomic: the output goes to a temporary file in the same
 directory, is fsync'ed and renamed over FILE only on success.  On any failure
-FILE is untouched and the temporary file is removed.
+FILE is untouched and the temporary file is removed.  A FILE that is a
+symbolic link is written through, as ``cp`` does: its target is replaced.
+
+Inputs may be gzip, bzip2, xz or zstd compressed.  A closed stdin, stdout or
+stderr is an I/O error like any other (one line, exit 1), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import decimal
+import errno
 import io
 import os
-import signal
+import stat
 import sys
 import tempfile
-from pathlib import Path
 from typing import IO, Any, Callable, NoReturn, Sequence
 
-from . import __version__
+from . import __version__, _signals
 from ._errors import ToonDecodeError, ToonEncodeError, ToonError
 from .tokens import TokenCounter
 
@@ -37,8 +41,7 @@ _DELIMS = {"comma": ",", "tab": "\t", "pipe": "|"}
 _JSONL_EXT = (".jsonl", ".ndjson")
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that cleanup (finally) runs."""
+_Terminated = _signals.Terminated
 
 
 class _Usage(Exception):
@@ -48,37 +51,117 @@ class _Usage(Exception):
 # ---------------------------------------------------------------------- I/O helpers
 
 
+class _NamedFile(io.FileIO):
+    """A file whose I/O errors name the path as the user gave it (``-o
+    nodir/x.toon``, not the temporary file; ``<stdout>``, not nothing).
+
+    After a failed write, writes are dropped: the error was raised once, and
+    the flush that closing does must not raise it again (Python would print
+    it as "Exception ignored" at exit)."""
+
+    def __init__(self, file: str | int, mode: str, *, shown: str, closefd: bool = True) -> None:
+        try:
+            super().__init__(file, mode, closefd=closefd)
+        except OSError as e:
+            raise _renamed(e, shown) from None
+        self.shown = shown
+        self._failed = False
+
+    def write(self, b: Any) -> int:
+        if self._failed:
+            return len(b)
+        try:
+            return super().write(b)
+        except OSError as e:
+            self._failed = True
+            raise _renamed(e, self.shown) from None
+
+    def readinto(self, b: Any) -> int:
+        try:
+            return super().readinto(b)
+        except OSError as e:
+            raise _renamed(e, self.shown) from None
+
+
+def _renamed(e: OSError, shown: str) -> OSError:
+    """``e`` naming ``shown`` (same class, so BrokenPipeError stays one)."""
+    if e.errno is None:
+        return e
+    return type(e)(e.errno, e.strerror, shown)
+
+
+def _write_target(path: str) -> str:
+    """The file that writing ``path`` replaces: through symbolic links to the
+    file they name (a dangling link: the file it would name), as ``cp`` does,
+    so that a link stays a link."""
+    target = path
+    for _ in range(40):  # Linux's limit of links followed in one look-up
+        try:
+            link = os.readlink(target)
+        except OSError:  # not a link, or nothing there
+            return target
+        target = os.path.join(os.path.dirname(target), link)
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+
+
 class _AtomicOutput:
-    """A binary file that becomes ``path`` only if the block succeeds."""
+    """A binary file that becomes ``path`` only if the block succeeds.
+
+    The temporary file is made beside the file ``path`` names (a symbolic
+    link's target), fsync'ed, given the permission bits of the file it
+    replaces (a new file: 0666 less the umask) and renamed over it.  I/O
+    errors name ``path``."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.target = _write_target(path)
         self.tmp: str | None = None
         self.fp: IO[bytes] | None = None
 
     def __enter__(self) -> IO[bytes]:
-        target = Path(self.path)
-        directory = target.parent if str(target.parent) else Path(".")
-        fd, self.tmp = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-        self.fp = os.fdopen(fd, "wb")
+        directory, name = os.path.split(self.target)
+        try:
+            fd, self.tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".tmp")
+        except OSError as e:
+            raise _renamed(e, self.path) from None
+        self.fp = io.BufferedWriter(_NamedFile(fd, "wb", shown=self.path), buffer_size=1 << 16)
         return self.fp
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         assert self.fp is not None and self.tmp is not None
+        tmp = self.tmp
         try:
             if exc_type is None:
-                self.fp.flush()
-                os.fsync(self.fp.fileno())
-                self.fp.close()
-                if os.path.exists(self.path):
-                    # keep the destination's permission bits
-                    os.chmod(self.tmp, os.stat(self.path).st_mode & 0o7777)
-                else:
-                    umask = os.umask(0)
-                    os.umask(umask)
-                    os.chmod(self.tmp, 0o666 & ~umask)
-                os.replace(self.tmp, self.path)
-                self.tmp = None
+                try:
+                    self.fp.flush()
+                    os.fsync(self.fp.fileno())
+                    self.fp.close()
+                    try:
+                        info: os.stat_result | None = os.stat(self.target)
+                    except FileNotFoundError:
+                        info = None
+                    if info is not None:
+                        # as cp keeps them: the permission bits, and the owner where allowed
+                        os.chmod(tmp, info.st_mode & 0o7777)
+                        try:
+                            os.chown(tmp, info.st_uid, info.st_gid)
+                        except OSError:
+                            pass
+                    else:
+                        umask = os.umask(0)
+                        os.umask(umask)
+                        os.chmod(tmp, 0o666 & ~umask)
+                except OSError as e:
+                    raise _renamed(e, self.path) from None
+
+                def publish() -> None:
+                    try:
+                        os.replace(tmp, self.target)
+                    except OSError as e:
+                        raise _renamed(e, self.path) from None
+                    self.tmp = None
+
+                _signals.commit(publish)
         finally:
             if self.tmp is not None:
                 try:
@@ -178,9 +261,267 @@ class _Progress:
 
 
 def _open_input(path: str) -> IO[bytes]:
+    """The input's bytes: the file ``path``, or stdin for ``-``, decompressed
+    when it is gzip, bzip2, xz or zstd (by the extension, else by the magic
+    bytes, stdin too).  Its I/O errors name ``path`` as given; a corrupt
+    compressed stream is a one-line error too."""
+    shown = "<stdin>" if path == "-" else path
     if path == "-":
-        return sys.stdin.buffer
-    return open(path, "rb")
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):  # replaced in-process (no descriptor)
+            return sys.stdin.buffer
+        try:
+            _stdin_start[0] = os.lseek(fd, 0, os.SEEK_CUR) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        except OSError:
+            _stdin_start[0] = None
+        stdin = _NamedFile(fd, "rb", shown=shown, closefd=False)
+        if _stdin_start[0] is None:
+            # a pipe cannot be read again: its head is kept, to locate an error in it
+            kept = _stdin_head[0] = _Head(stdin, _HEAD_BYTES)
+            raw: Any = io.BufferedReader(kept, buffer_size=1 << 16)
+        else:
+            raw = io.BufferedReader(stdin, buffer_size=1 << 16)
+    else:
+        raw = io.BufferedReader(_NamedFile(path, "rb", shown=shown), buffer_size=1 << 16)
+    try:
+        kind = _COMPRESSED_EXT.get(os.path.splitext(path.lower())[1]) or _sniff_compression(raw.peek(10))
+    except BaseException:
+        raw.close()
+        raise
+    if kind is None:
+        return raw  # type: ignore[no-any-return]
+    return io.BufferedReader(_Decompressed(raw, kind, shown), buffer_size=1 << 16)
+
+
+def _input_size(path: str, stream: IO[bytes]) -> int | None:
+    """Bytes the progress bar will see from ``stream`` (opened by :func:`_open_input`),
+    when known: a regular file's size; None for stdin and compressed input."""
+    if path == "-" or isinstance(getattr(stream, "raw", None), _Decompressed) or not os.path.isfile(path):
+        return None
+    return os.path.getsize(path)
+
+
+#: where stdin started when it is a regular file (``< file``): it can be read again
+_stdin_start: list[int | None] = [None]
+
+
+class _Head(io.RawIOBase):
+    """Reads the raw file ``raw`` and keeps its first ``limit`` bytes (stdin from a pipe,
+    before any decompression: the head is opened again like a file)."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        self._raw, self._limit = raw, limit
+        self.head: bytearray | None = bytearray()  # None once more than limit was read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self._raw.read(len(b)) or b""  # (a raw read: what the pipe has, never waits for more)
+        n = len(data)
+        b[:n] = data
+        if self.head is not None:
+            if len(self.head) + n > self._limit:
+                self.head = None
+            else:
+                self.head += data
+        return n
+
+
+#: the head of stdin from a pipe, kept by _open_input
+_stdin_head: list[_Head | None] = [None]
+_HEAD_BYTES = 16 << 20
+
+
+def _read_again(path: str) -> IO[bytes] | None:
+    """The input ``path`` once more from its start (decompressed as before), or
+    None when it cannot be (a pipe)."""
+    if path == "-":
+        start = _stdin_start[0]
+        if start is None:
+            kept = _stdin_head[0]
+            if kept is None or kept.head is None:
+                return None
+            head = io.BufferedReader(io.BytesIO(bytes(kept.head)))
+            kind = _sniff_compression(head.peek(10))
+            return head if kind is None else io.BufferedReader(_Decompressed(head, kind, "<stdin>"))
+        try:
+            os.lseek(sys.stdin.fileno(), start, os.SEEK_SET)
+        except (AttributeError, OSError, ValueError):
+            return None
+    try:
+        return _open_input(path)
+    except OSError:
+        return None
+
+
+def _invalid_json(path: str, e: Exception) -> ToonEncodeError:
+    """ijson's error on the JSON document ``path``, located: yajl tells no
+    position, so the input is read again by the syntax scanner (bounded
+    memory) for the line and column of the offending character.  A pipe
+    cannot be read again: its message has the reason only."""
+    from ._jsonscan import locate_json_error
+
+    again = _read_again(path)
+    found = None
+    if again is not None:
+        try:
+            with again:
+                found = locate_json_error(again)
+        except OSError:
+            found = None
+    if found is not None:
+        return ToonEncodeError(f"invalid JSON: {found.msg}", line=found.line, column=found.column)
+    reason = e.args[0] if e.args else type(e).__name__
+    if isinstance(reason, bytes):
+        reason = reason.decode("utf-8", "backslashreplace")
+    lines = str(reason).strip().splitlines()
+    return ToonEncodeError(f"invalid JSON: {_shown_text(lines[0] if lines else type(e).__name__)}")
+
+
+_COMPRESSED_EXT = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
+
+
+def _sniff_compression(head: bytes) -> str | None:
+    """gzip, bzip2, xz or zstd by the stream's magic bytes (bzip2's with its
+    block magic too: "BZh" alone could start a TOON or JSON Lines text)."""
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        return "bzip2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    return None
+
+
+def _inner_name(path: str) -> str:
+    """``path`` less a compression extension: ``x.jsonl.gz`` is JSON Lines."""
+    stem, ext = os.path.splitext(path)
+    return stem if ext.lower() in _COMPRESSED_EXT else path
+
+
+def _zstd_reader(raw: IO[bytes]) -> Any:
+    try:
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]  # Python 3.14
+
+        return zstd.ZstdFile(raw)
+    except ImportError:
+        pass
+    try:
+        import zstandard  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise _CorruptInput("zstd-compressed input needs Python 3.14 or the 'zstandard' package") from None
+    return _ZstandardReader(raw, zstandard)
+
+
+class _ZstandardReader:
+    """zstd frames through the zstandard package's decompressobj: its stream
+    reader ends a truncated frame silently, and that must be an error."""
+
+    def __init__(self, raw: IO[bytes], zstandard: Any) -> None:
+        self._raw, self._zstd = raw, zstandard
+        self._obj = zstandard.ZstdDecompressor().decompressobj()
+        self._started = False  # a frame begun and not ended
+        self._pending = b""  # decompressed, not yet read
+
+    def read1(self, n: int) -> bytes:
+        if not self._pending:
+            self._pending = self._more()
+        out, self._pending = self._pending[:n], self._pending[n:]
+        return out
+
+    def _more(self) -> bytes:
+        while True:
+            chunk = self._raw.read(1 << 16)
+            if not chunk:
+                if self._started:
+                    raise EOFError("the input ends inside a zstd frame")
+                return b""
+            out = b""
+            while chunk:
+                self._started = True
+                out += self._obj.decompress(chunk)
+                if not self._obj.eof:
+                    break
+                chunk, self._started = self._obj.unused_data, False
+                self._obj = self._zstd.ZstdDecompressor().decompressobj()
+            if out:
+                return out
+
+    def close(self) -> None:
+        pass
+
+
+class _CorruptInput(OSError):
+    """A compressed input that cannot be decompressed (a data error: exit 1)."""
+
+
+class _Decompressed(io.RawIOBase):
+    """The decompressed bytes of ``raw``; not seekable, so that nothing cuts it
+    into ranges (the parallel JSON Lines path reads the file's own bytes)."""
+
+    def __init__(self, raw: IO[bytes], kind: str, shown: str) -> None:
+        self._raw, self._kind, self._shown = raw, kind, shown
+        self._inner: Any = None
+
+    def readable(self) -> bool:
+        return True
+
+    def _open(self) -> Any:
+        if self._kind == "gzip":
+            import gzip
+
+            return gzip.GzipFile(fileobj=self._raw, mode="rb")
+        if self._kind == "bzip2":
+            import bz2
+
+            return bz2.BZ2File(self._raw)
+        if self._kind == "xz":
+            import lzma
+
+            return lzma.LZMAFile(self._raw)
+        return _zstd_reader(self._raw)
+
+    def readinto(self, b: Any) -> int:
+        try:
+            if self._inner is None:
+                self._inner = self._open()
+            data = self._inner.read1(len(b))  # what is there: a pipe's data is not held back
+        except _CorruptInput as e:
+            raise _CorruptInput(errno.EINVAL, e.strerror or str(e), self._shown) from None
+        except OSError as e:
+            if e.filename is not None:  # reading the file itself failed: already named
+                raise
+            raise self._corrupt(e) from None
+        except Exception as e:  # EOFError, zlib.error, lzma.LZMAError, zstd's errors
+            raise self._corrupt(e) from None
+        n = len(data)
+        b[:n] = data
+        return n
+
+    def _corrupt(self, e: BaseException) -> OSError:
+        return _CorruptInput(errno.EINVAL, f"corrupt {self._kind} data: {_shown_text(str(e))}", self._shown)
+
+    def close(self) -> None:
+        try:
+            if self._inner is not None:
+                self._inner.close()
+        except Exception:
+            pass
+        finally:
+            self._raw.close()
+            super().close()
+
+
+def _shown_text(text: str, limit: int = 120) -> str:
+    """``text`` for a one-line message: control characters and the like escaped,
+    at most ``limit`` characters (binary input must never reach the terminal raw)."""
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -197,7 +538,7 @@ def _same_file(a: str, b: str) -> bool:
 def _detect_format(path: str, forced: str | None, stream: IO[bytes]) -> tuple[str, IO[bytes]]:
     if forced:
         return forced, stream
-    lower = path.lower()
+    lower = _inner_name(path).lower()
     if lower.endswith(_JSONL_EXT):
         return "jsonl", stream
     if lower.endswith(".json"):
@@ -233,9 +574,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     src_name = args.input
     stats = TokenCounter(exact=args.exact) if args.stats else None
     out_stats = TokenCounter(exact=args.exact) if args.stats else None
-    total = os.path.getsize(src_name) if src_name != "-" and os.path.isfile(src_name) else None
-    progress = _Progress(_progress_enabled(args), total, "encode")
     raw_in = _open_input(src_name)
+    progress = _Progress(_progress_enabled(args), _input_size(src_name, raw_in), "encode")
     try:
 
         def seen(data: bytes) -> None:
@@ -264,7 +604,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                     for event in ijson.parse(counted):
                         enc.send(event)
                 except (ijson.JSONError, decimal.InvalidOperation) as e:
-                    raise ToonEncodeError(f"invalid JSON: {e}") from None
+                    raise _invalid_json(src_name, e) from None
                 enc.close()
             sink.flush()
 
@@ -290,7 +630,7 @@ def _table_input(path: str, forced: str | None) -> str | None:
         return forced if forced in ("parquet", "arrow", "csv") else None
     if path == "-":
         return None
-    return _TABLE_INPUTS.get(os.path.splitext(path.lower())[1])
+    return _TABLE_INPUTS.get(os.path.splitext(_inner_name(path).lower())[1])
 
 
 def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
@@ -324,11 +664,12 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
                     src_stats.feed(chunk)
 
             data = pcsv.open_csv(io.BufferedReader(_CountingReader(raw_in, seen), buffer_size=1 << 20))
-        elif src_name == "-":
-            # Parquet and IPC files are read with random access: stdin goes to a temporary file first
+        elif src_name == "-" or _inner_name(src_name) != src_name:
+            # Parquet and IPC files are read with random access: stdin, and a
+            # compressed file, go to a temporary file first
             fd, tmp_path = tempfile.mkstemp(prefix="toonstream-", suffix=f".{fmt}")
-            with os.fdopen(fd, "wb") as tmp:
-                shutil.copyfileobj(sys.stdin.buffer, tmp, 1 << 20)
+            with os.fdopen(fd, "wb") as tmp, _open_input(src_name) as src:
+                shutil.copyfileobj(src, tmp, 1 << 20)
             data = tmp_path
         else:
             data = src_name
@@ -381,6 +722,7 @@ def _print_stats(fmt: str, src: TokenCounter, out: TokenCounter) -> None:
 def _cmd_decode(args: argparse.Namespace) -> int:
     from .tojson import decode_to_json, decode_to_jsonl
 
+    _refuse_other_outputs(args)
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
     progress = _Progress(_progress_enabled(args), total, "decode")
     raw_in = _open_input(args.input)
@@ -392,9 +734,9 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             if args.to in _TABLE_FORMATS:
                 _write_table(counted, out, args, options)
             elif args.to == "jsonl":
-                decode_to_jsonl(counted, out, **options)
+                decode_to_jsonl(counted, out, path=args.path, **options)
             else:
-                decode_to_json(counted, out, indent=args.indent, **options)
+                decode_to_json(counted, out, indent=args.indent, path=args.path, **options)
                 out.write(b"\n")  # text output ends with a newline, like json.tool
             out.flush()
 
@@ -408,19 +750,90 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 _TABLE_FORMATS = ("parquet", "arrow", "csv")
 
+# decode options that apply to some outputs only: dest -> (option, outputs).
+# Each defaults to None (a flag too: store_true with default=None), so that an
+# option given with its default value is still told from one not given.
+_DECODE_OUTPUT_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "indent": ("--indent", ("json",)),
+    "infer_schema_length": ("--infer-schema-length", _TABLE_FORMATS),
+    "schema_overrides": ("--schema-overrides", _TABLE_FORMATS),
+    "try_parse_dates": ("--try-parse-dates", _TABLE_FORMATS),
+    "key_field": ("--key-field", _TABLE_FORMATS),
+}
+
+
+def _refuse_other_outputs(args: argparse.Namespace) -> None:
+    """A decode option given for an output it does not apply to is a usage
+    error (exit 2), not silently ignored."""
+    for dest, (option, outputs) in _DECODE_OUTPUT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is not None and value is not False and args.to not in outputs:
+            raise _Usage(f"{option} applies to --to {'/'.join(outputs)} only, not to --to {args.to}")
+
+
+# read_toon's infer_schema_length default (the CLI's too: one inference rule
+# everywhere; kept here so that the parser does not import polars).
+_INFER_DEFAULT = 100
+
+# The library's option names in its error messages, as the CLI spells them.
+_CLI_SPELLING = (
+    ("schema_overrides", "--schema-overrides"),
+    ("infer_schema_length", "--infer-schema-length"),
+    ("key_field", "--key-field"),
+)
+
 
 def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options: dict[str, Any]) -> None:
     """decode --to parquet|arrow|csv: the table's batches, streamed to a pyarrow writer."""
+    from ._frames import DtypeNameError
+    from .arrow import _open_batches
+
+    infer = args.infer_schema_length
+    overrides: dict[str, Any] = {}
+    for part in args.schema_overrides or ():
+        overrides.update(part)
+    reader, batches = _open_batches(
+        source,
+        path=args.path,
+        infer_schema_length=_INFER_DEFAULT if infer is None else None if infer == "all" else infer,
+        schema_overrides=overrides or None,
+        try_parse_dates=bool(args.try_parse_dates),
+        key_field="key" if args.key_field is None else args.key_field,
+        **options,
+    )
+    try:
+        _write_batches(reader, batches, out, args, overrides)
+    except ToonDecodeError as e:
+        _check_override_names(reader, overrides)  # a misspelt name first: it may be the cause
+        if e.code in ("type_mismatch", "name_collision"):
+            msg = e.msg
+            for name, option in _CLI_SPELLING:
+                msg = msg.replace(name, option)
+            raise ToonDecodeError(msg, code=e.code, line=e.line, column=e.column, line_text=e.line_text) from None
+        raise
+    except DtypeNameError as e:  # the reader's check of the given dtypes' names
+        raise _Usage(f"--schema-overrides: {e}") from None
+
+
+def _check_override_names(reader: Any, overrides: dict[str, Any]) -> None:
+    """--schema-overrides naming no column of the table is a usage error
+    (the library ignores such names, as polars.read_csv does)."""
+    scan = reader.scan
+    if not overrides or scan.names is None:
+        return
+    names = set(scan.names) | {t[0] for t in reader.tops} | {f.name for f in scan.fields or ()}
+    unknown = [n for n in overrides if n not in names]
+    if unknown:
+        raise _Usage(f"--schema-overrides: no column {unknown[0]!r} in the table (columns: {', '.join(scan.names)})")
+
+
+def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Namespace, overrides: dict[str, Any]) -> None:
     import pyarrow as pa
 
-    from .arrow import iter_batches
-
-    batches = iter_batches(
-        source, path=args.path, infer_schema_length=args.infer_schema_length or None, key_field=args.key_field, **options
-    )
     first = next(batches, None)
     if first is None:
         raise ToonDecodeError("no rows", code="not_tabular", line=1, column=1, line_text="")
+    _check_override_names(reader, overrides)
     sink = pa.PythonFile(out, mode="w")
     if args.to == "parquet":
         import pyarrow.parquet as pq
@@ -441,10 +854,26 @@ def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options:
             # CSV has no nested or null-typed columns: structs become
             # "group.field" columns, null-only columns empty strings.
             t = pa.Table.from_batches([b]).flatten()
+            while any(pa.types.is_struct(c.type) for c in t.columns):
+                t = t.flatten()  # (one level per call)
             cols = [c.cast(pa.large_string()) if pa.types.is_null(c.type) else c for c in t.columns]
             return pa.Table.from_arrays(cols, names=t.column_names).combine_chunks().to_batches()[0]
 
         head = flat(first)
+        seen: set[str] = set()
+        for name in head.schema.names:
+            if name in seen:
+                header = reader.scan.header
+                raise ToonDecodeError(
+                    f"column name collision: CSV names a struct column's fields group.field, and two columns "
+                    f"would be named {name!r} (a field group and a field whose name has a dot): "
+                    "write Parquet or Arrow, which keep the struct",
+                    code="name_collision",
+                    line=header.line if header is not None else None,
+                    column=len(header.line_text) - len(header.line_text.lstrip(" ")) + 1 if header is not None else 1,
+                    line_text=header.line_text if header is not None else "",
+                )
+            seen.add(name)
         with pcsv.CSVWriter(sink, head.schema) as cw:
             cw.write_batch(head)
             for b in batches:
@@ -455,20 +884,24 @@ def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options:
 def _cmd_stats(args: argparse.Namespace) -> int:
     import ijson
 
-    from .stats import format_report, jsonl_events, measure, report_json
+    from .stats import format_report, measure, measure_jsonl, report_json
 
+    total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
+    progress = _Progress(_progress_enabled(args), total, "stats")
     raw_in = _open_input(args.input)
     try:
         fmt, stream = _detect_format(args.input, args.input_format, raw_in)
+        # (each input byte is reported once, also when a pass reads the file again)
+        counted = _CountingReader(stream, lambda d: progress.update(len(d)))
         if fmt == "jsonl":
-            events: Any = jsonl_events(stream)
+            stats = measure_jsonl(io.BufferedReader(counted, buffer_size=1 << 16), exact=args.exact)
         else:
-            events = ijson.parse(stream)
-        try:
-            stats = measure(events, exact=args.exact)
-        except (ijson.JSONError, decimal.InvalidOperation) as e:
-            raise ToonEncodeError(f"invalid JSON: {e}") from None
+            try:
+                stats = measure(ijson.parse(counted), exact=args.exact)
+            except (ijson.JSONError, decimal.InvalidOperation) as e:
+                raise _invalid_json(args.input, e) from None
     finally:
+        progress.close()
         if raw_in is not sys.stdin.buffer:
             raw_in.close()
     name = "<stdin>" if args.input == "-" else args.input
@@ -488,10 +921,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                     decoder.feed(chunk)
             decoder.close()
         except ToonDecodeError as e:
-            print(_location(name, e), file=sys.stderr)
+            print(_location("<stdin>" if name == "-" else name, e), file=sys.stderr)
             status = EXIT_DATA
         except OSError as e:
-            print(f"{name}: {e.strerror or e}", file=sys.stderr)
+            print(_os_error(_renamed(e, "<stdin>" if name == "-" else name)), file=sys.stderr)
             status = EXIT_DATA
         else:
             if args.verbose:
@@ -501,17 +934,28 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _write_output(path: str | None, write: Callable[[IO[bytes]], None]) -> None:
     if path is None or path == "-":
-        write(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+        out = _stdout()
+        write(out)
+        out.flush()
         return
     if os.path.exists(path) and not os.path.isfile(path):
         # A device or FIFO (/dev/null, /dev/full, a named pipe) cannot be
         # replaced by a rename: write to it directly.
-        with open(path, "wb") as fp:
+        with io.BufferedWriter(_NamedFile(path, "wb", shown=path), buffer_size=1 << 16) as fp:
             write(fp)
         return
     with _AtomicOutput(path) as fp:
         write(fp)
+
+
+def _stdout() -> IO[bytes]:
+    """stdout for bytes, its write errors naming ``<stdout>`` (``> /dev/full``)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # closed, or replaced in-process (no descriptor)
+        return sys.stdout.buffer
+    sys.stdout.flush()
+    return io.BufferedWriter(_NamedFile(fd, "wb", shown="<stdout>", closefd=False), buffer_size=1 << 16)
 
 
 def _progress_enabled(args: argparse.Namespace) -> bool:
@@ -537,7 +981,14 @@ def _location(name: str, e: ToonError) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="toonstream",
-        description="Convert between JSON/JSONL and TOON in bounded memory.",
+        description="Convert between JSON/JSONL and TOON in bounded memory.\n\n"
+        "encode inputs:  json, jsonl (.jsonl, .ndjson), parquet (.parquet, .pq), arrow (.arrow, .feather, .ipc, .arrows), csv\n"
+        "decode outputs: json, jsonl, parquet, arrow, csv\n"
+        "decode, validate and stats read TOON (stats: JSON or JSON Lines); any input may be\n"
+        "gzip, bzip2, xz or zstd compressed (by extension or content: x.jsonl.gz is JSON Lines).",
+        epilog=_help_epilog("toonstream encode data.jsonl -o data.toon", "toonstream decode data.toon --to csv -o data.csv",
+                            "toonstream COMMAND --help     (each command's options, examples and exit codes)"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"toonstream {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -548,7 +999,15 @@ def _parser() -> argparse.ArgumentParser:
             help="byte-based progress bar on stderr (default: on when stderr is a terminal; needs tqdm)",
         )
 
-    enc = sub.add_parser("encode", help="JSON, JSON Lines, Parquet, Arrow IPC or CSV -> TOON")
+    enc = sub.add_parser(
+        "encode", help="JSON, JSON Lines, Parquet, Arrow IPC or CSV -> TOON",
+        description="Encode JSON, JSON Lines, Parquet, Arrow IPC or CSV as TOON.",
+        epilog=_help_epilog(
+            "toonstream encode users.jsonl -o users.toon", "curl -s URL | toonstream encode --stats > out.toon",
+            "toonstream encode orders.parquet --key orders --delimiter tab",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     enc.add_argument(
         "input", nargs="?", default="-",
         help="input file (.json, .jsonl, .ndjson, .parquet, .arrow/.feather/.ipc, .csv); '-' or omitted: stdin",
@@ -558,8 +1017,9 @@ def _parser() -> argparse.ArgumentParser:
         "--from", dest="input_format", choices=["json", "jsonl", "parquet", "arrow", "csv"],
         help="input format (default: by extension; CSV column types are inferred by pyarrow)",
     )
-    enc.add_argument("--delimiter", choices=sorted(_DELIMS), default="comma")
-    enc.add_argument("--indent-size", type=_positive, default=2)
+    enc.add_argument("--delimiter", choices=sorted(_DELIMS), default="comma",
+                     help="delimiter of tables and inline arrays (default: comma)")
+    enc.add_argument("--indent-size", type=_positive, default=2, help="spaces per indentation level (default 2)")
     enc.add_argument("--key", help="JSON Lines and tables: put the records under this key instead of a root array")
     enc.add_argument(
         "--missing-as-null", action="store_true",
@@ -571,43 +1031,90 @@ def _parser() -> argparse.ArgumentParser:
         "--stats and the progress bar read the input in one process)",
     )
     enc.add_argument("--stats", action="store_true", help="print input/output bytes and token counts to stderr")
-    enc.add_argument("--exact", action="store_true", help="with --stats: exact o200k token counts (needs tiktoken, offline)")
+    enc.add_argument("--exact", action="store_true", help="with --stats: exact o200k token counts (bpe-openai or tiktoken, offline)")
     progress_flags(enc)
     enc.set_defaults(run=_cmd_encode)
 
-    dec = sub.add_parser("decode", help="TOON -> JSON or JSON Lines")
-    dec.add_argument("input", nargs="?", default="-")
-    dec.add_argument("-o", "--output")
+    dec = sub.add_parser(
+        "decode", help="TOON -> JSON, JSON Lines, Parquet, Arrow IPC or CSV",
+        description="Decode TOON to JSON, JSON Lines, or a table as Parquet, Arrow IPC or CSV.",
+        epilog=_help_epilog(
+            "toonstream decode data.toon --indent 2", "toonstream decode data.toon --to jsonl --path data.users",
+            "toonstream decode table.toon --to parquet -o table.parquet",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dec.add_argument("input", nargs="?", default="-", help="TOON input file; '-' or omitted: stdin")
+    dec.add_argument("-o", "--output", help="output file (written atomically); '-' or omitted: stdout")
     dec.add_argument(
         "--to",
         choices=["json", "jsonl", *_TABLE_FORMATS],
         default="json",
         help="output format; parquet/arrow/csv take a table (see --path) and need -o FILE or a pipe",
     )
-    dec.add_argument("--path", default=None, help="parquet/arrow/csv: the table's prefix (default: the root table, "
-                     "else the root object's first table)")
-    dec.add_argument("--infer-schema-length", type=_non_negative, default=10_000,
-                     help="parquet/arrow/csv: rows looked at to choose column types (0: all)")
-    dec.add_argument("--key-field", default="key", help="parquet/arrow/csv: column name for a keyed table's entry keys")
+    dec.add_argument(
+        "--path", default=None, metavar="P",
+        help="what to write, as an ijson prefix: keys joined by dots, 'item' for an array's elements "
+        "(data.users, groups.item.rows). json: the one value at P; jsonl: the elements of the array(s) at P "
+        "(default: the root array); parquet/arrow/csv: the table(s) at P (default: the root table, else the "
+        "root object's first table)",
+    )
+    dec.add_argument("--infer-schema-length", type=_infer_length, default=None, metavar="N|all",
+                     help=f"parquet/arrow/csv: rows looked at to choose column types (default {_INFER_DEFAULT}; "
+                     "'all': every row; 0: every column String), as infer_schema_length in read_toon")
+    dec.add_argument("--schema-overrides", type=_schema_overrides, action="append", default=None,
+                     metavar="NAME=TYPE,...",
+                     help="parquet/arrow/csv: column types instead of inferred ones, e.g. 'id=Int32,t=Datetime(us, UTC),"
+                     "price=Decimal(38,2)' (Polars or Arrow type names; a struct leaf as group.field; repeatable)")
+    dec.add_argument("--try-parse-dates", action="store_true", default=None,
+                     help="parquet/arrow/csv: infer ISO 8601 dates/datetimes as Date/Datetime, as try_parse_dates in read_toon")
+    dec.add_argument("--key-field", default=None, metavar="NAME",
+                     help="parquet/arrow/csv: column name for a keyed table's entry keys (default: key)")
     dec.add_argument("--no-strict", action="store_true", help="relax §14 checks (counts, blank lines, duplicates)")
-    dec.add_argument("--indent", type=_non_negative, default=None, help="pretty-print JSON output with N spaces")
+    dec.add_argument("--indent", type=_non_negative, default=None, metavar="N",
+                     help="json: pretty-print with N spaces (default: compact)")
     dec.add_argument("--indent-size", type=_positive, default=2, help="TOON input indentation (default 2)")
     progress_flags(dec)
     dec.set_defaults(run=_cmd_decode)
 
-    st = sub.add_parser("stats", help="bytes and tokens of the input in each format, and the cheapest")
+    st = sub.add_parser(
+        "stats", help="bytes and tokens of the input in each format, and the cheapest",
+        description="Bytes and tokens of a JSON or JSON Lines input as each format would write it, and the cheapest.",
+        epilog=_help_epilog("toonstream stats data.json", "toonstream stats --exact --json events.jsonl.gz"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     st.add_argument("input", nargs="?", default="-", help="JSON or JSON Lines; '-' or omitted: stdin")
-    st.add_argument("--from", dest="input_format", choices=["json", "jsonl"])
+    st.add_argument("--from", dest="input_format", choices=["json", "jsonl"],
+                    help="input format (default: by extension, else by content)")
     st.add_argument("--json", action="store_true", help="machine-readable output")
     st.add_argument("--exact", action="store_true", help="exact o200k counts (bpe-openai or tiktoken, offline)")
+    progress_flags(st)
     st.set_defaults(run=_cmd_stats)
 
-    val = sub.add_parser("validate", help="strict check of TOON files")
-    val.add_argument("files", nargs="+")
-    val.add_argument("--indent-size", type=_positive, default=2)
+    val = sub.add_parser(
+        "validate", help="strict check of TOON files",
+        description="Check TOON files strictly (spec section 14); one line per invalid file on stderr.",
+        epilog=_help_epilog("toonstream validate a.toon b.toon", "toonstream validate -v *.toon", "toonstream validate - < a.toon"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    val.add_argument("files", nargs="+", help="TOON files to check ('-': stdin)")
+    val.add_argument("--indent-size", type=_positive, default=2, help="spaces per indentation level (default 2)")
     val.add_argument("-v", "--verbose", action="store_true", help="also print 'FILE: ok' for valid files")
     val.set_defaults(run=_cmd_validate)
     return p
+
+
+_EXIT_CODES = """\
+exit status:
+  0    success
+  1    data or I/O error: one line on stderr (file:line:col: message, or file: reason)
+  2    usage error (bad option, output path equal to input path)
+  130  interrupted (SIGINT)   143  terminated (SIGTERM)
+  141  stdout closed early (| head)"""
+
+
+def _help_epilog(*examples: str) -> str:
+    return "examples:\n" + "".join(f"  {e}\n" for e in examples) + "\n" + _EXIT_CODES
 
 
 def _positive(text: str) -> int:
@@ -617,6 +1124,25 @@ def _positive(text: str) -> int:
     return n
 
 
+def _infer_length(text: str) -> int | str:
+    """--infer-schema-length: N >= 0 or 'all' (kept as the string; None means not given)."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        return _non_negative(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of rows or 'all', got {text!r}") from None
+
+
+def _schema_overrides(text: str) -> dict[str, Any]:
+    from ._frames import parse_schema_overrides
+
+    try:
+        return parse_schema_overrides(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _non_negative(text: str) -> int:
     n = int(text)
     if n < 0:
@@ -624,17 +1150,26 @@ def _non_negative(text: str) -> int:
     return n
 
 
-def _on_sigterm(signum: int, frame: Any) -> NoReturn:
-    raise _Terminated()
+def main(argv: Sequence[str] | None = None, *, installed: bool = False) -> int:
+    """Run the CLI; returns the exit status (see the module docstring).
+
+    ``installed``: the caller (the console script) has put the signal
+    handling in place already and keeps it until the process exits;
+    otherwise it is installed for this call and put back after it."""
+    before = [] if installed else _signals.install()
+    streams = _standard_streams(reserve_fds=installed)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        _signals.restore(before)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (see the module docstring)."""
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if getattr(args, "output", None) and getattr(args, "input", None) and _same_file(args.input, args.output):
         parser.error("the output path is the input path (refusing to overwrite the input)")
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     name = getattr(args, "input", "-")
     name = "<stdin>" if name == "-" else name
     try:
@@ -652,11 +1187,94 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Terminated:
         return EXIT_SIGTERM
     except OSError as e:
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"toonstream: error: {where}{e.strerror or e}", file=sys.stderr)
+        print(f"toonstream: error: {_os_error(e)}", file=sys.stderr)
         return EXIT_DATA
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+
+
+def _os_error(e: OSError) -> str:
+    """``path: reason`` of an I/O error, on one line (the path as the user gave it)."""
+    where = f"{_shown_text(os.fsdecode(e.filename), 4096)}: " if isinstance(e.filename, (str, bytes)) else ""
+    return f"{where}{_shown_text(str(e.strerror or e), 300)}"
+
+
+class _ClosedRaw(io.RawIOBase):
+    """A standard stream that was closed when the command started (``>&-``):
+    any read or write is the error GNU tools give, with the stream's name."""
+
+    def __init__(self, name: str, action: str) -> None:
+        self._name, self._action = name, action
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def _fail(self) -> OSError:
+        return OSError(errno.EBADF, f"{self._action} error: {os.strerror(errno.EBADF)}", self._name)
+
+    def readinto(self, b: Any) -> int:
+        raise self._fail()
+
+    def write(self, b: Any) -> int:
+        raise self._fail()
+
+
+class _ClosedText(io.TextIOBase):
+    """The text side of :class:`_ClosedRaw` (``print`` to it fails the same way);
+    flush does nothing, so that exiting does not report the error again."""
+
+    def __init__(self, name: str, action: str) -> None:
+        self.buffer = _ClosedRaw(name, action)
+
+    def read(self, size: int | None = -1) -> str:
+        raise self.buffer._fail()
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        raise self.buffer._fail()
+
+    def write(self, s: str) -> int:
+        raise self.buffer._fail()
+
+
+class _Discard(io.TextIOBase):
+    """stderr when it was closed: messages are lost, the exit status still tells."""
+
+    def write(self, s: str) -> int:
+        return len(s)
+
+
+def _standard_streams(*, reserve_fds: bool) -> tuple[Any, Any, Any]:
+    """Stand-ins for the standard streams that are closed (Python sets them to
+    None): reading stdin or writing stdout is then a one-line I/O error, never
+    an AttributeError, and a message for a closed stderr is dropped instead of
+    going to stdout (``print(file=None)`` writes to stdout).  Returns the
+    streams as they were, to put back.
+
+    ``reserve_fds``: also open /dev/null on a closed descriptor 0, 1 or 2, in
+    the mode opposite to its use (as GNU tools do), so that no file this
+    process opens gets that number: a write meant for stderr must not land in
+    the output file."""
+    before = (sys.stdin, sys.stdout, sys.stderr)
+    if reserve_fds:
+        for fd, mode in ((0, os.O_WRONLY), (1, os.O_RDONLY), (2, os.O_RDONLY)):
+            try:
+                os.fstat(fd)
+            except OSError:
+                try:
+                    spare = os.open(os.devnull, mode)
+                    if spare != fd:
+                        os.dup2(spare, fd, inheritable=False)
+                        os.close(spare)
+                except OSError:
+                    pass
+    if sys.stdin is None:
+        sys.stdin = _ClosedText("<stdin>", "read")
+    if sys.stdout is None:
+        sys.stdout = _ClosedText("<stdout>", "write")
+    if sys.stderr is None:
+        sys.stderr = _Discard()
+    return before
 
 
 def _silence_stdout() -> None:
@@ -670,5 +1288,5 @@ def _silence_stdout() -> None:
 
 
 def run() -> NoReturn:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point (the handling of SIGINT/SIGTERM first, then :func:`main`)."""
+    _signals.run()

@@ -137,7 +137,7 @@ class Decoder:
 
     __slots__ = (
         "_lines", "_machine", "_held", "_held_chars", "_hold",
-        "_raw", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error",
+        "_raw", "_raw_text", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error",
     )
 
     def __init__(
@@ -174,7 +174,12 @@ class Decoder:
         self._held: list[str] = []
         self._held_chars = 0
         self._hold = hold_rows
-        self._raw: list[Any] = []  # all str, or all bytes
+        # The small chunks, as one buffer of bytes: a list of chunks would
+        # cost an object (some 35-50 bytes) per chunk, many times the chunk
+        # itself when a caller feeds a few bytes at a time.  str chunks are
+        # held UTF-8 encoded ('surrogatepass': decoded back exactly).
+        self._raw = bytearray()
+        self._raw_text = False  # the chunks held are str (else bytes)
         self._raw_len = 0
         self._raw_lines = 0  # line feeds in _raw
         # while _raw gathers: the line feeds and chars it may reach
@@ -193,48 +198,63 @@ class Decoder:
         returns them at once.
         """
         raw = self._raw
-        if raw and type(data) is type(raw[0]) and len(data) < _SMALL_CHUNK:
+        if raw and len(data) < _SMALL_CHUNK:
             # The common case of a run of tiny chunks, kept as cheap as can
             # be: the machine does not change while chunks are only gathered,
             # so the room for lines was computed once, with the first.
-            lines = self._raw_lines + data.count("\n" if type(data) is str else b"\n")  # type: ignore[arg-type,misc]
-            if self._raw_len + len(data) < self._raw_chars and lines < self._raw_room:
-                raw.append(data)
-                self._raw_len += len(data)
-                self._raw_lines = lines
-                return []
+            if type(data) is str:
+                if self._raw_text:
+                    lines = self._raw_lines + data.count("\n")
+                    if self._raw_len + len(data) < self._raw_chars and lines < self._raw_room:
+                        raw += data.encode("utf-8", "surrogatepass")
+                        self._raw_len += len(data)
+                        self._raw_lines = lines
+                        return []
+            elif type(data) is bytes and not self._raw_text:
+                lines = self._raw_lines + data.count(b"\n")
+                if self._raw_len + len(data) < self._raw_chars and lines < self._raw_room:
+                    raw += data
+                    self._raw_len += len(data)
+                    self._raw_lines = lines
+                    return []
         elif not raw and self._hold and len(data) < _SMALL_CHUNK:
             if isinstance(data, str):
                 lines = data.count("\n")
             else:
-                data = bytes(data)  # (a caller may reuse its bytearray)
+                data = bytes(data)  # (memoryview has no count)
                 lines = data.count(b"\n")
             room = self._machine.rows_room() - len(self._held)
             chars = _HOLD_CHARS - self._held_chars
             if len(data) < chars and lines < room:
-                raw.append(data)
+                raw += data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+                self._raw_text = isinstance(data, str)
                 self._raw_len = len(data)
                 self._raw_lines = lines
                 self._raw_room = room
                 self._raw_chars = chars
                 return []
-        if raw and isinstance(raw[0], str) != isinstance(data, str):
+        if raw and self._raw_text != isinstance(data, str):
             # (str after bytes, or the reverse: the held chunks first, on their own)
             events = self._step(self._lines.feed, self._take_raw(), hold=self._hold)
             return events + self._step(self._lines.feed, data, hold=self._hold)
         if raw:
-            raw.append(data)
-            data = self._take_raw()
+            if isinstance(data, str):
+                held = self._take_raw()
+                assert isinstance(held, str)
+                data = held + data
+            else:
+                raw += data
+                data = self._take_raw()
         return self._step(self._lines.feed, data, hold=self._hold)
 
     def _take_raw(self) -> Chunk:
         """The small chunks held back (see feed), joined; none are left."""
         raw = self._raw
-        self._raw = []
+        self._raw = bytearray()
         self._raw_len = self._raw_lines = 0
-        if not raw:
-            return b""
-        return "".join(raw) if isinstance(raw[0], str) else b"".join(raw)
+        if self._raw_text:
+            return raw.decode("utf-8", "surrogatepass")
+        return raw  # (the line splitter copies what it keeps of it)
 
     def flush(self) -> list[Event]:
         """Return the events of every complete line fed so far (see :meth:`feed`).

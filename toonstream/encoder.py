@@ -26,7 +26,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Sequence, Union
 from ._columns import format_column, format_columns, format_rows, format_strings
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS, NEEDS_QUOTE
-from ._normalize import PRIMITIVE, normalize
+from ._normalize import PRIMITIVE, normalize, plain_keys
 from ._writer import Fields, LineSink, header, key_text, primitive_formatter
 
 __all__ = ["dumps", "dump", "encode_lines"]
@@ -164,7 +164,15 @@ class _Walk:
         carry a list-item hyphen instead of indentation (§10)."""
         ind = self.unit * depth
         lead = ind if first_lead is None else first_lead
+        checked = False
         for k, raw in obj.items():
+            if type(k) is not str and not checked:
+                # A str subclass key is written as its contents (key_text);
+                # two keys with the same contents are an error, checked over
+                # the whole object once its first key that is not an exact
+                # str comes (an object of exact str keys needs no check).
+                plain_keys(obj)
+                checked = True
             ek = key_text(k)  # a bad key is reported at its object's path
             try:
                 v = self.norm(raw)
@@ -286,6 +294,10 @@ class _Walk:
             if set(map(len, group)) != {width}:
                 return None
             names = list(first)
+            # The first row's keys are the header: exact strs only (a row of
+            # other keys, str subclasses too, is written as an object, whose
+            # keys are their contents).  Other rows are matched to the header
+            # by dict lookup (see ``_STR``).
             if any(type(k) is not str for k in names):
                 return None
             try:
@@ -322,7 +334,7 @@ class _Walk:
         names = list(first)
         width = len(names)
         if any(type(k) is not str for k in names):
-            return None
+            return None  # (as in ``_table``)
         getters = [itemgetter(k) for k in names]
         ind = self.unit * depth
         d = self.d
@@ -487,6 +499,7 @@ class _Walk:
         return lambda k, o: f"{ind}{key_text(k)}: {row(o)}"
 
     def _keyed(self, head: str, obj: dict[str, Any], fields: Fields, depth: int) -> Iterator[str]:
+        obj = plain_keys(obj)  # the entry keys, as in ``_fields``
         yield header(head, len(obj), self.d, fields, keyed=True)
         entry = self.entry_writer(fields, depth + 1)
         for k, o in obj.items():
@@ -589,7 +602,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
                 if ek is None:
                     ek = key_cache[k] = key_text(k)
             else:
-                ek = key_text(k)
+                raise _Fallback  # other keys, str subclasses too: the walk's ``plain_keys``
             t = type(v)
             if t not in fast_native:
                 v = norm(v)
@@ -750,7 +763,12 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         if not first or len(set(map(tuple, map(itemgetter(0), col)))) != 1:
             return None  # each table's header follows its first row's key order
         names = tuple(first)
-        if set(map(len, flat)) != {len(names)} or any(type(k) is not str for k in names):
+        if set(map(len, flat)) != {len(names)}:
+            return None
+        # Each table's header is its first row's keys, exact strs (as ``_table``
+        # requires of each): all of them, as one key tuple may stand for
+        # several by equality.
+        if set(map(type, chain.from_iterable(map(itemgetter(0), col)))) != _STR:
             return None
         cols = []
         for k in names:
@@ -775,6 +793,11 @@ def _fast_text(walk: _Walk, value: Any) -> str:
     def shapes(objs: list[dict[Any, Any]]) -> dict[tuple[Any, ...], list[int]]:
         """Indexes of the objects by key sequence, C-level."""
         sigs = list(map(tuple, objs))
+        if set(map(type, chain.from_iterable(sigs))) != _STR:
+            # Key tuples are grouped by equality, which a str subclass key
+            # defines itself; the walk writes each such object with its keys'
+            # contents (``_Walk._fields``).
+            raise _Fallback
         code = {sig: i for i, sig in enumerate(dict.fromkeys(sigs))}
         if len(code) == 1:
             return {sigs[0]: list(range(len(objs)))}
@@ -847,7 +870,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         names = tuple(first)
         for k in names:
             if type(k) is not str:
-                return False
+                return False  # (as in ``_table``)
         if len(names) == 1:
             rows: list[Any] = [(x[names[0]],) for x in items]
         else:
@@ -991,6 +1014,18 @@ class UnionShape:
 
 
 _FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
+# Keys, for every path (the fast path, the walk, the streaming plans):
+# - a key that is a str subclass is written as its contents (``key_text``),
+#   and an object with two keys of the same contents is a ToonEncodeError
+#   (``plain_keys``): a subclass can override __eq__/__hash__ and so sit next
+#   to an equal str.  The fast path leaves such objects to the walk.
+# - a table's header is its first row's keys, which must be exact strs; the
+#   other rows are matched to it by dict lookup (``row[name]``, ``name in
+#   row``), the dict's own notion of its keys: a key that compares and hashes
+#   equal to a field name is that field.  (Checking every row's key types
+#   would cost about a fifth of a flat table's encoding time.)  So a row
+#   either has every field, each value written once, or is no table row.
+_STR = {str}
 
 #: Rows per slice when columns are taken out of many objects: all the keys of
 #: a slice's objects are read while those are still in the CPU cache.

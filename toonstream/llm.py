@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ._build import ValueBuilder
 from ._events import Event, StartTable
@@ -11,28 +11,67 @@ from .decoder import Decoder, check_fields
 
 __all__ = ["extract", "find_toon"]
 
-# A fenced block: ``` or ~~~ with an optional info string, up to the matching fence.
-_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+# An opening fence: three or more backticks or tildes at the start of a line, then an info
+# string (for a backtick fence it may hold no backtick, as in CommonMark).  Matched against one
+# line at a time, so the scan is linear in the reply's length.
+_OPENER = re.compile(r"(`{3,}|~{3,})(.*)")
+
+
+def _blocks(text: str) -> Iterator[tuple[str, int, int, int]]:
+    """The fenced blocks of ``text``: (info, first body line, body start, body end).
+
+    One pass over the lines, holding at most one open fence (a regex over the whole
+    reply backtracks into every fence-like line and is quadratic on fence-heavy
+    text).  A block is closed by a line of the same fence character, at least as
+    long as the opening run, followed only by white space; an unclosed block runs
+    to the end of the text (CommonMark's rules, and a truncated reply keeps its data).
+    """
+    fence = ""
+    info = ""
+    body_line = body_start = 0
+    pos = line_no = 0
+    end = len(text)
+    while True:
+        nl = text.find("\n", pos)
+        line_end = end if nl < 0 else nl
+        line = text[pos:line_end]
+        if fence:
+            stripped = line.rstrip(" \t\r")
+            if len(stripped) >= len(fence) and stripped.lstrip(fence[0]) == "":
+                yield info, body_line, body_start, pos
+                fence = ""
+        else:
+            m = _OPENER.match(line)
+            if m is not None and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence, info = m.group(1), m.group(2).strip()
+                body_line, body_start = line_no + 1, (end if nl < 0 else nl + 1)
+        if nl < 0:
+            break
+        pos = nl + 1
+        line_no += 1
+    if fence:
+        yield info, body_line, body_start, end
 
 
 def find_toon(text: str) -> tuple[str, int]:
     """The TOON part of a reply and the 0-based line where it starts.
 
     A fenced block tagged ``toon`` wins; else the first untagged fenced block;
-    else the whole text.
+    else the whole text.  Linear in the length of the reply.
 
     >>> find_toon("Sure!\\n```toon\\na: 1\\n```\\nDone.")
     ('a: 1\\n', 2)
     """
-    untagged: re.Match[str] | None = None
-    for m in _FENCE.finditer(text):
-        info = m.group("info").strip().lower()
-        if info == "toon":
-            return m.group("body"), text.count("\n", 0, m.start("body"))
-        if not info and untagged is None:
-            untagged = m
+    untagged: tuple[int, int, int] | None = None
+    for info, line, start, stop in _blocks(text):
+        tag = info.lower()
+        if tag == "toon":
+            return text[start:stop], line
+        if not tag and untagged is None:
+            untagged = (line, start, stop)
     if untagged is not None:
-        return untagged.group("body"), text.count("\n", 0, untagged.start("body"))
+        line, start, stop = untagged
+        return text[start:stop], line
     return text, 0
 
 

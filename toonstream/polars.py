@@ -36,6 +36,7 @@ def iter_frames(
     schema: Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
     infer_schema_length: int | None = 100,
+    try_parse_dates: bool = False,
     key_field: str = "key",
     **options: Any,
 ) -> Iterator[pl.DataFrame]:
@@ -55,6 +56,7 @@ def iter_frames(
             schema=schema,
             schema_overrides=schema_overrides,
             infer_schema_length=infer_schema_length,
+            try_parse_dates=try_parse_dates,
             key_field=key_field,
             options=options,
         )
@@ -70,6 +72,7 @@ def read_toon(
     schema: Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
     infer_schema_length: int | None = 100,
+    try_parse_dates: bool = False,
     key_field: str = "key",
     batch_size: int = 65_536,
     **options: Any,
@@ -80,9 +83,14 @@ def read_toon(
     converted); ``n_rows``: stop after this many rows (the rest of the input
     is not read); ``schema``: a dtype for every column (no inference);
     ``schema_overrides``: dtypes for some (a struct column's leaves may be
-    named ``"group.field"``); ``infer_schema_length``: rows looked at to
-    choose the types (None: all).  A keyed table's entry key becomes the
-    ``key_field`` column.
+    named ``"group.field"``; names of no column are ignored, as in
+    ``polars.read_csv``); ``infer_schema_length``: rows looked at to choose
+    the types (None: all; 0: every column String), the CLI's default too;
+    ``try_parse_dates``: a column of ISO dates (``YYYY-MM-DD``) is Date, of
+    ISO datetimes Datetime (in UTC if each has ``Z`` or an offset), a later
+    value of another form a ``type_mismatch``.  A keyed table's entry key
+    becomes the ``key_field`` column (a field of that name too is a
+    ``name_collision`` error: pass another ``key_field``).
 
     >>> read_toon(b"[2]{a,b}:\\n  1,x\\n  2,y\\n").schema
     Schema([('a', Int64), ('b', String)])
@@ -97,6 +105,7 @@ def read_toon(
             schema=schema,
             schema_overrides=schema_overrides,
             infer_schema_length=infer_schema_length,
+            try_parse_dates=try_parse_dates,
             key_field=key_field,
             **options,
         )
@@ -114,6 +123,7 @@ def scan_toon(
     schema: Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
     infer_schema_length: int | None = 100,
+    try_parse_dates: bool = False,
     key_field: str = "key",
     batch_size: int = 65_536,
     **options: Any,
@@ -124,8 +134,9 @@ def scan_toon(
     pushdown: ``head(n)`` stops reading after n rows.  Predicates are applied
     by this source to each batch (so filtered-out rows are never
     concatenated).  The schema is read from the first rows when the plan is
-    built (``infer_schema_length`` of them), so ``source`` must be re-readable:
-    a path or bytes.
+    built (``infer_schema_length`` of them; ``try_parse_dates`` as in
+    :func:`read_toon`), so ``source`` must be re-readable: a path or bytes.
+    ``collect()`` equals :func:`read_toon` with the same options.
 
     >>> scan_toon(b"[3]{a,b}:\\n  1,x\\n  2,y\\n  3,z\\n").filter(pl.col("a") > 1).select("b").collect().to_series().to_list()
     ['y', 'z']
@@ -133,7 +144,11 @@ def scan_toon(
     if not isinstance(source, (str, os.PathLike, bytes, bytearray)):
         raise TypeError("scan_toon needs a path or bytes (the source is read more than once)")
     common: dict[str, Any] = dict(
-        path=path, key_field=key_field, infer_schema_length=infer_schema_length, options=options
+        path=path,
+        key_field=key_field,
+        infer_schema_length=infer_schema_length,
+        try_parse_dates=try_parse_dates,
+        options=options,
     )
     # The schema comes from the first rows (all of them with
     # infer_schema_length=None), as read_toon decides it: one row more tells

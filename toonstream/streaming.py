@@ -42,7 +42,7 @@ from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union, cast
 from . import _parallel
 from ._columns import format_columns
 from ._errors import ToonEncodeError
-from ._normalize import PRIMITIVE
+from ._normalize import PRIMITIVE, key_contents, put_key
 from ._writer import Fields, LineSink, header, key_text
 from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, _Walk
 
@@ -381,12 +381,28 @@ def _unflatten(parts: list[Any]) -> Any:
     return root[0]
 
 
+class _Held:
+    """In the spool: the value is ``_Spool._held[index]``."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Held, (self.index,))
+
+
 class _Spool:
     """Pickled values in a temporary file (in memory up to a limit)."""
 
     def __init__(self, memory: int) -> None:
         self._file = tempfile.SpooledTemporaryFile(max_size=memory)  # noqa: SIM115
         self._count = 0
+        # Values pickle cannot store (host objects such as instances of a
+        # class defined in a function, which the encoders take): kept as
+        # they are, so both passes see the same objects.
+        self._held: list[Any] = []
 
     def put(self, value: Any) -> None:
         try:
@@ -394,19 +410,32 @@ class _Spool:
         except RecursionError:
             # Nested deeper than pickle follows (about a thousand levels;
             # dumps takes such values): spooled flat, rebuilt without recursion.
-            data = pickle.dumps(_Flat(_flatten(value)), protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                data = pickle.dumps(_Flat(_flatten(value)), protocol=pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                data = self._hold(value)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            data = self._hold(value)
         self._file.write(data)
         self._count += 1
+
+    def _hold(self, value: Any) -> bytes:
+        self._held.append(value)
+        return pickle.dumps(_Held(len(self._held) - 1), protocol=pickle.HIGHEST_PROTOCOL)
 
     def replay(self) -> Iterator[Any]:
         """Every value, in order, once; reading stops after the last one written."""
         self._file.seek(0)
         for _ in range(self._count):
             value = pickle.load(self._file)
-            yield _unflatten(value.parts) if type(value) is _Flat else value
+            if type(value) is _Held:
+                yield self._held[value.index]
+            else:
+                yield _unflatten(value.parts) if type(value) is _Flat else value
 
     def close(self) -> None:
         self._file.close()
+        self._held = []
 
 
 # ---------------------------------------------------------------------- events
@@ -473,6 +502,13 @@ class Encoder:
         self._root_plan = _ArrayPlan(self._walk, spool_memory)  # root array, or root object's member values
         self._member_plans: list[_ArrayPlan] = []  # one per array-valued root member, in order
         self._key: Any = None
+        # The root object's members are written one by one, so a repeated
+        # key (by contents: str subclass keys are written as theirs) would be
+        # written twice.  Only the keys' hashes are kept (a root object may
+        # have millions of members); a key whose hash was seen is a suspect,
+        # checked exactly against the spooled keys before anything is written.
+        self._root_hashes: set[int] = set()
+        self._suspects: set[str] = set()
         self._stack: list[Any] = []  # the value being materialized
         self._keys: list[Any] = []
         self._done = False
@@ -494,6 +530,7 @@ class Encoder:
         if ev == "map_key":
             if top != _OBJ:
                 raise ToonEncodeError("map_key outside an object")
+            self._root_key(value)
             self._key = value
         elif ev == "end_map" or ev == "end_array":
             if not levels or (ev == "end_map") != (top == _OBJ):
@@ -529,6 +566,24 @@ class Encoder:
             self._keys.append(None)
         else:
             raise ToonEncodeError(f"unexpected event {ev!r}")
+
+    def _root_key(self, key: Any) -> None:
+        name = key_contents(key)
+        h = hash(name)
+        if h in self._root_hashes:
+            self._suspects.add(name)
+        self._root_hashes.add(h)
+
+    def _check_root_keys(self) -> None:
+        """ToonEncodeError if a suspect root key (see ``_root_key``) was given twice."""
+        if not self._suspects:
+            return
+        seen: dict[Any, None] = {}
+        for rec in self._spool.replay():
+            if rec[0] in ("m", "A"):
+                name = key_contents(rec[1])
+                if name in self._suspects:
+                    put_key(seen, name, None)
 
     def _build(self, ev: str, value: Any) -> None:
         stack = self._stack
@@ -573,6 +628,7 @@ class Encoder:
         try:
             if not self._done:
                 raise ToonEncodeError("incomplete event stream (no complete root value)")
+            self._check_root_keys()
             plans = (self._root_plan, *self._member_plans)
             for p in plans:
                 p.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
@@ -714,6 +770,8 @@ def _encode_array_stream(
     """
     if plan is None:
         plan = _ArrayPlan(walk, spool_memory)
+    if key is not None:
+        key = key_contents(key)  # a str subclass: its contents, in the header and in error paths
     try:
         _plan_array(pass_one, walk, plan)
         return _write_planned(plan, pass_two, out, key, walk)
@@ -987,15 +1045,22 @@ def _recheck(lines: list[bytes], values: list[Any], screened: bytes, lineno: int
     """Parse again with ``_parse_json`` the lines whose numbers orjson may read
     differently (``screened`` is the batch through ``_SCREEN``)."""
     ends = list(accumulate(map(len, lines)))
-    pos = 0
+    # The next hit of each pattern is searched again only once the scan has passed it: when one
+    # pattern is rare, searching both from every hit's line would rescan the rest of the batch
+    # each time (quadratic in the batch's length).
+    patterns = (_EXPONENT, _LONG_RUN)
+    nxt = [screened.find(p) for p in patterns]
     while True:
-        hits = [p for p in (screened.find(_EXPONENT, pos), screened.find(_LONG_RUN, pos)) if p != -1]
+        hits = [h for h in nxt if h != -1]
         if not hits:
             return
         i = bisect_right(ends, min(hits))
         if not _numbers_agree(lines[i]):
             values[i] = _parse_json(lines[i], lineno + i)
         pos = ends[i]
+        for k, h in enumerate(nxt):
+            if h != -1 and h < pos:
+                nxt[k] = screened.find(patterns[k], pos)
 
 
 def _line_batches(lines: Iterable[Any], readlines: Callable[[], list[Any]] | None = None) -> Iterator[list[Any]]:

@@ -1,0 +1,467 @@
+"""The command line under hostile conditions: signals at start-up, closed
+standard streams, broken and compressed inputs, awkward output paths, --help."""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import gzip
+import io
+import json
+import lzma
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import toonstream
+from conftest import default_signals
+from test_cli import _big_jsonl, _started
+
+CLI = [sys.executable, "-m", "toonstream"]
+RECORDS = [{"id": i, "name": f"user{i}", "ok": i % 2 == 0} for i in range(40)]
+
+
+def run(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*CLI, *args], input=input, capture_output=True, timeout=120)
+
+
+def one_line(r: subprocess.CompletedProcess[bytes]) -> str:
+    err = r.stderr.decode()
+    assert b"Traceback" not in r.stderr, err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    return err.rstrip("\n")
+
+
+# ---------------------------------------------------------------- signals at start-up
+
+
+@pytest.mark.slow
+def test_signal_at_start_up_exits_quietly(tmp_path: Path) -> None:
+    # 0-50 ms after our first statement: the codec and the command line are
+    # still being imported, the arguments parsed, the input opened.
+    src = tmp_path / "big.jsonl"
+    _big_jsonl(src, 100_000)
+    out = tmp_path / "out.toon"
+    rnd = random.Random(7)
+    for trial in range(30):
+        out.write_text("before")
+        sig = rnd.choice([signal.SIGINT, signal.SIGTERM])
+        proc = _started("encode", str(src), "-o", str(out))
+        time.sleep(rnd.uniform(0, 0.05))
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert err == b"", (trial, err)
+        assert proc.returncode == (130 if sig == signal.SIGINT else 143), (trial, proc.returncode)
+        assert out.read_text() == "before"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "out.toon"]
+
+
+def test_signal_right_after_spawn_never_shows_our_traceback(tmp_path: Path) -> None:
+    # From the very spawn of `python -m toonstream`: a signal before our first
+    # line gets the interpreter's behaviour (killed by it, site's fatal error,
+    # a traceback from loading our first module); from our first line on,
+    # 130/143 and nothing on stderr.
+    src = tmp_path / "big.jsonl"
+    _big_jsonl(src, 20_000)
+    rnd = random.Random(3)
+    for trial in range(20):
+        sig = rnd.choice([signal.SIGINT, signal.SIGTERM])
+        proc = subprocess.Popen([*CLI, "encode", str(src)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                preexec_fn=default_signals)
+        time.sleep(rnd.uniform(0, 0.05))
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        # no traceback from a line of ours (one from Python loading our first module is before it)
+        frames = [line for line in err.decode(errors="replace").splitlines() if line.lstrip().startswith('File "')]
+        assert not frames or "/toonstream/" not in frames[-1], (trial, err)
+        if proc.returncode in (130, 143):
+            assert err == b"" and proc.returncode == (130 if sig == signal.SIGINT else 143)
+        else:
+            assert proc.returncode in (-sig, 1, 0), (trial, proc.returncode, err)
+            assert proc.returncode != 1 or b"Fatal Python error" in err, err
+            assert proc.returncode != 0 or b"Error processing line" in err, err  # site, in a .pth file
+
+
+def test_late_signal_keeps_the_committed_output() -> None:
+    # After the rename the run is over: a signal then does not turn a complete
+    # output into status 130 (the signal module's state, in-process).
+    from toonstream import _signals
+
+    before = _signals.install()
+    try:
+        seen: list[str] = []
+
+        def publish() -> None:
+            os.kill(os.getpid(), signal.SIGINT)  # arrives during the commit: waits
+            seen.append("renamed")
+
+        _signals.commit(publish)
+        os.kill(os.getpid(), signal.SIGINT)  # after it: ignored
+        time.sleep(0.05)
+        assert seen == ["renamed"]
+    finally:
+        _signals.restore(before)
+
+
+def test_import_is_lazy() -> None:
+    code = (
+        "import sys, toonstream; mods = sorted(m for m in sys.modules if m.startswith('toonstream'));"
+        "from toonstream import loads, Rows, __version__; import toonstream as t;"
+        "print(mods, loads('a: 1'), t.dumps([1]) == '[1]: 1', t.decoder.__name__, sorted(set(t.__all__) - set(dir(t))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "['toonstream'] {'a': 1} True toonstream.decoder []", out.stderr
+
+
+# ---------------------------------------------------------------- closed standard streams
+
+
+def sh(command: str, **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["sh", "-c", command], capture_output=True, timeout=120, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+
+@pytest.mark.parametrize("command", ["decode {toon}", "decode {toon} --to jsonl", "encode {jsonl}", "stats {jsonl}",
+                                     "validate -v {toon}"])
+def test_closed_stdout_is_one_line(tmp_path: Path, command: str) -> None:
+    toon = tmp_path / "x.toon"
+    toon.write_text(toonstream.dumps(RECORDS))
+    jsonl = tmp_path / "x.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    cli = " ".join(CLI)
+    r = sh(f"{cli} {command.format(toon=toon, jsonl=jsonl)} >&-")
+    assert r.returncode == 1
+    assert one_line(r) == "toonstream: error: <stdout>: write error: Bad file descriptor"
+    # with -o, a closed stdout does not matter
+    if command.startswith(("decode", "encode")):
+        r = sh(f"{cli} {command.format(toon=toon, jsonl=jsonl)} -o {tmp_path / 'out'} >&-")
+        assert r.returncode == 0 and r.stderr == b""
+
+
+def test_closed_stdin_and_stderr(tmp_path: Path) -> None:
+    cli = " ".join(CLI)
+    r = sh(f"{cli} encode <&-")
+    assert r.returncode == 1
+    assert one_line(r) == "toonstream: error: <stdin>: read error: Bad file descriptor"
+    r = sh(f"{cli} decode - <&-")
+    assert r.returncode == 1 and "<stdin>: read error" in one_line(r)
+    # stderr closed: the error cannot be told, the status still is; nothing of
+    # it reaches stdout or the output file (which could get descriptor 2)
+    bad = tmp_path / "bad.toon"
+    bad.write_text("a:\n   b: 1\n")
+    r = sh(f"{cli} decode {bad} 2>&-")
+    assert r.returncode == 1 and r.stdout == b""
+    good = tmp_path / "good.toon"
+    good.write_text("a: 1\n")
+    r = sh(f"{cli} decode {good} -o {tmp_path / 'o.json'} 2>&-")
+    assert r.returncode == 0 and (tmp_path / "o.json").read_text() == '{"a":1}\n'
+
+
+def test_full_stdout_names_stdout(tmp_path: Path) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    toon = tmp_path / "x.toon"
+    toon.write_text(toonstream.dumps(RECORDS))
+    r = sh(f"{' '.join(CLI)} decode {toon} > /dev/full")
+    assert r.returncode == 1 and one_line(r) == "toonstream: error: <stdout>: No space left on device"
+
+
+# ---------------------------------------------------------------- JSON errors
+
+
+def _locate(data: bytes, chunk: int = 1 << 16) -> tuple[int, int, str] | None:
+    from toonstream._jsonscan import locate_json_error
+
+    e = locate_json_error(io.BytesIO(data), chunk=chunk)
+    return None if e is None else (e.line, e.column, e.msg)
+
+
+@pytest.mark.parametrize(
+    "doc, line, column, message",
+    [
+        (b'{"a": 1 "b": 2}', 1, 9, "expected ',' or '}' after an object member, found '\"'"),
+        (b"[1,]", 1, 4, "expected a value, found ']'"),
+        (b'{"k":\n  [1,\n   2,,3]}', 3, 6, "expected a value, found ','"),
+        (b'{"a" 1}', 1, 6, "expected ':' after an object key, found '1'"),
+        (b"[tru]", 1, 2, "invalid literal 'tru'"),
+        (b'["a\\qb"]', 1, 4, "invalid escape 'q' after a backslash"),
+        (b"[1, 2", 1, 6, "unexpected end of input"),
+        (b'["\xc3\xa9\xff"]', 1, 4, "invalid UTF-8 in a string"),
+        (b'["\xc3\xa9\x01"]', 1, 4, "control character '\\x01' in a string (must be escaped)"),
+        (b"{} {}", 1, 4, "extra data after the JSON value: '{'"),
+        (b'\n\n  ["unterminated', 3, 4, "unterminated string"),
+        (b"\x1f\x8b\x08\x00", 1, 1, "expected a value, found '\\x1f'"),
+        (b'{"\xc3\xa9t\xc3\xa9": 01}', 1, 9, "invalid number '01'"),  # columns count characters
+    ],
+)
+def test_json_error_locations(doc: bytes, line: int, column: int, message: str) -> None:
+    import ijson
+
+    with pytest.raises(ijson.JSONError):  # the scanner runs where ijson failed
+        for _ in ijson.parse(io.BytesIO(doc)):
+            pass
+    for chunk in (1, 2, 3, 5, 7, 1 << 16):  # every chunking gives the same answer
+        assert _locate(doc, chunk) == (line, column, message), chunk
+
+
+def test_json_locations_agree_with_json_module_and_chunkings() -> None:
+    # Corrupt one character of a document; where Python's json names a
+    # syntax error at the same character, so must we, for every chunking.
+    import ijson
+
+    base = json.dumps({"users": [{"id": i, "name": f"n\u00e9{i}", "tags": ["a", "b"], "x": i / 3} for i in range(30)]},
+                      indent=1).encode()
+    rnd = random.Random(11)
+    agreed = 0
+    for _ in range(300):
+        k = rnd.randrange(len(base))
+        doc = base[:k] + rnd.choice([b",", b"]", b"}", b":", b"x", b'"', b"\x01", b" 1"]) + base[k + 1 :]
+        try:
+            for _ in ijson.parse(io.BytesIO(doc)):
+                pass
+            continue
+        except ijson.JSONError:
+            pass
+        found = _locate(doc)
+        assert found is not None, doc
+        for chunk in (1, 3, 64, 1000):
+            assert _locate(doc, chunk) == found
+        try:
+            json.loads(doc)
+        except json.JSONDecodeError as e:
+            # (json names the character after a number's "7." where we name the number)
+            if e.msg.startswith(("Expecting ',' delimiter", "Expecting ':' delimiter", "Extra data")) and "number" not in found[2]:
+                assert (e.lineno, e.colno) == found[:2], (doc[max(0, k - 20) : k + 20], e, found)
+                agreed += 1
+    assert agreed > 20
+
+
+@pytest.mark.slow
+def test_json_error_deep_in_a_big_document_cli(tmp_path: Path) -> None:
+    # 3 MB, minified then one error at the end of a long line, and gzipped: one line, exact place
+    rows = [{"id": i, "s": "x" * 20} for i in range(60_000)]
+    inner = json.dumps(rows)
+    broken = "[" + json.dumps(rows[:30_000]) + ",\n" + inner[:-1] + "}]"  # the inner array's ']' became '}'
+    assert len(broken) > 3_000_000
+    src = tmp_path / "big.json"
+    src.write_text(broken)
+    want = f"{src}:2:{len(inner)}: invalid JSON: expected ',' or ']' after an array element, found '}}'"
+    r = run("encode", str(src))
+    assert r.returncode == 1 and one_line(r) == want
+    gz = tmp_path / "big.json.gz"
+    gz.write_bytes(gzip.compress(broken.encode()))
+    r = run("encode", str(gz))
+    assert r.returncode == 1 and one_line(r) == want.replace(str(src), str(gz))
+    r = run("stats", str(gz))
+    assert r.returncode == 1 and one_line(r) == want.replace(str(src), str(gz))
+    with open(src, "rb") as f:  # stdin redirected from a file can be read again too
+        r = subprocess.run([*CLI, "encode"], stdin=f, capture_output=True, timeout=120)
+    assert r.returncode == 1 and one_line(r) == want.replace(str(src), "<stdin>")
+    r = run("encode", input=gzip.compress(broken.encode()))  # a pipe: its head is kept (16 MiB)
+    assert r.returncode == 1 and one_line(r) == want.replace(str(src), "<stdin>")
+    huge = tmp_path / "huge.json"  # beyond the head, a pipe has the reason only, on one line
+    with open(huge, "w") as f:
+        f.write("[" + ",".join([json.dumps(rows)] * 8) + ",]")
+    with open(huge, "rb") as f:
+        r = subprocess.run(f"cat | {' '.join(CLI)} encode", shell=True, stdin=f, capture_output=True, timeout=120)
+    assert r.returncode == 1 and one_line(r).startswith("<stdin>: invalid JSON: parse error: ")
+
+
+@pytest.mark.slow
+def test_binary_garbage_is_never_echoed_raw(tmp_path: Path) -> None:
+    garbage = bytes(random.Random(5).randrange(256) for _ in range(5000))
+    for name in ("g.json", "g.jsonl", "g.toon", "g.bin"):
+        src = tmp_path / name
+        src.write_bytes(b"\x07\x1b[2J" + garbage)
+        for command in (["encode"], ["decode"], ["validate"], ["stats"]):
+            r = run(*command, str(src))
+            assert r.returncode == 1, (name, command, r.stderr)
+            line = one_line(r)
+            assert line.isprintable() and len(line) < 400, (name, command, line)
+            assert "b'" not in line and "\\n" not in line, (name, command, line)  # no bytes repr, no yajl context
+
+
+# ---------------------------------------------------------------- compressed inputs
+
+
+COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+
+
+@pytest.mark.parametrize("ext", sorted(COMPRESSORS))
+def test_compressed_inputs(tmp_path: Path, ext: str) -> None:
+    compress = COMPRESSORS[ext]
+    jsonl = "".join(json.dumps(r) + "\n" for r in RECORDS).encode()
+    want = toonstream.dumps(RECORDS)
+    src = tmp_path / f"in.jsonl{ext}"
+    src.write_bytes(compress(jsonl))
+    r = run("encode", str(src))  # the format from the inner extension
+    assert r.returncode == 0 and r.stdout.decode() == want, r.stderr
+    r = run("encode", input=compress(jsonl))  # by magic bytes, on stdin
+    assert r.returncode == 0 and r.stdout.decode() == want, r.stderr
+    odd = tmp_path / "in.data"  # by magic bytes, any name
+    odd.write_bytes(compress(json.dumps(RECORDS).encode()))
+    r = run("encode", str(odd))
+    assert r.returncode == 0 and r.stdout.decode() == want, r.stderr
+    toon = tmp_path / f"x.toon{ext}"
+    toon.write_bytes(compress(want.encode()))
+    r = run("decode", str(toon), "--to", "jsonl")
+    assert r.returncode == 0 and [json.loads(x) for x in r.stdout.splitlines()] == RECORDS
+    assert run("validate", str(toon)).returncode == 0
+    r = run("decode", "--to", "csv", input=compress(want.encode()))
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == b"\"id\",\"name\",\"ok\""
+    r = run("stats", str(src), "--json")
+    assert r.returncode == 0, r.stderr
+
+
+def test_compressed_jsonl_is_not_split_and_corrupt_streams_are_data_errors(tmp_path: Path) -> None:
+    lines = [{"i": i, "s": f"row {i}"} for i in range(200_000)]
+    src = tmp_path / "big.jsonl.gz"
+    src.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in lines).encode(), compresslevel=1))
+    r = run("encode", str(src), "-j", "2")  # the parallel path cuts files: never a compressed one
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(lines), r.stderr[-300:]
+    data = src.read_bytes()
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    out = tmp_path / "out.toon"
+    r = run("encode", str(cut), "-o", str(out))
+    assert r.returncode == 1 and not out.exists()
+    assert one_line(r).startswith(f"toonstream: error: {cut}: corrupt gzip data: ")
+    flipped = tmp_path / "flip.toon.xz"
+    xz = bytearray(lzma.compress(toonstream.dumps(lines[:1000]).encode()))
+    xz[len(xz) // 2] ^= 0xFF
+    flipped.write_bytes(bytes(xz))
+    for command in ("decode", "validate"):
+        r = run(command, str(flipped))
+        assert r.returncode == 1 and "corrupt xz data" in one_line(r), r.stderr
+    fake = tmp_path / "fake.json.gz"  # the extension says gzip: it must be gzip
+    fake.write_text("[1, 2]")
+    r = run("encode", str(fake))
+    assert r.returncode == 1 and "corrupt gzip data" in one_line(r)
+
+
+def test_zstd_input(tmp_path: Path) -> None:
+    data = json.dumps(RECORDS).encode()
+    src = tmp_path / "in.json.zst"
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+
+        src.write_bytes(zstd.compress(data))
+    except ImportError:
+        zstandard = pytest.importorskip("zstandard")
+        src.write_bytes(zstandard.ZstdCompressor().compress(data))
+    r = run("encode", str(src))
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(RECORDS), r.stderr
+    r = run("encode", "--from", "jsonl", input=_zstd_lines())
+    frame = src.read_bytes()
+    assert r.returncode == 0 and r.stdout.decode() == toonstream.dumps(RECORDS * 2), r.stderr
+    cut = tmp_path / "cut.json.zst"  # a truncated frame is an error, not a shorter input
+    cut.write_bytes(frame[: len(frame) // 2])
+    r = run("encode", str(cut))
+    assert r.returncode == 1 and "corrupt zstd data" in one_line(r)
+
+
+def _zstd_lines() -> bytes:
+    """Two zstd frames of JSON Lines, one after the other (as `cat a.zst b.zst`)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+
+        compress = zstd.compress
+    except ImportError:
+        import zstandard  # type: ignore[import-not-found]
+
+        compress = zstandard.ZstdCompressor().compress
+    lines = "".join(json.dumps(r) + "\n" for r in RECORDS).encode()
+    return bytes(compress(lines)) * 2
+
+
+def test_bzip2_magic_needs_its_block_magic() -> None:
+    # "BZh" may start a TOON text: only the full bzip2 header counts
+    r = run("decode", input=b"BZh9: 1\n")
+    assert r.returncode == 0 and r.stdout == b'{"BZh9":1}\n'
+
+
+# ---------------------------------------------------------------- output paths
+
+
+def test_io_errors_name_the_path_given(tmp_path: Path) -> None:
+    src = tmp_path / "in.json"
+    src.write_text("[1]")
+    r = run("encode", str(src), "-o", "nodir/x.toon")
+    assert r.returncode == 1 and one_line(r) == "toonstream: error: nodir/x.toon: No such file or directory"
+    if os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        r = run("encode", str(src), "-o", str(ro / "x.toon"))
+        assert one_line(r) == f"toonstream: error: {ro / 'x.toon'}: Permission denied"
+    r = run("encode", str(tmp_path / "missing.json"))
+    assert one_line(r) == f"toonstream: error: {tmp_path / 'missing.json'}: No such file or directory"
+
+
+def test_output_through_symlinks(tmp_path: Path) -> None:
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(RECORDS))
+    want = toonstream.dumps(RECORDS)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.toon"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "link.toon"
+    link.symlink_to(Path("real") / "target.toon")  # relative: to the link's directory
+    chain = tmp_path / "chain.toon"
+    chain.symlink_to(link)
+    r = run("encode", str(src), "-o", str(chain))
+    assert r.returncode == 0, r.stderr
+    assert chain.is_symlink() and link.is_symlink()  # the links stay links
+    assert target.read_text() == want
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # as cp keeps them
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["target.toon"]  # no temporary file left
+    dangling = tmp_path / "dangling.toon"
+    dangling.symlink_to(tmp_path / "real" / "new.toon")
+    r = run("encode", str(src), "-o", str(dangling))
+    assert r.returncode == 0 and dangling.is_symlink() and (tmp_path / "real" / "new.toon").read_text() == want
+    # a failed run leaves the target as it was
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1,")
+    r = run("encode", str(bad), "-o", str(chain))
+    assert r.returncode == 1 and target.read_text() == want and chain.is_symlink()
+    loop = tmp_path / "loop.toon"
+    loop.symlink_to(loop)
+    r = run("encode", str(src), "-o", str(loop))
+    assert r.returncode == 1 and one_line(r).startswith(f"toonstream: error: {loop}: ")
+
+
+# ---------------------------------------------------------------- --help
+
+
+def test_help_covers_every_argument() -> None:
+    from toonstream.cli import _parser
+
+    parser = _parser()
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(subparsers) == 1
+    commands = subparsers[0].choices
+    assert set(commands) >= {"encode", "decode", "stats", "validate"}
+    for name, sub in [("toonstream", parser), *commands.items()]:
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help and action.help != argparse.SUPPRESS, (name, action.option_strings or action.dest)
+        if sub is parser:
+            continue
+        text = sub.format_help()
+        examples = text.split("examples:\n")[1].split("\n\n")[0].splitlines()
+        assert 2 <= len(examples) <= 3 and all(e.strip().startswith(("toonstream ", "curl ")) for e in examples), text
+        for code in ("0 ", "1 ", "2 ", "130", "143", "141"):
+            assert f"  {code}" in text.split("exit status:")[1], (name, code)
+    top = parser.format_help()
+    for fmt in ("json", "jsonl", "parquet", "arrow", "csv"):
+        assert top.count(fmt) >= 2, fmt  # an input and an output format
+    r = run("--help")
+    assert r.returncode == 0 and b"decode outputs: json, jsonl, parquet, arrow, csv" in r.stdout

@@ -1,0 +1,263 @@
+"""Where a JSON document is invalid: the line, column and reason of its first
+error, read from a binary stream in bounded memory.
+
+ijson (yajl) reports a syntax error as several lines of context with a caret
+and no position.  The command line then reads the input again with
+:func:`locate_json_error`, a syntax-only scanner (no values are built), to
+name the offending character as ``file:line:col``.  It keeps one chunk and
+the token being read (a long string is scanned piece by piece), so any
+document size and any place of the error, chunk boundaries included, cost
+the same bounded memory.
+
+Columns count characters (code points), as :class:`ToonDecodeError`'s do;
+lines are ended by "\\n".  The offending character is the first one that
+cannot continue the document: the start of an unexpected token, of an
+invalid number or literal, of an unterminated string; a bad escape's
+backslash; the first byte of invalid UTF-8; the end of the input when it
+stops early.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import IO
+
+_WS = re.compile(rb"[ \t\n\r]*")
+_STRING_RUN = re.compile(rb'[^"\\\x00-\x1f]*')
+_NUMBER_RUN = re.compile(rb"[-+.eE0-9]*")
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_WORD_RUN = re.compile(rb"[A-Za-z0-9_]*")
+_HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
+_ESCAPES = frozenset(b'"\\/bfnrt')
+_LITERALS = (b"true", b"false", b"null")
+# every byte that is not a UTF-8 continuation byte: deleting them leaves the continuations
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b <= 0xBF)
+
+# what the scanner expects next
+_VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _AFTER = range(6)
+
+CHUNK = 1 << 16
+
+
+class JsonSyntaxError(Exception):
+    """The first error of a JSON document: 1-based ``line`` and ``column``."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.msg, self.line, self.column = message, line, column
+
+
+class _Buffer:
+    """The unread part of the stream, with the position of its first byte."""
+
+    def __init__(self, fp: IO[bytes], chunk: int) -> None:
+        self.fp, self.chunk = fp, chunk
+        self.data = b""
+        self.line = 1
+        self.column = 0  # characters before data[0] on its line
+        self.eof = False
+
+    def refill(self, keep: int) -> int:
+        """Drop data[:keep] (counting its lines and characters), read a chunk
+        more; returns how many bytes were dropped (indexes move down by it),
+        or -1 at the end of the input."""
+        if self.eof:
+            return -1
+        more = self.fp.read(self.chunk)
+        if not more:
+            self.eof = True
+            return -1
+        self._advance(keep)
+        self.data = self.data[keep:] + more
+        return keep
+
+    def _advance(self, k: int) -> None:
+        self.line, self.column = self.where(k)
+        self.column -= 1
+
+    def where(self, k: int) -> tuple[int, int]:
+        """(line, column) of data[k]."""
+        data = self.data
+        newlines = data.count(b"\n", 0, k)
+        if newlines:
+            start = data.rfind(b"\n", 0, k) + 1
+            return self.line + newlines, _chars(data[start:k]) + 1
+        return self.line, self.column + _chars(data[:k]) + 1
+
+
+def _chars(data: bytes) -> int:
+    return len(data) - len(data.translate(None, _NOT_CONTINUATION))
+
+
+def _found(data: bytes, k: int) -> str:
+    """The character at data[k] for a message: repr-escaped, never raw bytes."""
+    if k >= len(data):
+        return "the end of the input"
+    for n in range(1, 5):
+        try:
+            return repr(data[k : k + n].decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    return f"byte 0x{data[k]:02x}"
+
+
+def locate_json_error(fp: IO[bytes], *, chunk: int = CHUNK) -> JsonSyntaxError | None:
+    """The first syntax error of the JSON document read from ``fp`` (one value,
+    whitespace around it), or None when its syntax is valid."""
+    buf = _Buffer(fp, chunk)
+    i = 0
+    stack: list[int] = []  # b"{" or b"[" of each open container
+    state = _VALUE
+
+    def error(k: int, message: str) -> JsonSyntaxError:
+        line, column = buf.where(k)
+        return JsonSyntaxError(message, line, column)
+
+    while True:
+        data = buf.data
+        i = _WS.match(data, i).end()  # type: ignore[union-attr]
+        if i == len(data):
+            dropped = buf.refill(i)
+            if dropped >= 0:
+                i -= dropped
+                continue
+            if state == _AFTER and not stack:
+                return None
+            return error(i, "unexpected end of input" if stack or state != _VALUE or buf.line > 1 or i else "no JSON value")
+        c = data[i]
+        if state == _AFTER:
+            if not stack:
+                return error(i, f"extra data after the JSON value: {_found(data, i)}")
+            close = 0x7D if stack[-1] == 0x7B else 0x5D
+            if c == 0x2C:  # ,
+                state = _KEY if stack[-1] == 0x7B else _VALUE
+                i += 1
+            elif c == close:
+                stack.pop()
+                i += 1
+            else:
+                what = "an object member" if close == 0x7D else "an array element"
+                return error(i, f"expected ',' or '{chr(close)}' after {what}, found {_found(data, i)}")
+            continue
+        if state == _COLON:
+            if c != 0x3A:
+                return error(i, f"expected ':' after an object key, found {_found(data, i)}")
+            state = _VALUE
+            i += 1
+            continue
+        if state in (_KEY, _KEY_OR_CLOSE):
+            if c == 0x7D and state == _KEY_OR_CLOSE:
+                stack.pop()
+                state = _AFTER
+                i += 1
+                continue
+            if c != 0x22:
+                return error(i, f"expected a string key, found {_found(data, i)}")
+            state = _COLON
+        elif c == 0x7B or c == 0x5B:  # { [
+            stack.append(c)
+            state = _KEY_OR_CLOSE if c == 0x7B else _VALUE_OR_CLOSE
+            i += 1
+            continue
+        elif c == 0x5D and state == _VALUE_OR_CLOSE:
+            stack.pop()
+            state = _AFTER
+            i += 1
+            continue
+        else:
+            state = _AFTER
+        if c == 0x22:
+            where, i = _string(buf, i)
+            if where is not None:
+                return where
+            continue
+        if c == 0x2D or 0x30 <= c <= 0x39:
+            run, name = _NUMBER_RUN, "number"
+        elif 0x61 <= c <= 0x7A or 0x41 <= c <= 0x5A:
+            run, name = _WORD_RUN, "literal"
+        else:
+            return error(i, f"expected a value, found {_found(data, i)}")
+        while True:  # the whole token, across chunks
+            end = run.match(buf.data, i).end()  # type: ignore[union-attr]
+            if end < len(buf.data):
+                break
+            dropped = buf.refill(i)
+            if dropped < 0:
+                break
+            i -= dropped
+        token = buf.data[i:end]
+        if (_NUMBER.fullmatch(token) is None) if name == "number" else (token not in _LITERALS):
+            shown = token if len(token) <= 40 else token[:37] + b"..."
+            return error(i, f"invalid {name} {shown.decode('ascii')!r}")
+        i = end
+
+
+def _string(buf: _Buffer, i: int) -> tuple[JsonSyntaxError | None, int]:
+    """Scan the string that starts at buf.data[i] (its quote); returns (error
+    or None, the index after it)."""
+    start = i
+    opened: tuple[int, int] | None = None  # the quote's place, once the buffer no longer holds it
+    decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def error(k: int, message: str) -> tuple[JsonSyntaxError, int]:
+        line, column = buf.where(k)
+        return JsonSyntaxError(message, line, column), k
+
+    def utf8(piece: bytes, at: int, final: bool = False) -> tuple[JsonSyntaxError, int] | None:
+        try:
+            decoder.decode(piece, final)
+        except UnicodeDecodeError as e:
+            return error(at + e.start, "invalid UTF-8 in a string")
+        return None
+
+    i += 1
+    while True:
+        data = buf.data
+        end = _STRING_RUN.match(data, i).end()  # type: ignore[union-attr]
+        bad = utf8(data[i:end], i)
+        if bad is not None:
+            return bad
+        i = end
+        if i == len(data):
+            # a UTF-8 sequence split by the chunk's end is read again whole
+            # from the next buffer, so that an error names its first byte
+            i -= len(decoder.getstate()[0])
+            decoder.reset()
+            if opened is None:
+                opened = buf.where(start)
+            dropped = buf.refill(i)
+            if dropped < 0:
+                return JsonSyntaxError("unterminated string", *opened), i
+            i -= dropped
+            continue
+        c = data[i]
+        pending = len(decoder.getstate()[0])
+        bad = utf8(b"", i, final=True)
+        if bad is not None:
+            return error(i - pending, "invalid UTF-8 in a string")
+        decoder.reset()
+        if c == 0x22:
+            return None, i + 1
+        if c == 0x5C:  # a backslash
+            if len(data) - i < 6 and opened is None:
+                opened = buf.where(start)
+            while len(buf.data) - i < 6:
+                dropped = buf.refill(i)
+                if dropped < 0:
+                    break
+                i -= dropped
+            data = buf.data
+            escape = data[i + 1] if i + 1 < len(data) else -1
+            if escape in _ESCAPES:
+                i += 2
+            elif escape == 0x75 and _HEX4.match(data, i + 2):  # \uXXXX
+                i += 6
+            elif escape == -1:
+                return JsonSyntaxError("unterminated string", *(opened or buf.where(start))), i
+            elif escape == 0x75:
+                return error(i, "invalid \\u escape (four hexadecimal digits must follow)")
+            else:
+                return error(i, f"invalid escape {_found(data, i + 1)} after a backslash")
+            continue
+        return error(i, f"control character {_found(data, i)} in a string (must be escaped)")
