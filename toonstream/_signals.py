@@ -18,6 +18,12 @@ rules keep the exit status honest:
   file that is complete never goes with status 130);
 - the first signal ends the run; the ones after it are ignored, so that the
   clean-up they would interrupt runs to its end.
+
+Python swallows an exception raised where it cannot propagate (a weakref
+callback such as importlib's module-lock clean-up, a ``__del__``) and
+reports it through ``sys.unraisablehook``: our hook sends such a signal
+again, so that it is raised at the next point where it can propagate
+instead of being lost with an "Exception ignored" message.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ class _State:
     committing = False  # inside commit(): a signal waits
     pending: int | None = None  # the signal that came while committing
     over = False  # the output is committed, or a first signal was raised
+    raised: int | None = None  # the signal whose exception was raised last
+    unraisable_hook: Any = None  # sys.unraisablehook before install()
 
 
 _state = _State()
@@ -58,7 +66,25 @@ def _handler(signum: int, frame: Any) -> None:
         _state.pending = signum
         return
     _state.over = True
+    _state.raised = signum
     raise _exception(signum)
+
+
+def _unraisable(info: Any) -> None:
+    # Our exception was swallowed where it could not propagate: the run is not over after all.
+    # The signal is sent again; its handler raises at the next point where it can propagate.
+    if _state.raised is not None and isinstance(info.exc_value, (KeyboardInterrupt, Terminated)):
+        import _thread
+
+        signum, _state.raised = _state.raised, None
+        _state.over = False
+        # Sent from another thread: any call made here (raise_signal, os.kill, interrupt_main)
+        # would run the handler as soon as it returns, inside this hook, where the exception is
+        # swallowed again. The thread needs the GIL first, so the main thread leaves the hook.
+        _thread.start_new_thread(_thread.interrupt_main, (signum,))  # type: ignore[arg-type]  # (an int is a valid signal number)
+        return
+    if _state.unraisable_hook is not None:
+        _state.unraisable_hook(info)
 
 
 def _exception(signum: int) -> BaseException:
@@ -70,7 +96,11 @@ def install() -> list[tuple[int, Any]]:
     ignored stays ignored: a background job's SIGINT, ``nohup``).  Returns
     what was there before, for :func:`restore`; nothing outside the main
     thread, where Python cannot set handlers."""
-    _state.committing, _state.pending, _state.over = False, None, False
+    import sys
+
+    _state.committing, _state.pending, _state.over, _state.raised = False, None, False, None
+    if sys.unraisablehook is not _unraisable:
+        _state.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable
     before: list[tuple[int, Any]] = []
     try:
         for signum in (_sig.SIGINT, _sig.SIGTERM):
@@ -85,6 +115,10 @@ def install() -> list[tuple[int, Any]]:
 
 def restore(before: list[tuple[int, Any]]) -> None:
     """Put back the handlers that :func:`install` replaced."""
+    import sys
+
+    if sys.unraisablehook is _unraisable and _state.unraisable_hook is not None:
+        sys.unraisablehook, _state.unraisable_hook = _state.unraisable_hook, None
     for signum, previous in before:
         if previous is not None:  # (None: set outside Python, cannot be put back)
             _sig.signal(signum, previous)
