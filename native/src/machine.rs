@@ -586,11 +586,17 @@ impl Machine {
         let n = self.stack.len();
         let key = self.field(text, cs, ce, depth, false, sink)?;
         // (the object is the frame below any scope the field opened)
-        let dup = match self.stack.get_mut(n - 1) {
-            Some(frame) => {
-                frame.count += 1;
-                frame.check_keys && !frame.keys.insert(&key)
-            }
+        if let Some(frame) = self.stack.get_mut(n - 1) {
+            frame.count += 1;
+        }
+        self.claim_key(n - 1, &key, text, cs)
+    }
+
+    /// Strict mode: record `key` in the object (or keyed table) at `at` on the stack; a key
+    /// it already holds is `duplicate_key`, located at the key's start `cs`.
+    fn claim_key<E>(&mut self, at: usize, key: &str, text: &str, cs: usize) -> R<E> {
+        let dup = match self.stack.get_mut(at) {
+            Some(frame) => frame.check_keys && !frame.keys.insert(key),
             None => false,
         };
         if dup {
@@ -1233,18 +1239,8 @@ impl Machine {
                     colon + 1,
                 );
             }
-            let dup = match self.stack.last_mut() {
-                Some(f) => f.check_keys && !f.keys.insert(&key),
-                None => false,
-            };
-            if dup {
-                return self.fail(
-                    codes::DUPLICATE_KEY,
-                    format!("duplicate key {key:?}"),
-                    text,
-                    cs,
-                );
-            }
+            let top = self.stack.len().wrapping_sub(1); // (an empty stack: no frame, no check)
+            self.claim_key(top, &key, text, cs)?;
             self.count_item(text, cs)?;
             self.convert_cells(text, &spans)?;
             emit!(sink.entry(
