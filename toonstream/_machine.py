@@ -782,24 +782,8 @@ class Machine:
                 # (up to and including the one that is not simple) go the per-line way.
                 self._fast_cooldown = k
                 return i
-        # Find where the run of row lines ends with C-level searches over
-        # the joined lines ("\n" before each line), not a Python loop per line.
-        # The window grows 4x while the run fills it, so a short run costs a
-        # short join.
-        window = 64
-        while True:
-            hi = min(limit, i + window)
-            text = "\n" + "\n".join(lines[i:hi])
-            end = len(text)
-            m = _not_row_start(plen).search(text)
-            if m is not None:
-                end = m.start()
-            k = text.find(":", 0, end)  # a key-value line, or a colon in a quoted cell
-            if k != -1:
-                end = text.rfind("\n", 0, k)
-            if end < len(text) or hi == limit:
-                break
-            window *= 4
+        # (a colon ends the run: a key-value line, or a colon in a quoted cell)
+        text, end = self._run_text(lines, i, limit, _not_row_start(plen))
         nrows = text.count("\n", 0, end)  # lines wholly before `end`
         d = frame.delim
         width = frame.width
@@ -850,6 +834,28 @@ class Machine:
         self._primitive_cooldown = max(k, 0 if misses < 4 else min(self._MAX_BLOCK, 1 << misses))
         return 0
 
+    @staticmethod
+    def _run_text(lines: list[str], i: int, limit: int, not_start: re.Pattern[str]) -> tuple[str, int]:
+        """The lines from ``i`` joined ("\\n" before each) and where the run in them ends: before
+        the first line ``not_start`` finds, or the line holding the first colon.
+
+        C-level searches over the joined lines, not a Python loop per line; the window grows
+        4x while the run fills it, so a short run costs a short join."""
+        window = 64
+        while True:
+            hi = min(limit, i + window)
+            text = "\n" + "\n".join(lines[i:hi])
+            end = len(text)
+            m = not_start.search(text)
+            if m is not None:
+                end = m.start()
+            k = text.find(":", 0, end)
+            if k != -1:
+                end = text.rfind("\n", 0, k)
+            if end < len(text) or hi == limit:
+                return text, end
+            window *= 4
+
     def _primitive_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
         """Decode a run of primitive list items (``- value``) at once, as one
         Values event, the values typed column-wise like table rows.
@@ -877,20 +883,8 @@ class Machine:
         for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
             if not line.startswith(head) or line[hlen : hlen + 1] in (" ", "[", "") or ":" in line:
                 return i + self._primitive_miss(k)
-        window = 64
-        while True:
-            hi = min(limit, i + window)
-            text = "\n" + "\n".join(lines[i:hi])
-            end = len(text)
-            m = _not_item_start(plen).search(text)
-            if m is not None:
-                end = m.start()
-            k = text.find(":", 0, end)  # an object item, a header, or a colon in a quoted string
-            if k != -1:
-                end = text.rfind("\n", 0, k)
-            if end < len(text) or hi == limit:
-                break
-            window *= 4
+        # (a colon ends the run: an object item, a header, or a colon in a quoted string)
+        text, end = self._run_text(lines, i, limit, _not_item_start(plen))
         n = text.count("\n", 0, end)  # lines wholly before `end`
         if n < self._MIN_BLOCK:
             return i + self._primitive_miss(n)
