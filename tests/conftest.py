@@ -1,4 +1,11 @@
-"""Shared test helpers: where the spec fixtures are, and how to chunk input."""
+"""Shared test helpers: where the spec fixtures are, how to chunk input, which engines to run.
+
+Tests that take the ``engine`` fixture run once per engine (``python``, the
+reference, and ``native``, the Rust extension): the grid engine x driver x
+chunking, as ijson tests its backends.  Where the native extension is not
+built, its half of the grid is skipped with the reason, except in CI (or with
+TOONSTREAM_REQUIRE_NATIVE=1), where that fails the suite.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +25,29 @@ FIXTURES = SPEC_DIR / "tests" / "fixtures"
 #: In CI (CI=true, as .ci/run's runner sets it) or with TOONSTREAM_REQUIRE_SPEC=1, a missing
 #: fixture directory fails the suite instead of skipping it.
 REQUIRE_SPEC = os.environ.get("TOONSTREAM_REQUIRE_SPEC") == "1" or os.environ.get("CI", "").lower() == "true"
+
+
+#: In CI, or with TOONSTREAM_REQUIRE_NATIVE=1, an unbuilt native engine fails its tests.
+REQUIRE_NATIVE = os.environ.get("TOONSTREAM_REQUIRE_NATIVE") == "1" or os.environ.get("CI", "").lower() == "true"
+ENGINES = ("python", "native")
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test on each engine in turn (the engine in use is restored after)."""
+    from toonstream import _engine
+
+    try:
+        chosen = _engine.select(request.param)
+    except ImportError as e:
+        if REQUIRE_NATIVE:
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+    previous = _engine.use(chosen)
+    try:
+        yield request.param
+    finally:
+        _engine.use(previous)
 
 
 def load_fixtures(kind: str) -> list[tuple[str, dict[str, Any]]]:
@@ -81,6 +111,33 @@ def json_equal(a: Any, b: Any, *, ordered: bool = True) -> bool:
                 return False
             todo.extend((x[k], y[k]) for k in x)
         else:
+            return False
+    return True
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Exactly the same value: same types all the way down (int is not float, a float's sign and
+    bits count, Decimal by its text), same key order.  Iterative: deep values do not recurse."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            todo.extend(zip(x, y))
+        elif isinstance(x, dict):
+            if list(x) != list(y):
+                return False
+            todo.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, float):
+            if x.hex() != y.hex():
+                return False
+        elif type(x).__name__ == "Decimal":
+            if str(x) != str(y):
+                return False
+        elif x != y:
             return False
     return True
 

@@ -446,10 +446,13 @@ def test_error_before_any_output() -> None:
 
 
 def test_import_is_lazy() -> None:
+    """pyarrow is loaded by the Arrow paths only (``_arrow_encode`` itself
+    imports it, through the helper that names the extra when it is missing:
+    see test_optional_deps), never by the package, its codec or the CLI."""
     import subprocess
     import sys
 
-    code = "import sys, toonstream._arrow_encode; print('pyarrow' in sys.modules)"
+    code = "import sys, toonstream, toonstream.encoder, toonstream.decoder, toonstream.cli; print('pyarrow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False"
 

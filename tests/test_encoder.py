@@ -15,6 +15,7 @@ import pytest
 
 import toonstream
 from toonstream import ToonEncodeError
+from toonstream.streaming import encode_records
 
 from conftest import json_equal
 
@@ -501,3 +502,54 @@ def test_flat_table_fast_path_equals_walk() -> None:
         for d in (",", "\t", "|"):
             fast, walk = _both({"rows": value}, delimiter=d)
             assert fast == walk
+
+
+def test_cycle_through_repeated_values_is_found_at_once(engine: str) -> None:
+    # d = {"x": d, "y": d}: a table check that followed both columns would double its work at every
+    # level down to max_depth before the walk saw the cycle; it must stop at the first repeat
+    import cProfile
+
+    d: dict[str, Any] = {}
+    d["x"] = d
+    d["y"] = d
+    for max_depth in (16, 10_000):
+        profile = cProfile.Profile()
+        with pytest.raises(ToonEncodeError, match="circular reference") as info:
+            profile.runcall(toonstream.dumps, [d, d], max_depth=max_depth)
+        assert info.value.path == (0, "x")
+        assert sum(e.callcount for e in profile.getstats()) < 5_000
+    shared = {"k": 1}  # a shared value that is no cycle is still a table
+    assert toonstream.dumps([{"a": shared, "b": shared}] * 2) == "[2]{a{k},b{k}}:\n  1,1\n  1,1"
+
+
+def test_dump_writes_what_dumps_returns(engine: str) -> None:
+    # over a MiB of text, so a text made at once is written in several pieces; both file kinds
+    value = {"rows": [{"id": i, "name": f"nämé {i}", "ok": i % 3 == 0} for i in range(60_000)], "tail": [1.5, None]}
+    text = toonstream.dumps(value)
+    assert len(text) > 1 << 20
+    binary, textual = io.BytesIO(), io.StringIO()
+    toonstream.dump(value, binary)
+    toonstream.dump(value, textual)
+    assert binary.getvalue() == text.encode() and textual.getvalue() == text
+
+
+BOM_VALUES: list[Any] = [
+    "\ufeff",
+    "\ufeffx",
+    {"k": "\ufeffv"},
+    ["\ufeff", "a"],
+    {"\ufeffk": 1},
+    # a column long enough for the column-wise formatter, the BOM in one row
+    {"t": [{"a": "\ufeffq" if i == 70 else f"v{i}", "b": i} for i in range(200)]},
+]
+
+
+@pytest.mark.parametrize("value", BOM_VALUES, ids=range(len(BOM_VALUES)))
+def test_a_leading_bom_in_a_string_is_quoted(value: Any, engine: str) -> None:
+    # decoders skip one leading U+FEFF of a document: a root string that began with one would lose it
+    text = toonstream.dumps(value)
+    assert toonstream.loads(text) == value
+    assert "\ufeff" not in text.replace('"\ufeff', "")  # every U+FEFF opens a quoted string
+    out = io.StringIO()
+    encode_records([value], out)
+    assert toonstream.loads(out.getvalue()) == [value]

@@ -15,9 +15,10 @@ import ijson
 import pytest
 
 import toonstream
+from toonstream import _engine
 from toonstream._build import ValueBuilder
 
-from conftest import chunkings, flat_events, json_equal, load_fixtures, require_fixtures
+from conftest import chunkings, flat_events, identical, json_equal, load_fixtures, require_fixtures
 
 DECODE = load_fixtures("decode")
 ENCODE = load_fixtures("encode")
@@ -39,7 +40,7 @@ def test_fixture_count() -> None:
 
 
 @pytest.mark.parametrize("case", [c for _, c in DECODE], ids=[i for i, _ in DECODE])
-def test_decode_loads(case: dict[str, Any]) -> None:
+def test_decode_loads(case: dict[str, Any], engine: str) -> None:
     opts = _decode_options(case)
     if case.get("shouldError"):
         with pytest.raises(toonstream.ToonDecodeError) as info:
@@ -50,6 +51,37 @@ def test_decode_loads(case: dict[str, Any]) -> None:
     else:
         got = toonstream.loads(case["input"], **opts)
         assert json_equal(got, case["expected"]), (got, case["expected"])
+
+
+def _error(e: toonstream.ToonDecodeError) -> tuple[Any, ...]:
+    return (e.code, e.line, e.column, e.line_text, str(e))
+
+
+def _reference_loads(text: str, opts: dict[str, Any]) -> tuple[Any, Any]:
+    """(value, None) or (None, error fields) of the reference engine's loads."""
+    previous = _engine.use(_engine.select("python"))
+    try:
+        return toonstream.loads(text, **opts), None
+    except toonstream.ToonDecodeError as e:
+        return None, _error(e)
+    finally:
+        _engine.use(previous)
+
+
+@pytest.mark.parametrize("case", [c for _, c in DECODE], ids=[i for i, _ in DECODE])
+def test_decode_load_chunkings(case: dict[str, Any], engine: str) -> None:
+    """load() of chunks, cut every way, on each engine: the reference's value or its exact error."""
+    opts = _decode_options(case)
+    want, want_error = _reference_loads(case["input"], opts)
+    data = case["input"].encode("utf-8")
+    for name, chunks in [*chunkings(data), ("str", [case["input"]])]:
+        try:
+            got = toonstream.load(iter(chunks), **opts)
+        except toonstream.ToonDecodeError as e:
+            assert _error(e) == want_error, name
+        else:
+            assert want_error is None, (name, want_error)
+            assert identical(got, want), name
 
 
 def _stream(chunks: list[bytes], opts: dict[str, Any]) -> tuple[list[Any], Any, Exception | None]:
@@ -102,7 +134,7 @@ def test_parse_matches_ijson(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", [c for _, c in ENCODE], ids=[i for i, _ in ENCODE])
-def test_encode(case: dict[str, Any]) -> None:
+def test_encode(case: dict[str, Any], engine: str) -> None:
     opts = _encode_options(case)
     out = toonstream.dumps(case["input"], **opts)
     assert out == case["expected"]

@@ -47,15 +47,23 @@ if TYPE_CHECKING:
         kvitems_async,
         load,
         loads,
+        items_coro,
+        kvitems_coro,
         parse,
         parse_async,
+        parse_coro,
         rows,
         rows_async,
+        rows_coro,
     )
     from .encoder import dump, dumps, encode_lines
     from .llm import extract
     from .streaming import Encoder, encode_events, encode_jsonl, encode_records
     from .tojson import decode_to_json, decode_to_jsonl
+
+    #: the engine in use, ``"native"`` or ``"python"`` (``engine.reason`` says why)
+    engine: _engine.EngineName
+    from . import _engine
 
 __version__ = "0.1.0"
 SPEC_VERSION = "4.0"
@@ -74,6 +82,7 @@ _PUBLIC = {
         (
             "Decoder", "loads", "load", "parse", "items", "kvitems", "rows", "RowReader", "AsyncRowReader",
             "parse_async", "items_async", "kvitems_async", "rows_async",
+            "parse_coro", "items_coro", "kvitems_coro", "rows_coro",
         ),
         "decoder",
     ),
@@ -92,6 +101,10 @@ def __getattr__(name: str) -> object:
     """Load a public name (or an eagerly-loaded-before submodule) on first use."""
     from importlib import import_module
 
+    if name == "engine":  # not cached: tests switch engines in one process
+        from ._engine import current
+
+        return current().name
     module = _PUBLIC.get(name)
     if module is not None:
         value = getattr(import_module(f"{__name__}.{module}"), name)
@@ -104,7 +117,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+    return sorted({*globals(), *_PUBLIC, "engine"})
 
 
 __all__ = [
@@ -134,6 +147,10 @@ __all__ = [
     "items_async",
     "kvitems_async",
     "rows_async",
+    "parse_coro",
+    "items_coro",
+    "kvitems_coro",
+    "rows_coro",
     "Event",
     "Field",
     "StartObject",
@@ -151,4 +168,5 @@ __all__ = [
     "EndTable",
     "SPEC_VERSION",
     "__version__",
+    "engine",
 ]

@@ -30,7 +30,9 @@ Data that does not make a table in ``dumps`` (a null struct, an empty struct,
 list/map/union columns, zero columns, duplicate names) takes the exact per-row
 path instead: ``to_pylist`` a batch at a time through ``encode_records``.
 
-pyarrow is imported only when ``encode_arrow`` runs.
+Imports pyarrow (an error naming the ``arrow`` extra without it); only
+``toonstream.arrow`` and the paths that encode Arrow data (``write_toon``,
+the command line's Parquet/Arrow/CSV input) import this module.
 """
 
 from __future__ import annotations
@@ -45,9 +47,15 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from ._errors import ToonEncodeError
 from ._grammar import _NUMERIC_LIKE
+from ._optional import requires
 from ._scalars import encode_float
 from ._writer import Fields, header, key_text, primitive_formatter, quote_checked
 from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
+
+with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pt
 
 __all__ = ["encode_arrow"]
 
@@ -76,7 +84,7 @@ def _needs_quote_re2(delimiter: str) -> str:
     (Arrow strings are valid UTF-8, so the surrogate class is left out)."""
     delim = re.escape(delimiter)
     return (
-        r"\A\z|\A[ \t\-#]|[ \t]\z|[:\"\\\[\]{}\x00-\x1f" + delim + r"]"
+        r"\A\z|\A[ \t\-#\x{FEFF}]|[ \t]\z|[:\"\\\[\]{}\x00-\x1f" + delim + r"]"
         r"|\A(?:true|false|null)\z|\A" + _NUMERIC_LIKE + r"\z"
     )
 
@@ -145,8 +153,6 @@ def _project(batch: Any, columns: list[str] | None) -> Any:
 
 
 def _open(data: Any, batch_size: int) -> _Source:
-    import pyarrow as pa
-
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
@@ -166,14 +172,31 @@ def _open(data: Any, batch_size: int) -> _Source:
     dataset = _as_dataset(data, batch_size)
     if dataset is not None:
         return dataset
+    lazy = _polars_lazy(data)
+    if lazy is not None:
+        # (no C stream: collected in streaming batches, as polars.LazyFrame.sink_* would)
+        return _open_iterable((df.to_arrow() for df in lazy.collect_batches(chunk_size=batch_size)), batch_size)
+    # The Arrow PyCapsule interface: any producer (a Polars DataFrame, DuckDB
+    # and nanoarrow results, another library's table), without knowing its type.
     if hasattr(data, "__arrow_c_stream__"):
         return _open(pa.RecordBatchReader.from_stream(data), batch_size)
+    if hasattr(data, "__arrow_c_array__"):  # a struct array: one batch
+        return _open(pa.record_batch(data), batch_size)
     if isinstance(data, Iterable):
         return _open_iterable(data, batch_size)
     raise TypeError(
         "encode_arrow takes a pyarrow Table, RecordBatch, RecordBatchReader, iterable of RecordBatch, "
-        f"pyarrow.dataset.Dataset or a Parquet/Arrow IPC path, not {type(data).__name__}"
+        "pyarrow.dataset.Dataset, Polars DataFrame or LazyFrame, an object with __arrow_c_stream__ or "
+        f"__arrow_c_array__, or a Parquet/Arrow IPC/CSV path, not {type(data).__name__}"
     )
+
+
+def _polars_lazy(data: Any) -> Any:
+    """``data`` if it is a Polars LazyFrame (which has no C stream), else None."""
+    import sys
+
+    pl = sys.modules.get("polars")  # a LazyFrame means the module is loaded
+    return data if pl is not None and isinstance(data, pl.LazyFrame) else None
 
 
 def _as_dataset(data: Any, batch_size: int) -> _Source | None:
@@ -198,8 +221,6 @@ def _as_dataset(data: Any, batch_size: int) -> _Source | None:
 
 
 def _open_iterable(data: Iterable[Any], batch_size: int) -> _Source:
-    import pyarrow as pa
-
     it = iter(data)
     first = next(it, None)
     if first is None:
@@ -234,8 +255,6 @@ def _small_dictionaries(pf: Any) -> list[str]:
     a small dictionary (read as Arrow dictionaries: each distinct value is then
     formatted once).  A large dictionary may mean the writer fell back to plain
     pages, which Arrow would have to hash back into a dictionary."""
-    import pyarrow.types as pt
-
     meta = pf.metadata
     if meta.num_row_groups == 0:
         return []
@@ -262,8 +281,6 @@ def _small_dictionaries(pf: Any) -> list[str]:
 
 
 def _open_path(path: str, batch_size: int) -> _Source:
-    import pyarrow as pa
-
     with open(path, "rb") as f:
         magic = f.read(8)
     lower = path.lower()
@@ -332,8 +349,6 @@ class _Shape:
 
 
 def _leaf_kind(t: Any) -> str | None:
-    import pyarrow.types as pt
-
     if pt.is_dictionary(t):
         return _leaf_kind(t.value_type)
     if pt.is_null(t):
@@ -363,8 +378,6 @@ def _shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
     """The tabular shape ``dumps`` would find for any rows of this schema (None:
     never tabular, or not certainly; the per-row path is exact).  Null structs
     are data, checked separately."""
-    import pyarrow.types as pt
-
     if len(schema) == 0:
         return None
     leaves: list[_Leaf] = []
@@ -400,8 +413,6 @@ def _shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
 
 
 def _struct_has_nulls(arr: Any) -> bool:
-    import pyarrow.types as pt
-
     if arr.null_count:
         return True
     return any(_struct_has_nulls(child) for child in arr.flatten() if pt.is_struct(child.type))
@@ -424,8 +435,6 @@ class _Formatter:
     """Cell texts of one batch's leaf columns, as large_string arrays without nulls."""
 
     def __init__(self, delimiter: str, default: Any) -> None:
-        import pyarrow as pa
-
         self.d = delimiter
         self.prim = primitive_formatter(delimiter, default)
         self.L = pa.large_string()
@@ -442,8 +451,6 @@ class _Formatter:
     def _dictionary(self, arr: Any, leaf: _Leaf) -> Any:
         """A dictionary column: its values formatted once (and reused while
         batches share the dictionary, as Parquet row groups do), then taken."""
-        import pyarrow.compute as pc
-
         d = arr.dictionary
         ident = (d.offset, len(d), *(b.address if b is not None else 0 for b in d.buffers()))
         cached = self._dictionaries.get(id(leaf))
@@ -455,9 +462,6 @@ class _Formatter:
         return self._no_nulls(pc.take(texts, arr.indices))
 
     def column(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         kind = leaf.kind
         if pa.types.is_dictionary(arr.type):
             if kind in _DICTIONARY_KINDS:
@@ -491,15 +495,11 @@ class _Formatter:
         return self._no_nulls(s)
 
     def _no_nulls(self, s: Any) -> Any:
-        import pyarrow.compute as pc
-
         return pc.fill_null(s, self.s_null) if s.null_count else s
 
     def _iso(self, s: Any, pattern: str, replacement: str) -> Any:
         """Arrow's temporal text rewritten (and quoted: it holds ":") by one
         regex replacement; None if some cell did not have the expected form."""
-        import pyarrow.compute as pc
-
         r = pc.replace_substring_regex(s, pattern, replacement)
         if not pc.all(pc.starts_with(r, '"')).as_py():
             return None  # pragma: no cover - Arrow's format changed: per value
@@ -508,9 +508,6 @@ class _Formatter:
     def per_value(self, arr: Any, leaf: _Leaf, offset: int, mask: Any = None) -> Any:
         """Cells formatted one Python value at a time (as ``dumps`` does):
         the whole column, or the cells where ``mask`` is true."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         if mask is None:
             values = arr.to_pylist()
             rows: Iterable[int] = range(len(values))
@@ -530,14 +527,9 @@ class _Formatter:
 
     def _patch(self, s: Any, mask: Any, arr: Any, leaf: _Leaf, offset: int) -> Any:
         """``s`` with the cells where ``mask`` holds formatted per value from ``arr``."""
-        import pyarrow.compute as pc
-
         return pc.replace_with_mask(s, mask, self.per_value(arr, leaf, offset, mask))
 
     def _strings(self, s: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         m = pc.match_substring_regex(s, self.needs_quote)
         if not pc.any(m).as_py():
             return self._no_nulls(s)
@@ -553,9 +545,6 @@ class _Formatter:
         return self._no_nulls(pc.replace_with_mask(s, m, sub))
 
     def _floats(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         x = arr if arr.type == pa.float64() else pc.cast(arr, pa.float64())
         s = pc.cast(x, self.L)  # shortest round-trip digits; canonical except below
         finite = pc.is_finite(x)
@@ -581,8 +570,6 @@ class _Formatter:
         return s
 
     def _decimals(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
-        import pyarrow.compute as pc
-
         t = arr.type
         if t.scale < 0:
             return None
@@ -602,9 +589,6 @@ class _Formatter:
         return s
 
     def _dates(self, arr: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         d32 = arr if arr.type == pa.date32() else pc.cast(arr, pa.date32())  # safe: whole days only
         lo, hi = _min_max(pc.cast(d32, pa.int32()))
         if lo is not None and (lo < _MIN_DAY or hi > _MAX_DAY):
@@ -612,9 +596,6 @@ class _Formatter:
         return pc.cast(d32, self.L)  # "2024-01-02" (never quoted)
 
     def _timestamps(self, arr: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         tz = arr.type.tz
         us = arr if arr.type.unit == "us" else pc.cast(arr, pa.timestamp("us", tz))  # safe: ns must be whole us
         lo, hi = _min_max(pc.cast(us, pa.int64()))
@@ -631,9 +612,6 @@ class _Formatter:
         return self._iso(s, _ZONED_TS, r'"\1T\2\3\4:\5"')
 
     def _times(self, arr: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         us = arr if arr.type == pa.time64("us") else pc.cast(arr, pa.time64("us"))
         lo, hi = _min_max(pc.cast(us, pa.int64()))
         if lo is not None and (lo < 0 or hi >= _DAY_US):
@@ -642,16 +620,12 @@ class _Formatter:
 
 
 def _min_max(arr: Any) -> tuple[Any, Any]:
-    import pyarrow.compute as pc
-
     mm = pc.min_max(arr)
     return mm["min"].as_py(), mm["max"].as_py()
 
 
 def _leaf_arrays(batch: Any, shape: _Shape) -> list[Any]:
     """The leaf columns of a batch, depth-first (struct fields flattened)."""
-    import pyarrow.types as pt
-
     out: list[Any] = []
     stack: list[Iterator[Any]] = [iter(batch.columns)]
     while stack:
@@ -671,16 +645,12 @@ class _RowText:
     """A batch to the bytes of its row lines, each preceded by LF and the indent."""
 
     def __init__(self, shape: _Shape, fmt: _Formatter, indent: str) -> None:
-        import pyarrow as pa
-
         self.shape = shape
         self.fmt = fmt
         self.lead = "\n" + indent
         self.sep = pa.scalar(fmt.d, fmt.L)
 
     def __call__(self, batch: Any, offset: int) -> Any:
-        import pyarrow.compute as pc
-
         if batch.num_rows == 0:
             return b""
         cols = [self.fmt.column(arr, leaf, offset) for arr, leaf in zip(_leaf_arrays(batch, self.shape), self.shape.leaves)]
@@ -739,9 +709,11 @@ def encode_arrow(
     pyarrow.compute a batch at a time.
 
     ``data``: a pyarrow Table, RecordBatch, RecordBatchReader, iterable of
-    RecordBatch, ``pyarrow.dataset.Dataset``, an object with
-    ``__arrow_c_stream__``, or a path to a Parquet, Arrow IPC (file or stream)
-    or CSV file.  ``out``: a text or binary file.  The row count comes from
+    RecordBatch, ``pyarrow.dataset.Dataset``, a Polars DataFrame or
+    LazyFrame (collected in streaming batches), any object with
+    ``__arrow_c_stream__`` or ``__arrow_c_array__`` (the Arrow PyCapsule
+    interface: DuckDB results, nanoarrow, ...), or a path to a Parquet,
+    Arrow IPC (file or stream) or CSV file.  ``out``: a text or binary file.  The row count comes from
     metadata when the source has it (Table, Parquet, IPC file, Parquet/IPC
     dataset); otherwise the row text is spooled to a temporary file first.
     Memory is bounded by ``batch_size`` rows.  ``options``: ``default``,
@@ -838,8 +810,6 @@ def _write_spooled(source: _Source, sink: _Out, head: str, shape: _Shape, rows: 
 
 def _spool_batches(source: _Source, batch_size: int) -> _Source:
     """A one-shot source copied to a temporary IPC file (re-readable, row count known)."""
-    import pyarrow as pa
-
     tmp = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the returned source
     try:
         n = 0

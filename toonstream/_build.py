@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import repeat
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ._events import (
     EndArray,
@@ -322,3 +322,164 @@ class ValueBuilder:
                 entries = ev.entries
                 stack[-1].update(zip([k for k, _ in entries], maker.rows([row for _, row in entries])))
         return -1
+
+
+def object_finisher(
+    object_hook: Callable[[dict[str, Any]], Any] | None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None,
+) -> Callable[[list[tuple[str, Any]]], Any]:
+    """What an object's ``(key, value)`` pairs become, as ``json.loads``
+    decides it: ``object_pairs_hook(pairs)`` (it wins when both are given),
+    else ``object_hook(dict(pairs))``, else the dict."""
+    if object_pairs_hook is not None:
+        return object_pairs_hook
+    if object_hook is not None:
+        hook = object_hook
+        return lambda pairs: hook(dict(pairs))
+    return dict
+
+
+def hooked_row_maker(fields: Fields, finish: Callable[[list[tuple[str, Any]]], Any]) -> Callable[[tuple[Any, ...]], Any]:
+    """``row_maker`` with a hook: a row's field groups are finished first,
+    innermost first, then the row itself (as json calls hooks on the
+    objects of the row written as JSON)."""
+    program = _program(fields)
+    names = _flat_names(program)
+    if names is not None:
+        return lambda row: finish(list(zip(names, row)))
+
+    def make(row: tuple[Any, ...]) -> Any:
+        cells = iter(row)
+        top: list[tuple[str, Any]] = []
+        stack: list[tuple[str, list[tuple[str, Any]]]] = []
+        for op, name in program:
+            if op == _LEAF:
+                top.append((name, next(cells)))
+            elif op == _OPEN:
+                stack.append((name, top))
+                top = []
+            else:
+                group, parent = stack.pop()
+                parent.append((group, finish(top)))
+                top = parent
+        return finish(top)
+
+    return make
+
+
+class HookedValueBuilder:
+    """:class:`ValueBuilder` for ``object_hook``/``object_pairs_hook``: an
+    object's pairs are gathered in document order (duplicates included, as
+    json gives them to ``object_pairs_hook``) and finished when it closes,
+    so every object (nested ones, table rows and their field groups, keyed
+    tables) reaches the hook after the objects inside it.  Takes the events
+    of a ``fields=True`` decoder whose machine does not make ``Items``
+    (finished values would have skipped the hook).  A separate class: the
+    builder without hooks keeps its in-place dicts (no pair lists).
+    """
+
+    __slots__ = ("finish", "stack", "kinds", "keys", "makers", "value", "done")
+
+    def __init__(self, finish: Callable[[list[tuple[str, Any]]], Any]) -> None:
+        self.finish = finish
+        self.stack: list[list[Any]] = []  # open containers: pairs of an object, elements of an array
+        self.kinds: list[bool] = []  # per open container: True if it is an object
+        self.keys: list[Any] = []  # pending key per open object
+        self.makers: list[Callable[[tuple[Any, ...]], Any] | None] = []  # per open table
+        self.value: Any = None
+        self.done = False
+
+    def _add(self, value: Any) -> bool:
+        """Put a finished value in the open container; True if it was the root."""
+        if not self.stack:
+            self.value = value
+            self.done = True
+            return True
+        if self.kinds[-1]:
+            self.stack[-1].append((self.keys[-1], value))
+        else:
+            self.stack[-1].append(value)
+        return False
+
+    def push(self, events: list[Event], start: int = 0) -> int:
+        stack = self.stack
+        i = start
+        n = len(events)
+        while i < n:
+            ev: Any = events[i]
+            i += 1
+            t = type(ev)
+            if t is Rows or t is Columns:
+                maker = self.makers[-1]
+                assert maker is not None
+                stack[-1].extend(map(maker, ev.rows if t is Rows else zip(*ev.columns)))
+            elif t is Members:
+                stack[-1].extend(ev.pairs)
+            elif t is Key:
+                self.keys[-1] = ev.key
+            elif t is Scalar:
+                if self._add(ev.value):
+                    return i
+            elif t is StartObject or t is StartArray or t is StartTable:
+                is_object = t is StartObject or (t is StartTable and ev.keyed)
+                stack.append([])
+                self.kinds.append(is_object)
+                self.keys.append(None)
+                self.makers.append(hooked_row_maker(ev.fields, self.finish) if t is StartTable else None)
+            elif t is EndObject or t is EndArray or t is EndTable:
+                done = stack.pop()
+                is_object = self.kinds.pop()
+                self.keys.pop()
+                self.makers.pop()
+                if self._add(self.finish(done) if is_object else done):
+                    return i
+            elif t is Values:
+                stack[-1].extend(ev.values)
+            elif t is Entries:
+                maker = self.makers[-1]
+                assert maker is not None
+                stack[-1].extend([(k, maker(row)) for k, row in ev.entries])
+            else:  # pragma: no cover - Items are not made for this builder (see the docstring)
+                raise AssertionError(f"unexpected event {t.__name__}")
+        return -1
+
+
+def remap_objects(value: Any, map_type: Callable[[], Any]) -> Any:
+    """``value`` with every object (dict) rebuilt as ``map_type()`` filled by
+    item assignment, as ijson's ``map_type`` option builds them: each
+    mapping is made and put in its parent before its own members are set,
+    outer objects first, members in document order.  Lists are copied (they
+    hold the new mappings); scalars are shared.  Iterative.
+
+    >>> from collections import OrderedDict
+    >>> remap_objects({"a": [{"b": 1}]}, OrderedDict)
+    OrderedDict([('a', [OrderedDict([('b', 1)])])])
+    """
+
+    def copy(v: Any) -> tuple[Any, Iterator[tuple[Any, Any]] | None]:
+        t = type(v)
+        if t is dict:
+            return map_type(), iter(v.items())
+        if t is list:
+            return [], enumerate(v)
+        return v, None
+
+    root, todo = copy(value)
+    if todo is None:
+        return root
+    stack: list[tuple[Any, Iterator[tuple[Any, Any]]]] = [(root, todo)]
+    while stack:
+        target, children = stack[-1]
+        nxt = next(children, None)
+        if nxt is None:
+            stack.pop()
+            continue
+        key, child = nxt
+        new, grandchildren = copy(child)
+        if type(target) is list:
+            target.append(new)
+        else:
+            target[key] = new
+        if grandchildren is not None:
+            stack.append((new, grandchildren))
+    return root

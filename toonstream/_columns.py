@@ -46,10 +46,10 @@ def _bad_bytes(delimiter: str) -> bytes:
 _BAD_BYTES = {d: _bad_bytes(d) for d in DELIMITERS}
 _BAD_NL = {d: _BAD_BYTES[d] + b"\n" for d in DELIMITERS}
 _TO_NUL = {d: bytes.maketrans(_BAD_BYTES[d], bytes(len(_BAD_BYTES[d]))) for d in DELIMITERS}
-_LINE_START = re.compile(rb"\n(?=[ \t\-#\n]|(?:true|false|null)\n)")  # lead char, empty, keyword
+_LINE_START = re.compile(rb"\n(?=[ \t\-#\n]|\xef\xbb\xbf|(?:true|false|null)\n)")  # lead char, BOM, empty, keyword
 _LINE_END = re.compile(rb"[ \t](?=\n)")  # trailing whitespace
 # Whether _LINE_START finds anything (a tab is a forcing byte anyway).
-_LINE_MARK = re.compile(rb"\n(?:[ \-#\n]|(?:true|false|null)\n)")
+_LINE_MARK = re.compile(rb"\n(?:[ \-#\n]|\xef\xbb\xbf|(?:true|false|null)\n)")
 # A numeric-like string (§7.2) holds these characters only: with them deleted
 # its line is empty.
 _NUMBER_CHARS = b"0123456789+-.eE"
@@ -203,10 +203,10 @@ def flag_strings(col: Sequence[str], delimiter: str) -> tuple[set[int], set[int]
     # Every other §7.2 condition is on a whole line or its first or last
     # character.  Per-string C-level work is cheaper than more scans here:
     # every bad first character (empty, " ", "-", "#", a digit or "+") is
-    # below ":", so when the smallest string is not, only the keywords
-    # remain: searched for in the text when the strings are short, looked up
-    # one by one when they are long.
-    if min(col) < ":":
+    # below ":", so when the smallest string is not, only the keywords and a
+    # leading U+FEFF remain: searched for in the text when the strings are
+    # short, looked up one by one when they are long.
+    if min(col) < ":" or b"\n\xef\xbb\xbf" in raw:
         starts_badly = _LINE_MARK.search(raw) is not None
         numeric = b"\n\n" in raw.translate(None, _NUMBER_CHARS)
     else:

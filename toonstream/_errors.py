@@ -7,6 +7,9 @@ and ``line_text`` before the error leaves the library (see ``_machine.py``).
 
 from __future__ import annotations
 
+import re
+from itertools import islice
+
 __all__ = ["ToonError", "ToonDecodeError", "ToonEncodeError"]
 
 
@@ -23,15 +26,25 @@ class ToonDecodeError(ToonError, ValueError):
             inside the library, before the machine attached it).
         column: 1-based column (counted in characters) of the offending spot.
         line_text: the source line, without its line terminator.
+        msg: the message without the location.
+        lineno, colno: ``line`` and ``column`` by ``json.JSONDecodeError``'s names.
+        doc: the whole document, as a str, where the decoder had it at
+            hand (``loads``; bytes are decoded, an invalid UTF-8 sequence
+            as U+FFFD); else None (``load``, ``Decoder``, the streaming drivers).
+        pos: the 0-based character offset of (line, column) in ``doc``
+            (None without ``doc``), as ``json.JSONDecodeError.pos``.
 
     Example:
         >>> import toonstream
         >>> try:
-        ...     toonstream.loads("tags[3]: a,b")
+        ...     toonstream.loads("a: 1\\ntags[3]: a,b")
         ... except toonstream.ToonDecodeError as e:
-        ...     print(e.code, e.line, e.column)
-        count_mismatch 1 1
+        ...     print(e.code, e.lineno, e.colno, e.pos, repr(e.doc[e.pos:]))
+        count_mismatch 2 1 5 'tags[3]: a,b'
     """
+
+    doc: str | None = None
+    pos: int | None = None
 
     def __init__(
         self,
@@ -48,6 +61,26 @@ class ToonDecodeError(ToonError, ValueError):
         self.line = line
         self.column = column
         self.line_text = line_text
+
+    @property
+    def lineno(self) -> int | None:
+        return self.line
+
+    @property
+    def colno(self) -> int | None:
+        return self.column
+
+    def attach_document(self, doc: object) -> None:
+        """Set ``doc`` and ``pos`` (the decoder failed on this whole document;
+        anything but a str or bytes-like object, chunks say, is not one)."""
+        if isinstance(doc, str):
+            text = doc
+        elif isinstance(doc, (bytes, bytearray, memoryview)):
+            text = bytes(doc).decode("utf-8", "replace")
+        else:
+            return
+        self.doc = text
+        self.pos = None if self.line is None else _offset(text, self.line, self.column or 1)
 
     def locate(self, line: int, column: int | None, line_text: str) -> ToonDecodeError:
         """Fill in the location unless a deeper layer already did."""
@@ -66,13 +99,44 @@ class ToonDecodeError(ToonError, ValueError):
     def __reduce__(self):  # type: ignore[no-untyped-def]
         # Keyword-only constructor arguments need an explicit pickle recipe
         # (multiprocessing sends exceptions between processes).
-        return (_rebuild_decode_error, (self.msg, self.code, self.line, self.column, self.line_text))
+        return (_rebuild_decode_error, (self.msg, self.code, self.line, self.column, self.line_text, self.doc, self.pos))
 
 
 def _rebuild_decode_error(
-    msg: str, code: str, line: int | None, column: int | None, line_text: str | None
+    msg: str,
+    code: str,
+    line: int | None,
+    column: int | None,
+    line_text: str | None,
+    doc: str | None = None,
+    pos: int | None = None,
 ) -> ToonDecodeError:
-    return ToonDecodeError(msg, code=code, line=line, column=column, line_text=line_text)
+    e = ToonDecodeError(msg, code=code, line=line, column=column, line_text=line_text)
+    e.doc, e.pos = doc, pos
+    return e
+
+
+_LF = re.compile("\n")
+
+
+def _offset(doc: str, line: int, column: int) -> int | None:
+    """The character offset of 1-based (line, column) in ``doc`` (lines end
+    at LF, as the decoder splits them; a leading byte-order mark is not part
+    of line 1's columns).  A column past its line's end gives the line's
+    end; a line the document does not have gives None."""
+    if line < 1:
+        return None
+    start = 0
+    if line > 1:
+        # (the (line-1)th LF, found in C: an error in a long document costs no Python loop per line)
+        lf = next(islice(_LF.finditer(doc), line - 2, None), None)
+        if lf is None:
+            return None
+        start = lf.end()
+    elif doc.startswith("\ufeff"):
+        start = 1
+    end = doc.find("\n", start)
+    return min(start + column - 1, len(doc) if end == -1 else end)
 
 
 class ToonEncodeError(ToonError, ValueError):

@@ -1,6 +1,7 @@
 """TOON tables to Polars frames, column by column: the engine behind
-``toonstream.polars`` and ``toonstream.arrow``.  Imports polars; only those
-adapters import this module.
+``toonstream.polars`` and ``toonstream.arrow``.  Imports polars (an error
+naming the ``polars`` extra without it); only those adapters import this
+module.
 
 Who owns what:
 - the :class:`~toonstream.decoder.Decoder` finds the table, checks every line
@@ -34,7 +35,10 @@ from operator import itemgetter
 from decimal import Decimal
 from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
-import polars as pl
+from ._optional import requires
+
+with requires("reading TOON tables (toonstream.polars, toonstream.arrow.iter_batches/read_table)"):
+    import polars as pl
 
 from ._build import leaf_names
 from ._errors import ToonDecodeError
@@ -331,7 +335,7 @@ class TableScan:
             raise ToonDecodeError(
                 f"no tabular array or keyed table {where}",
                 code="not_tabular",
-                line=decoder.line,
+                line=max(decoder.line, 1),  # (an empty input ends on line 1)
                 column=1,
                 line_text="",
             )
@@ -1068,10 +1072,16 @@ class FrameReader:
         key_field: str = "key",
         options: Mapping[str, Any] | None = None,
         inferred: Mapping[str, Any] | None = None,
+        on_header: Callable[[FrameReader], None] | None = None,
+        more_sources: bool = False,
     ) -> None:
         """``inferred``: column dtypes an earlier read inferred (scan_toon's
-        probe): used as this read's inference, checked as inferred types are
-        (not a user's ``schema``, which may round)."""
+        probe, or the first of several sources): used as this read's
+        inference, checked as inferred types are (not a user's ``schema``,
+        which may round).  ``on_header``: called once the table's header is
+        known, before the columns are selected (it may set ``columns``).
+        ``more_sources``: the table goes on in other sources (its end here
+        is not the end of the table: a column of nulls only is String)."""
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         if infer_schema_length is not None and infer_schema_length < 0:
@@ -1091,6 +1101,8 @@ class FrameReader:
         self.inferred_from = 0
         self.selected: list[int] | None = None  # leaf indices kept
         self.tops: list[tuple[str, Any]] = []  # output layout: (name, Fields or None) per top-level column
+        self.on_header = on_header
+        self.more_sources = more_sources
 
     # -- layout
 
@@ -1100,6 +1112,8 @@ class FrameReader:
         assert scan.names is not None
         fields: Fields = scan.fields or ()
         self._check_names(fields)
+        if self.on_header is not None:
+            self.on_header(self)
         tops: list[tuple[str, Any, int]] = []  # (name, children, leaf count)
         if scan.keyed:
             tops.append((self.key_field, None, 1))
@@ -1275,7 +1289,7 @@ class FrameReader:
                 if self.scan.names is None:
                     return
                 self._layout()
-            self._decide(pending, complete=True)
+            self._decide(pending, complete=not self.more_sources)
             for b in pending:
                 yield partial(self._typed, b)
             if not pending:
@@ -1912,3 +1926,311 @@ def iso_dtype(s: pl.Series) -> pl.DataType | None:
         dtype = pl.Datetime(unit, "UTC" if tz.any() else None)
     parsed = pl.DataFrame({"s": v}).select(iso_expr(pl.col("s"), dtype)).to_series()
     return dtype if not parsed.null_count() else None
+
+
+# ------------------------------------------------------------------ options
+
+#: The Decoder options a table reader honours: they shape what is valid
+#: TOON, not what a value becomes.
+TABLE_OPTIONS = frozenset(("indent_size", "strict", "max_depth", "max_line_length", "max_number_length", "max_fields"))
+
+# Value hooks of loads/items: a table's values are typed column-wise by
+# Polars kernels (most rows never become Python objects), so a per-value hook
+# cannot be honoured; refused by name rather than ignored.
+_VALUE_HOOKS = frozenset(("parse_float", "parse_int", "parse_constant", "object_hook", "object_pairs_hook", "map_type"))
+
+
+def check_options(function: str, options: Mapping[str, Any]) -> None:
+    """A TypeError naming the public ``function`` for an option that is not
+    a table reader's (in :data:`TABLE_OPTIONS`), as Python's own for an
+    unknown keyword; a value hook says why it is refused (None, json's
+    "not set", passes)."""
+    for name, value in options.items():
+        if name in _VALUE_HOOKS and value is not None:
+            raise TypeError(
+                f"{function}() does not take {name}: table columns are typed as a whole "
+                "(infer_schema_length, schema, schema_overrides), never value by value "
+                "(toonstream.loads and the streaming readers take value hooks)"
+            )
+    unknown = [n for n in options if n not in TABLE_OPTIONS and n not in _VALUE_HOOKS]
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
+
+
+# ------------------------------------------------------------------ sources
+
+#: the file path column's value for a source that is not a file (as Polars)
+IN_MEMORY = "in-mem"
+_GLOB_CHARS = frozenset("*?[")
+
+
+def expand_sources(source: Any, *, glob: bool = True) -> list[tuple[Any, str]]:
+    """``source`` as Polars' readers take it, as (source, label) pairs in
+    reading order: a path (``~`` expanded), a glob (``*`` also matches
+    hidden names, ``**`` any depth; sorted), a directory (every file below
+    it, at any depth, sorted; one file extension), bytes, a file object, or
+    a list of these.  The label is the path as Polars writes it in the
+    ``include_file_paths`` column (``"in-mem"`` for bytes and file objects).
+    Files are not opened here: a missing one fails when it is read."""
+    import os
+
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not items:
+        raise ValueError("no source given (an empty list)")
+    out: list[tuple[Any, str]] = []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            out.append((item, IN_MEMORY))
+            continue
+        path = os.path.expanduser(os.fspath(item))
+        if not isinstance(path, str):
+            raise TypeError(f"expected a str path, got {type(path).__name__}")
+        if glob and _GLOB_CHARS & set(path):
+            found = sorted(p for p in _glob(path) if os.path.isfile(p))
+            if not found:
+                raise FileNotFoundError(2, "no file matches the glob pattern", path)
+            out.extend((p, p) for p in found)
+        elif os.path.isdir(path):
+            found = sorted(os.path.join(d, f) for d, _, files in os.walk(path) for f in files)
+            if not found:
+                raise FileNotFoundError(2, "no file in the directory", path)
+            exts = {os.path.splitext(p)[1] for p in found}
+            if len(exts) > 1:
+                # As Polars: which files are meant must be said with a glob.
+                raise pl.exceptions.InvalidOperationError(
+                    f"directory {path!r} holds files of different extensions ({', '.join(sorted(exts))}): "
+                    f"give a glob pattern for the files to read (e.g. {os.path.join(path, '**', '*.toon')!r})"
+                )
+            out.extend((p, p) for p in found)
+        else:
+            out.append((path, path))
+    return out
+
+
+def _glob(pattern: str) -> Iterator[str]:
+    """Paths matching ``pattern`` as Polars matches them: a wildcard also
+    matches a name starting with ``.`` (pathlib's rule; ``glob.glob`` hides
+    them before Python 3.11), ``**`` any number of directories.  Paths
+    start as the pattern does, as Polars writes them: repeated separators
+    as one, without a leading ``./``."""
+    import os
+    from pathlib import Path
+
+    pattern = re.sub(re.escape(os.sep) + "+", lambda _: os.sep, pattern)
+    while pattern.startswith("." + os.sep):
+        pattern = pattern[2:]
+    parts = pattern.split(os.sep)
+    first = next(i for i, part in enumerate(parts) if _GLOB_CHARS & set(part))
+    base = os.sep.join(parts[:first]) or (os.sep if first else "")  # ("/*": the root)
+    root = Path(base or ".")
+    for match in root.glob(os.sep.join(parts[first:])):
+        yield os.path.join(base, str(match.relative_to(root)))
+
+
+def check_columns(columns: Sequence[str | int] | None) -> list[str | int] | None:
+    """``columns`` as Polars takes it: all names or all indexes, unique."""
+    if columns is None:
+        return None
+    if isinstance(columns, (str, int)):
+        raise TypeError("columns must be a sequence of column names or indexes")
+    cols = list(columns)
+    kinds = {type(c) for c in cols}  # (bool, an int subclass, is neither)
+    if kinds - {str, int} or len(kinds) > 1:
+        raise TypeError("columns must be all column names (str) or all indexes (int)")
+    if len(set(cols)) != len(cols):
+        raise ValueError(f"columns must be unique, got {cols}")
+    return cols
+
+
+class SourcesReader:
+    """Frames of one or more sources read as one table, with Polars'
+    multi-file conventions (as ``pl.read_csv`` on a list, glob or
+    directory).
+
+    The first source's header fixes the columns: every later one must have
+    the same top-level columns (and field groups) in the same order, else a
+    ``polars.exceptions.SchemaError``.  The column types are the first
+    source's (from its first ``infer_schema_length`` rows, or the given
+    ``schema``): a later source's value that does not fit is a
+    ``type_mismatch``, as a later row of one file.  ``columns`` (names or
+    indexes, negative from the end) pick among the table's columns and the
+    ``include_file_paths`` column, in that order; the row index
+    (``row_index_name``, dtype ``pl.get_index_type()``) comes first and
+    counts rows across sources; ``n_rows`` is the total (later sources are
+    not opened).  ``reader``: the :class:`FrameReader` options.
+    """
+
+    def __init__(
+        self,
+        sources: list[tuple[Any, str]],
+        *,
+        columns: Sequence[str | int] | None = None,
+        n_rows: int | None = None,
+        row_index_name: str | None = None,
+        row_index_offset: int = 0,
+        include_file_paths: str | None = None,
+        inferred: Mapping[str, Any] | None = None,
+        expect: Sequence[str] | None = None,
+        **reader: Any,
+    ) -> None:
+        """``expect``: the table's columns, as a plan promised them (a
+        ``schema`` given to scan_toon instead of a probe)."""
+        if n_rows is not None and n_rows < 0:
+            raise ValueError("n_rows must be >= 0 or None")
+        if row_index_offset < 0:
+            raise ValueError(f"row_index_offset must be >= 0, got {row_index_offset}")
+        self.sources = sources
+        self.columns = check_columns(columns)
+        self.n_rows = n_rows
+        self.row_index = row_index_name
+        self.offset = row_index_offset
+        self.paths = include_file_paths
+        self.inferred = dict(inferred) if inferred is not None else None
+        self.expect = list(expect) if expect is not None else None
+        self.reader = reader
+        self.header: tuple[bool, Fields] | None = None  # the first source's (keyed, fields)
+        self.first_label = ""
+        self.current: tuple[FrameReader, str] | None = None  # the source being read, and its label
+        self.picked: list[str] | None = None  # the output columns (before the row index), if chosen
+        self.file_columns: list[str] | None = None  # those read from the sources
+        if self.columns is not None and all(isinstance(c, str) for c in self.columns):
+            self._pick([str(c) for c in self.columns])  # (indexes wait for the header)
+
+    def _on_header(self, reader: FrameReader, label: str) -> None:
+        scan = reader.scan
+        fields = scan.fields or ()
+        names = ([reader.key_field] if scan.keyed else []) + [f.name for f in fields]
+        if self.header is None:
+            self.header = (scan.keyed, fields)
+            self.first_label = label
+            if self.expect is not None and set(self.expect) != set(names):
+                raise DtypeNameError(
+                    f"schema gives the columns {self.expect}, {label}'s table has {names}: "
+                    "a scan's schema must name every column of the table"
+                )
+            for option, name in (("row_index_name", self.row_index), ("include_file_paths", self.paths)):
+                if name is not None and name in names:
+                    raise pl.exceptions.DuplicateError(
+                        f"{option}={name!r} names a column of the table: pass another name"
+                    )
+            if self.columns is not None:
+                every = names + ([self.paths] if self.paths is not None else [])
+                picked: list[str] = []
+                for c in self.columns:
+                    if isinstance(c, int):
+                        if not -len(every) <= c < len(every):
+                            raise pl.exceptions.ColumnNotFoundError(
+                                f"column index {c} is out of range: the table has {len(every)} columns {every}"
+                            )
+                        picked.append(every[c])
+                    else:
+                        picked.append(c)
+                self._pick(picked)
+        elif (scan.keyed, fields) != self.header:
+            first = ([reader.key_field] if self.header[0] else []) + [f.name for f in self.header[1]]
+            raise pl.exceptions.SchemaError(
+                f"{label}: the table's columns {names} differ from those of {self.first_label} {first} "
+                "(every source must have the same columns, in the same order)"
+            )
+        # No column of the sources wanted (only the row index or the file
+        # paths, or a row count): the first is read all the same, since a
+        # frame without columns has no rows (dropped in _finish).
+        reader.columns = self.file_columns if self.file_columns != [] else names[:1]
+
+    def _pick(self, names: list[str]) -> None:
+        self.picked = names
+        self.file_columns = [c for c in names if c != self.paths]
+
+    def __iter__(self) -> Iterator[pl.DataFrame]:
+        left = self.n_rows
+        row = self.offset
+        fixed = self.inferred
+        empty: pl.DataFrame | None = None  # a source with no rows: its frame, if no source has rows
+        rows = False
+        for k, (source, label) in enumerate(self.sources):
+            if left is not None and left <= 0 and (rows or empty is not None):
+                break
+            reader = FrameReader(
+                source,
+                columns=self.file_columns or None,  # (see _on_header)
+                n_rows=left,
+                inferred=fixed,
+                on_header=partial(self._on_header, label=label),
+                more_sources=k + 1 < len(self.sources),
+                **self.reader,
+            )
+            self.current = (reader, label)
+            frames = iter(reader)
+            try:
+                for frame in frames:
+                    if not frame.height:
+                        if empty is None:
+                            empty = self._finish(frame, label, row)
+                        continue
+                    if fixed is None:  # the first rows' types hold for the later sources
+                        fixed = dict(frame.schema)
+                    out = self._finish(frame, label, row)
+                    row += frame.height
+                    if left is not None:
+                        left -= frame.height
+                    rows = True
+                    yield out
+            except ToonDecodeError as e:
+                note = getattr(e, "add_note", None)  # (Python 3.11+)
+                if len(self.sources) > 1 and note is not None:
+                    note(f"in {label}")
+                raise
+            finally:
+                frames.close()  # type: ignore[attr-defined]
+        if not rows and empty is not None:
+            yield empty
+
+    def probe(self) -> pl.Schema:
+        """The schema of the first frame (read with ``n_rows`` = the
+        inference window plus one, it is the schema of the whole read).
+
+        An error once the columns are known (a bad value among the probed
+        rows, after the types were decided from those before it; a name
+        collision in the header) leaves the schema those give: reading again
+        meets the same error, raised where the read is, as it is.  An error
+        before (a missing file, no table, a broken header) is raised.
+        """
+        frames = iter(self)
+        try:
+            first = next(frames, None)
+        except ToonDecodeError:
+            known = self._known_schema()
+            if known is None:
+                raise
+            return known
+        finally:
+            frames.close()  # type: ignore[attr-defined]
+        if first is None:
+            raise ValueError("the TOON source holds no table")
+        return first.schema
+
+    def _known_schema(self) -> pl.Schema | None:
+        if self.current is None:
+            return None
+        reader, label = self.current
+        if reader.dtypes is not None:
+            frame = reader._empty()
+        elif reader.scan.fields is not None:
+            # The header only: its columns, typed String (never produced: the
+            # read fails at the same place before any row).
+            names = ([reader.key_field] if reader.scan.keyed else []) + [f.name for f in reader.scan.fields]
+            frame = pl.DataFrame({n: pl.Series(n, [], dtype=pl.String) for n in names})
+            if self.picked is not None and not set(self.picked) <= {*names, self.paths}:
+                return None
+        else:
+            return None
+        return self._finish(frame, label, 0).schema
+
+    def _finish(self, frame: pl.DataFrame, label: str, row: int) -> pl.DataFrame:
+        if self.paths is not None and (self.picked is None or self.paths in self.picked):
+            frame = frame.with_columns(pl.lit(label, dtype=pl.String).alias(self.paths))
+        if self.row_index is not None:
+            frame = frame.with_row_index(self.row_index, offset=row)
+        if self.picked is not None:
+            frame = frame.select(([self.row_index] if self.row_index is not None else []) + self.picked)
+        return frame

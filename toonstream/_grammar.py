@@ -37,11 +37,13 @@ _NUMERIC_LIKE = r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 def _needs_quote_pattern(delimiter: str) -> re.Pattern[str]:
     # One search answers every §7.2 condition at once: empty, leading/trailing
     # whitespace, keywords, numeric-like, structural characters, controls, the
-    # relevant delimiter, a leading "-" or "#".  Lone surrogates are matched too
-    # so that the (slow) caller can reject them: they cannot be written as UTF-8.
+    # relevant delimiter, a leading "-" or "#", and a leading U+FEFF (decoders
+    # skip a document's leading BOM: a root string "\ufeffx" must not lose
+    # it).  Lone surrogates are matched too so that the (slow) caller can
+    # reject them: they cannot be written as UTF-8.
     delim = re.escape(delimiter)
     return re.compile(
-        r"\A\Z|\A[ \t\-#]|[ \t]\Z|[:\"\\\[\]{}\x00-\x1f\ud800-\udfff" + delim + r"]"
+        r"\A\Z|\A[ \t\-#\ufeff]|[ \t]\Z|[:\"\\\[\]{}\x00-\x1f\ud800-\udfff" + delim + r"]"
         r"|\A(?:true|false|null)\Z|\A" + _NUMERIC_LIKE + r"\Z"
     )
 

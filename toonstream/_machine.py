@@ -130,8 +130,7 @@ class Machine:
         max_fields: int = 10_000,
         fields: bool = False,
     ) -> None:
-        if indent_size < 1:
-            raise ValueError("indent_size must be >= 1")
+        # (the options were checked by the Decoder)
         self.convert = convert
         # Decodes a whole column of row tokens at once (the row-block fast path);
         # None disables that path.

@@ -263,15 +263,19 @@ def quoted_rows(text: str, plen: int, d: str, width: int, nrows: int) -> tuple[s
 def make_converter(
     *,
     parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
     max_number_length: int = MAX_NUMBER_LENGTH,
 ) -> TokenConverter:
     """Build the function that turns one trimmed value token into a value (§4).
 
     ``parse_float`` is called with the token text of every non-integer number
-    (one with a fraction or an exponent), like ``json.loads``.  Without it,
-    floats are used; a token whose magnitude overflows a float becomes an exact
-    ``Decimal`` instead of ``inf`` (lossless-first, §4), and -0.0 becomes 0.0.
+    (one with a fraction or an exponent), ``parse_int`` with that of every
+    integer, like ``json.loads`` (after the ``max_number_length`` check).
+    Without them, ints and floats are used; a token whose magnitude overflows
+    a float becomes an exact ``Decimal`` instead of ``inf`` (lossless-first,
+    §4), and -0.0 becomes 0.0.
     """
+    to_int: Callable[[str], Any] = int if parse_int is None else parse_int
 
     def number(tok: str, frac: str | None, exp: str | None) -> Any:
         if len(tok) > max_number_length:
@@ -281,6 +285,8 @@ def make_converter(
                 0,
             )
         if frac is None and exp is None:
+            if parse_int is not None:
+                return parse_int(tok)
             if len(tok) > _INT_STR_SAFE_DIGITS:
                 return int(Decimal(tok))
             return int(tok)
@@ -314,7 +320,7 @@ def make_converter(
         if c in NUMBER_START:
             # (the usual small int: no regex; isascii rules out other digits)
             if tok.isdigit() and tok.isascii() and (c != "0" or len(tok) == 1) and len(tok) <= 18:
-                return int(tok)
+                return to_int(tok)
             m = number_match(tok)
             if m is not None:
                 return number(tok, m.group(1), m.group(2))
@@ -548,6 +554,7 @@ def make_column_converter(
     convert: TokenConverter,
     *,
     parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
     max_number_length: int = MAX_NUMBER_LENGTH,
 ) -> Callable[[Sequence[str]], Any]:
     """Build the function that decodes a whole column of tokens at once
@@ -561,6 +568,7 @@ def make_column_converter(
     # int() and float() agree with ``convert`` on plain number tokens up to
     # this length (longer ones have their own rules: Decimal, the limit).
     short = min(max_number_length, _INT_STR_SAFE_DIGITS)
+    to_int: Callable[[str], Any] = int if parse_int is None else parse_int
 
     def plain_numbers(col: Sequence[str], framed: str) -> list[Any] | bool:
         """The values of ``col`` (``framed`` is its tokens joined and framed by
@@ -577,7 +585,7 @@ def make_column_converter(
         if max(map(len, col)) > short:
             return list(map(convert, col))  # long tokens have their own rules
         if b"." not in skeleton:
-            return list(map(int, col))
+            return list(map(to_int, col))
         is_int = list(map(_INT_SKELETONS.__contains__, skeleton[1:-1].split(b"\n")))
         values: list[Any]
         if parse_float is None:
@@ -595,7 +603,7 @@ def make_column_converter(
             deque(map(values.__setitem__, fracs, map(parse, map(col.__getitem__, fracs))), maxlen=0)
         ints = list(compress(count(), is_int))
         if ints:  # "802" among "802.5": an int, as convert() gives
-            deque(map(values.__setitem__, ints, map(int, map(col.__getitem__, ints))), maxlen=0)
+            deque(map(values.__setitem__, ints, map(to_int, map(col.__getitem__, ints))), maxlen=0)
         return values
 
     def column(col: Sequence[str]) -> Any:

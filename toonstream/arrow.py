@@ -13,20 +13,30 @@ come as ``large_string``.  ``source`` is a path, bytes or a file object.
 
 from __future__ import annotations
 
+import inspect
+from itertools import chain
 from typing import Any, Iterator, Mapping, Sequence
 
-import pyarrow as pa
+from ._optional import requires
+
+with requires("toonstream.arrow"):
+    import pyarrow as pa
 
 from ._arrow_encode import encode_arrow
 
 __all__ = ["iter_batches", "read_table", "encode_arrow"]
+
+# Reading splits and types the rows with Polars (see ``_frames.py``): it needs
+# polars as well as pyarrow, encode_arrow pyarrow only.
+_READING = "reading TOON into Arrow (toonstream.arrow.iter_batches/read_table)"
 
 
 def _polars_schema(schema: pa.Schema | Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Arrow types -> Polars dtypes (the engine types columns in Polars)."""
     if schema is None:
         return None
-    import polars as pl
+    with requires(_READING):
+        import polars as pl
 
     # Field by field: polars.from_arrow on a whole table would rename an
     # empty column name to "column_0".
@@ -52,12 +62,19 @@ def iter_batches(
     n_rows: int | None = None,
     key_field: str = "key",
     **options: Any,
-) -> Iterator[pa.RecordBatch]:
-    """RecordBatches (at most ``batch_size`` rows each, one schema) of the
-    tabular array at ``path`` (an ijson-style prefix; None: the root table,
-    else the root object's first tabular member) or of a keyed table (its
-    entry key as column ``key_field``).  Nested field groups are struct
-    columns.
+) -> pa.RecordBatchReader:
+    """A ``pyarrow.RecordBatchReader`` over the tabular array at ``path`` (an
+    ijson-style prefix; None: the root table, else the root object's first
+    tabular member) or a keyed table (its entry key as column
+    ``key_field``): RecordBatches of at most ``batch_size`` rows, one
+    schema.  Nested field groups are struct columns.
+
+    The reader streams (iterating it, or ``read_next_batch``, reads the
+    input as far as the next batch) and speaks the Arrow C stream interface
+    (``__arrow_c_stream__``): DuckDB can query it,
+    ``pyarrow.RecordBatchReader.from_stream`` and ``polars.from_arrow``
+    take it.  The first batch is read when the reader is made (its schema is
+    the reader's), so an error in the first rows is raised here.
 
     ``schema`` (a ``pyarrow.Schema`` or a mapping of column -> Arrow or Polars
     type) fixes every column's type; ``schema_overrides`` some of them;
@@ -68,8 +85,13 @@ def iter_batches(
     (code ``type_mismatch``) at its line and cell, never a silent
     conversion.  Memory is bounded by one batch.  Other options go to
     :class:`toonstream.Decoder`.
+
+    >>> reader = iter_batches(b"[3]{id,tag}:\\n  1,x\\n  2,y\\n  3,z\\n", batch_size=2)
+    >>> reader.schema.names, [b.num_rows for b in reader]
+    (['id', 'tag'], [2, 1])
     """
-    return _open_batches(
+    _check_options("iter_batches", options)
+    batches = _open_batches(
         source,
         path=path,
         batch_size=batch_size,
@@ -82,6 +104,10 @@ def iter_batches(
         key_field=key_field,
         **options,
     )[1]
+    first = next(batches, None)
+    if first is None:  # no table rows and no header: a reader of nothing
+        return pa.RecordBatchReader.from_batches(pa.schema([]), iter(()))
+    return pa.RecordBatchReader.from_batches(first.schema, chain((first,), batches))
 
 
 def _open_batches(
@@ -100,7 +126,8 @@ def _open_batches(
 ) -> tuple[Any, Iterator[pa.RecordBatch]]:
     """:func:`iter_batches`, and the FrameReader behind it (the CLI reads
     the table's header from it, for its own checks)."""
-    from ._frames import FrameReader
+    with requires(_READING):
+        from ._frames import FrameReader
 
     reader = FrameReader(
         source,
@@ -119,7 +146,8 @@ def _open_batches(
 
 
 def _record_batches(reader: Any, target: pa.Schema | None) -> Iterator[pa.RecordBatch]:
-    import polars as pl
+    with requires(_READING):
+        import polars as pl
 
     for frame in reader:
         table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
@@ -140,7 +168,16 @@ def read_table(source: Any, **kwargs: Any) -> pa.Table:
     >>> read_table(b"[2:]{age}:\\n  ada: 36\\n  bob: 41\\n").to_pydict()
     {'key': ['ada', 'bob'], 'age': [36, 41]}
     """
-    batches = list(iter_batches(source, **kwargs))
-    if not batches:
-        return pa.table({})
-    return pa.Table.from_batches(batches)
+    _check_options("read_table", {k: v for k, v in kwargs.items() if k not in _NAMED})
+    return iter_batches(source, **kwargs).read_all()
+
+
+def _check_options(function: str, options: Mapping[str, Any]) -> None:
+    with requires(_READING):
+        from ._frames import check_options
+
+    check_options(function, options)
+
+
+# iter_batches' own keyword parameters (read_table passes them on).
+_NAMED = frozenset(inspect.signature(iter_batches).parameters) - {"source", "options"}

@@ -32,6 +32,7 @@ from typing import IO, Any, Callable, NoReturn, Sequence
 
 from . import __version__, _signals
 from ._errors import ToonDecodeError, ToonEncodeError, ToonError
+from ._optional import MissingExtraError, requires
 from .tokens import TokenCounter
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
@@ -639,7 +640,8 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
     CSV goes through pyarrow's streaming reader and its type inference."""
     import shutil
 
-    import pyarrow as pa
+    with requires(f"toonstream encode of {fmt} input"):
+        import pyarrow as pa
 
     from ._arrow_encode import encode_arrow
 
@@ -785,8 +787,9 @@ _CLI_SPELLING = (
 
 def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options: dict[str, Any]) -> None:
     """decode --to parquet|arrow|csv: the table's batches, streamed to a pyarrow writer."""
-    from ._frames import DtypeNameError
-    from .arrow import _open_batches
+    with requires(f"toonstream decode --to {args.to}"):
+        from ._frames import DtypeNameError
+        from .arrow import _open_batches
 
     infer = args.infer_schema_length
     overrides: dict[str, Any] = {}
@@ -1135,8 +1138,11 @@ def _infer_length(text: str) -> int | str:
 
 
 def _schema_overrides(text: str) -> dict[str, Any]:
-    from ._frames import parse_schema_overrides
-
+    try:
+        with requires("typing columns by name"):
+            from ._frames import parse_schema_overrides
+    except MissingExtraError as e:  # argparse reports only these as a usage error
+        raise argparse.ArgumentTypeError(str(e)) from None
     try:
         return parse_schema_overrides(text)
     except ValueError as e:
@@ -1177,7 +1183,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except (ToonDecodeError, ToonEncodeError) as e:
         print(_location(name, e), file=sys.stderr)
         return EXIT_DATA
-    except _Usage as e:
+    except (_Usage, MissingExtraError) as e:
         parser.error(str(e))
     except BrokenPipeError:
         _silence_stdout()

@@ -16,10 +16,25 @@ from __future__ import annotations
 
 import inspect
 from itertools import chain, repeat
-from operator import itemgetter
-from typing import IO, Any, AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, NamedTuple, Sequence, Union
+from operator import index, itemgetter
+from typing import (
+    IO,
+    Any,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    NamedTuple,
+    Protocol,
+    Sequence,
+    Union,
+    overload,
+)
 
-from ._build import ValueBuilder, leaf_names, row_maker
+from . import _engine
+from ._build import HookedValueBuilder, ValueBuilder, leaf_names, object_finisher, remap_objects, row_maker
 from ._errors import ToonDecodeError
 from ._events import (
     Columns,
@@ -56,11 +71,23 @@ __all__ = [
     "items_async",
     "kvitems_async",
     "rows_async",
+    "parse_coro",
+    "items_coro",
+    "kvitems_coro",
+    "rows_coro",
 ]
 
 Chunk = Union[bytes, bytearray, memoryview, str]
 Source = Union[Chunk, IO[bytes], IO[str], Iterable[Chunk]]
 AsyncSource = Any  # an async file-like object, an AsyncIterable of chunks, or a sync Source
+#: ijson's ``map_type``: makes an empty mapping, filled by item assignment
+MapType = Callable[[], Any]
+
+
+class AsyncReadable(Protocol):
+    """An async file: ``await read(n)`` gives bytes or str."""
+
+    async def read(self, size: int = ..., /) -> bytes | str: ...
 
 #: Bytes (or characters) read from a file object per ``read`` call.
 DEFAULT_BUF_SIZE = 16 * 1024
@@ -95,6 +122,28 @@ class TableContext(NamedTuple):
     rows_left: int  # rows still to come (declared length minus rows seen)
 
 
+def _limit(name: str, value: int | None, default: int) -> int:
+    """A limit option: an int >= 0 (None: the default)."""
+    if value is None:
+        return default
+    n = index(value)  # TypeError for a float, as for any int-only argument
+    if n < 0:
+        raise ValueError(f"{name} must be >= 0")
+    return n
+
+
+def _start_line(value: int | None) -> int:
+    if value is None:
+        return 1
+    try:
+        n = index(value)
+    except TypeError:
+        n = 0
+    if n < 1:
+        raise ValueError("start_line must be an int >= 1")
+    return n
+
+
 class Decoder:
     """A push decoder: feed chunks, get events.  Does no I/O of its own.
 
@@ -108,6 +157,8 @@ class Decoder:
             duplicate keys); default True.
         parse_float: called with the text of every non-integer number
             (e.g. ``decimal.Decimal``); default: float (overflow -> Decimal).
+        parse_int: called with the text of every integer (as in
+            ``json.loads``); default: int.
         max_depth, max_line_length, max_number_length, max_fields: resource
             limits (nesting of scopes and field groups; characters per line;
             characters per number token; leaf fields per header).  A breach is
@@ -146,6 +197,7 @@ class Decoder:
         indent_size: int = 2,
         strict: bool = True,
         parse_float: Callable[[str], Any] | None = None,
+        parse_int: Callable[[str], Any] | None = None,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
         max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
@@ -154,14 +206,24 @@ class Decoder:
         fields: bool = False,
         hold_rows: bool = True,
     ) -> None:
+        # None means the default, as on the native engine (the two check options alike)
+        indent_size = 2 if indent_size is None else indent_size
+        if indent_size < 1:
+            raise ValueError("indent_size must be >= 1")
+        indent_size = index(indent_size)
+        start_line = _start_line(start_line)
+        max_depth = _limit("max_depth", max_depth, DEFAULT_MAX_DEPTH)
+        max_line_length = _limit("max_line_length", max_line_length, DEFAULT_MAX_LINE_LENGTH)
+        max_number_length = _limit("max_number_length", max_number_length, DEFAULT_MAX_NUMBER_LENGTH)
+        max_fields = _limit("max_fields", max_fields, DEFAULT_MAX_FIELDS)
         self._lines = LineSplitter(max_line_length=max_line_length)
         # Line numbers in events and errors start here (a document embedded in a larger text).
         self._lines.lines_emitted = start_line - 1
-        convert = make_converter(parse_float=parse_float, max_number_length=max_number_length)
+        convert = make_converter(parse_float=parse_float, parse_int=parse_int, max_number_length=max_number_length)
         self._machine = Machine(
             convert=convert,
             convert_column=make_column_converter(
-                convert, parse_float=parse_float, max_number_length=max_number_length
+                convert, parse_float=parse_float, parse_int=parse_int, max_number_length=max_number_length
             ),
             indent_size=indent_size,
             strict=strict,
@@ -443,7 +505,10 @@ def loads(
     *,
     indent_size: int = 2,
     strict: bool = True,
+    object_hook: Callable[[dict[str, Any]], Any] | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
     max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
@@ -453,20 +518,37 @@ def loads(
 
     Objects become dicts, arrays lists; numbers are int or float like
     ``json.loads`` (``parse_float=decimal.Decimal`` for exact decimals).
+    The hooks are ``json.loads``'s, with its semantics: ``object_hook`` gets
+    every decoded object as a dict (table rows, their field groups and keyed
+    tables included, inner objects first) and its result replaces it;
+    ``object_pairs_hook`` gets the object's ``(key, value)`` pairs in order
+    instead, and wins when both are given; ``parse_int``/``parse_float``
+    get the text of every integer / other number.  A
+    :class:`~toonstream.ToonDecodeError` carries the document (``doc``) and
+    the error's character offset in it (``pos``), as ``json``'s does.
 
     >>> loads("users[2]{id,name}:\\n  1,Ada\\n  2,Bob")
     {'users': [{'id': 1, 'name': 'Ada'}, {'id': 2, 'name': 'Bob'}]}
+    >>> loads("a[2]{x,y}:\\n  1,2\\n  3,4", object_pairs_hook=tuple, parse_int=float)
+    (('a', [(('x', 1.0), ('y', 2.0)), (('x', 3.0), ('y', 4.0))]),)
     """
-    return _build(
-        data,
-        indent_size=indent_size,
-        strict=strict,
-        parse_float=parse_float,
-        max_depth=max_depth,
-        max_line_length=max_line_length,
-        max_number_length=max_number_length,
-        max_fields=max_fields,
-    )
+    try:
+        return _build(
+            data,
+            indent_size=indent_size,
+            strict=strict,
+            object_hook=object_hook,
+            object_pairs_hook=object_pairs_hook,
+            parse_float=parse_float,
+            parse_int=parse_int,
+            max_depth=max_depth,
+            max_line_length=max_line_length,
+            max_number_length=max_number_length,
+            max_fields=max_fields,
+        )
+    except ToonDecodeError as e:
+        e.attach_document(data)
+        raise
 
 
 def load(
@@ -474,7 +556,10 @@ def load(
     *,
     indent_size: int = 2,
     strict: bool = True,
+    object_hook: Callable[[dict[str, Any]], Any] | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     parse_float: Callable[[str], Any] | None = None,
+    parse_int: Callable[[str], Any] | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
     max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
@@ -490,7 +575,10 @@ def load(
         fp,
         indent_size=indent_size,
         strict=strict,
+        object_hook=object_hook,
+        object_pairs_hook=object_pairs_hook,
         parse_float=parse_float,
+        parse_int=parse_int,
         max_depth=max_depth,
         max_line_length=max_line_length,
         max_number_length=max_number_length,
@@ -498,11 +586,48 @@ def load(
     )
 
 
+def _rewind_point(source: Source) -> int | None:
+    """Where a seekable file source now is (to read it again), else None."""
+    seekable = getattr(source, "seekable", None)
+    try:
+        return source.tell() if seekable is not None and seekable() else None  # type: ignore[union-attr]
+    except (OSError, ValueError):
+        return None
+
+
 def _build(source: Source, **options: Any) -> Any:
     """The one value-building loop behind loads and load."""
+    engine = _engine.current()
+    if engine.values(options):
+        options = {k: v for k, v in options.items() if k in _engine.VALUE_OPTIONS}  # (the rest are unset hooks)
+        # the whole document in one native call; a file fed to a native push decoder
+        if isinstance(source, (str, bytes, bytearray, memoryview)):
+            try:
+                return engine.loads(source, **options)  # type: ignore[misc]  # values() checked it is set
+            except _engine.Unsupported:
+                pass  # a str the native engine cannot take (lone surrogates): the reference decodes it
+        elif engine.value_decoder is not None:
+            start = _rewind_point(source)
+            native = engine.value_decoder(**options)
+            try:
+                for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+                    native.feed(chunk)
+                return native.close()
+            except _engine.Unsupported:
+                # a str chunk with lone surrogates (a text file opened with 'surrogateescape'):
+                # a seekable file is read again by the reference; other sources cannot be
+                if start is None:
+                    raise
+                source.seek(start)  # type: ignore[attr-defined]
+    object_hook = options.pop("object_hook", None)
+    object_pairs_hook = options.pop("object_pairs_hook", None)
     decoder = Decoder(fields=True, **options)
-    decoder._machine.items = True  # (Items events of finished values: the builder takes them as they are)
-    builder = ValueBuilder()
+    builder: ValueBuilder | HookedValueBuilder
+    if object_hook is None and object_pairs_hook is None:
+        decoder._machine.items = True  # (Items events of finished values: the builder takes them as they are)
+        builder = ValueBuilder()
+    else:
+        builder = HookedValueBuilder(object_finisher(object_hook, object_pairs_hook))
     for chunk in _chunks(source, DEFAULT_BUF_SIZE):
         builder.push(decoder.feed(chunk))
     builder.push(decoder.close())
@@ -965,18 +1090,10 @@ class _RowsAdapter:
                         # Auto target: the root table, else the root object's first tabular member.
                         target = self.target = vp
                     if vp == target:
-                        self.found += 1
-                        self.fields = ev.fields
-                        cols = leaf_names(ev.fields)
+                        order = self.matched(ev)
                         scope.mark = row_maker(ev.fields) if self.as_dict else True
-                        if self.expect is not None:
-                            order = check_fields(ev, self.expect)
-                            if order is not None and not self.as_dict:
-                                scope.mark = order  # reorder tuples to the expected order
-                            cols = list(self.expect)
-                        self.columns = [self.key_field, *cols] if keyed else cols
-                        if self.on_table is not None:
-                            self.on_table(ev, self.columns)
+                        if order is not None and not self.as_dict:
+                            scope.mark = order  # reorder tuples to the expected order
                 elif vp == target:
                     raise ToonDecodeError(
                         f"the value at prefix {target!r} is not a tabular array or keyed table",
@@ -1002,6 +1119,31 @@ class _RowsAdapter:
             else:
                 scopes.pop()
         return out
+
+
+    def matched(self, ev: StartTable) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
+        """A header at the target: ``fields``/``columns`` follow it, ``expect_fields`` is checked;
+        returns the tuple reordering (None: header order)."""
+        self.found += 1
+        self.fields = ev.fields
+        cols = leaf_names(ev.fields)
+        order = None
+        if self.expect is not None:
+            order = check_fields(ev, self.expect)
+            cols = list(self.expect)
+        self.columns = [self.key_field, *cols] if ev.keyed else cols
+        if self.on_table is not None:
+            self.on_table(ev, self.columns)
+        return order
+
+    def native_header(self, ev: StartTable) -> list[int] | None:
+        """The native row decoder's header callback: :meth:`matched`, and the column order as
+        leaf indexes (None: header order, or dicts)."""
+        order = self.matched(ev)
+        if order is None or self.as_dict or self.expect is None:
+            return None
+        leaves = leaf_names(ev.fields)
+        return [leaves.index(f) for f in self.expect]
 
 
 def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
@@ -1057,44 +1199,127 @@ def _rows_setup(
 ) -> tuple[Decoder, _RowsAdapter]:
     decoder = _decoder(use_float, options)
     adapter = _RowsAdapter(
-        prefix, as_dict=as_dict, key_field=key_field, where=lambda: decoder.line, expect_fields=expect_fields
+        prefix, as_dict=as_dict, key_field=key_field, where=lambda: max(decoder.line, 1), expect_fields=expect_fields
     )
     return decoder, adapter
 
 
-def parse(source: Source, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[tuple[str, str, Any]]:
+def _is_async_file(source: Any) -> bool:
+    """Whether ``source`` is an async file (its ``read`` a coroutine
+    function), as ijson 3 tells one for its dispatch."""
+    read = getattr(source, "read", None)
+    return read is not None and inspect.iscoroutinefunction(read)
+
+
+def _items_setup(
+    prefix: str, kv: bool, map_type: MapType | None, use_float: bool, options: dict[str, Any]
+) -> tuple[Decoder, Callable[[list[Event]], list[Any]]]:
+    """The decoder and push function of items/kvitems (sync, async, coroutine)."""
+    decoder = _decoder(use_float, options, items=True)
+    push = _ItemsAdapter(prefix, kv=kv).push
+    if map_type is None:
+        return decoder, push
+    make = map_type
+    if kv:
+        return decoder, lambda events: [(k, remap_objects(v, make)) for k, v in push(events)]
+    return decoder, lambda events: [remap_objects(v, make) for v in push(events)]
+
+
+@overload
+def parse(
+    source: AsyncReadable, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any
+) -> AsyncIterator[tuple[str, str, Any]]: ...
+@overload
+def parse(
+    source: Source, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any
+) -> Iterator[tuple[str, str, Any]]: ...
+def parse(
+    source: Any, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any
+) -> Iterator[tuple[str, str, Any]] | AsyncIterator[tuple[str, str, Any]]:
     """Yield ``(prefix, event, value)`` triples exactly like ``ijson.parse``.
 
     Non-integer numbers are ``Decimal`` (``use_float=True`` for float), as in
-    ijson.  ``source``: str/bytes, a binary or text file, or an iterable of chunks.
+    ijson.  ``source``: str/bytes, a binary or text file, or an iterable of
+    chunks; an async file gives the async iterator of :func:`parse_async`.
     Other keyword options go to :class:`Decoder`.
 
     >>> list(parse("a[2]: 1,x"))[:4]
     [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'start_array', None), ('a.item', 'number', 1)]
     """
+    if _is_async_file(source):
+        return parse_async(source, use_float=use_float, buf_size=buf_size, **options)
     return _drive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
 
 
-def items(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[Any]:
+@overload
+def items(
+    source: AsyncReadable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> AsyncIterator[Any]: ...
+@overload
+def items(
+    source: Source, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> Iterator[Any]: ...
+def items(
+    source: Any, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> Iterator[Any] | AsyncIterator[Any]:
     """Yield each complete value found at ``prefix`` (ijson ``items`` semantics).
+
+    ``map_type``: objects are built as ``map_type()`` filled by item
+    assignment (e.g. ``collections.OrderedDict``), as in ijson.  An async
+    file (one whose ``read`` is a coroutine function) gives the async
+    iterator of :func:`items_async`, as ijson 3 dispatches.
 
     >>> list(items("users[2]{id}:\\n  1\\n  2", "users.item"))
     [{'id': 1}, {'id': 2}]
     """
-    return _drive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=False).push, buf_size)
+    if _is_async_file(source):
+        return items_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
+    return _drive(source, *_items_setup(prefix, False, map_type, use_float, options), buf_size)
 
 
-def kvitems(source: Source, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> Iterator[tuple[str, Any]]:
+@overload
+def kvitems(
+    source: AsyncReadable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> AsyncIterator[tuple[str, Any]]: ...
+@overload
+def kvitems(
+    source: Source, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> Iterator[tuple[str, Any]]: ...
+def kvitems(
+    source: Any, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> Iterator[tuple[str, Any]] | AsyncIterator[tuple[str, Any]]:
     """Yield ``(key, value)`` for every member of the objects at ``prefix`` (ijson ``kvitems``).
+
+    ``map_type`` and an async file: as for :func:`items`.
 
     >>> list(kvitems("cfg:\\n  a: 1\\n  b: x", "cfg"))
     [('a', 1), ('b', 'x')]
     """
-    return _drive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=True).push, buf_size)
+    if _is_async_file(source):
+        return kvitems_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
+    return _drive(source, *_items_setup(prefix, True, map_type, use_float, options), buf_size)
 
 
+@overload
 def rows(
-    source: Source,
+    source: AsyncReadable, prefix: str = "", *, as_dict: bool = False, key_field: str = "key",
+    expect_fields: Sequence[str] | None = None, use_float: bool = True, buf_size: int = DEFAULT_BUF_SIZE,
+    **options: Any,
+) -> AsyncRowReader: ...
+@overload
+def rows(
+    source: Source, prefix: str = "", *, as_dict: bool = False, key_field: str = "key",
+    expect_fields: Sequence[str] | None = None, use_float: bool = True, buf_size: int = DEFAULT_BUF_SIZE,
+    **options: Any,
+) -> RowReader: ...
+def rows(
+    source: Any,
     prefix: str = "",
     *,
     as_dict: bool = False,
@@ -1103,7 +1328,7 @@ def rows(
     use_float: bool = True,
     buf_size: int = DEFAULT_BUF_SIZE,
     **options: Any,
-) -> RowReader:
+) -> RowReader | AsyncRowReader:
     """Iterate the rows of the tabular array (or keyed table) at ``prefix``.
 
     Rows are tuples of leaf values in header order (a keyed table's entry key
@@ -1118,11 +1343,65 @@ def rows(
     raises ToonDecodeError (code ``unexpected_fields``) at the header line;
     if only the order differs, tuples come in the ``expect_fields`` order.
 
+    An async file gives the :class:`AsyncRowReader` of :func:`rows_async`.
+
     >>> list(rows("[2:]{age}:\\n  ada: 36\\n  bob: 41", as_dict=True))
     [{'key': 'ada', 'age': 36}, {'key': 'bob', 'age': 41}]
     """
+    if _is_async_file(source):
+        return rows_async(
+            source, prefix, as_dict=as_dict, key_field=key_field, expect_fields=expect_fields, use_float=use_float,
+            buf_size=buf_size, **options,
+        )
+    native = _native_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
+    if native is not None:
+        return native
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
+
+
+def _native_rows(
+    source: Source,
+    prefix: str | None,
+    as_dict: bool,
+    key_field: str,
+    expect_fields: Sequence[str] | None,
+    use_float: bool,
+    buf_size: int,
+    options: dict[str, Any],
+) -> RowReader | None:
+    """``rows()`` on the engine's row decoder, or None (decided before any input is read) where
+    it cannot run: no such capability, an option it does not take, a str with lone surrogates."""
+    make = _engine.current().row_decoder
+    if (
+        make is None
+        or not (prefix is None or type(prefix) is str)
+        or type(key_field) is not str
+        # (another Decoder option, or an unknown one, which the reference refuses)
+        or not all(k in _engine.VALUE_OPTIONS or (k == "parse_int" and v is None) for k, v in options.items())
+    ):
+        return None
+    options = {k: v for k, v in options.items() if k in _engine.VALUE_OPTIONS}
+    if "parse_float" not in options:  # (as _decoder: an explicit parse_float=None means float)
+        options["parse_float"] = None if use_float else decimal_float
+    if isinstance(source, str) and not source.isascii():
+        try:
+            source.encode()
+        except UnicodeEncodeError:
+            return None  # lone surrogates are not UTF-8: the reference decodes such a str
+    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: 1, expect_fields=expect_fields)
+    try:
+        native = make(prefix, header=adapter.native_header, as_dict=bool(as_dict), key_field=key_field, **options)
+    except (ValueError, TypeError, OverflowError):
+        return None  # an option value the native side does not take (a negative limit): the reference decides
+
+    def batches() -> Iterator[list[Any]]:
+        for chunk in _chunks(source, buf_size):
+            yield native.feed(chunk)
+        while batch := native.close():  # (rows before an error, then the error on the next call)
+            yield batch
+
+    return RowReader(adapter, chain.from_iterable(batches()))
 
 
 def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, str, Any]]:
@@ -1131,14 +1410,20 @@ def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int =
     return _adrive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
 
 
-def items_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[Any]:
+def items_async(
+    source: AsyncSource, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> AsyncIterator[Any]:
     """Async :func:`items`."""
-    return _adrive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=False).push, buf_size)
+    return _adrive(source, *_items_setup(prefix, False, map_type, use_float, options), buf_size)
 
 
-def kvitems_async(source: AsyncSource, prefix: str, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, Any]]:
+def kvitems_async(
+    source: AsyncSource, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
+    buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
+) -> AsyncIterator[tuple[str, Any]]:
     """Async :func:`kvitems`."""
-    return _adrive(source, _decoder(use_float, options, items=True), _ItemsAdapter(prefix, kv=True).push, buf_size)
+    return _adrive(source, *_items_setup(prefix, True, map_type, use_float, options), buf_size)
 
 
 def rows_async(
@@ -1156,3 +1441,98 @@ def rows_async(
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return AsyncRowReader(adapter, _adrive(source, decoder, adapter.push, buf_size))
 
+
+
+# ---------------------------------------------------------------------- push coroutines
+
+
+class Sendable(Protocol):
+    """What a coroutine sends its outputs to: ``ijson.sendable_list``, a list
+    subclass with ``send = list.append``, or another coroutine."""
+
+    def send(self, value: Any, /) -> Any: ...
+
+
+#: what the ``*_coro`` functions return: a started generator taking chunks by ``send``
+PushCoroutine = Generator[None, Chunk, None]
+
+
+def _coro(target: Sendable, decoder: Decoder, push: Callable[[list[Event]], list[Any]]) -> PushCoroutine:
+    """Feed each chunk ``send()`` brings; ``close()`` ends the input (its
+    errors, a truncated document say, are raised by ``close()``)."""
+    send = target.send
+    while True:
+        try:
+            chunk = yield
+        except GeneratorExit:
+            for out in push(decoder.flush()):  # (held rows before a possible error at the end)
+                send(out)
+            for out in push(decoder.close()):
+                send(out)
+            return
+        for out in push(decoder.feed(chunk)):
+            send(out)
+
+
+def _started(coro: PushCoroutine) -> PushCoroutine:
+    next(coro)  # (to the first yield: ready for send(), as ijson's coroutines are)
+    return coro
+
+
+def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> PushCoroutine:
+    """Push counterpart of :func:`parse`, as ``ijson.parse_coro``: ``send(chunk)``
+    (bytes or str, split anywhere) sends the ``(prefix, event, value)``
+    triples it completes to ``target.send``; ``close()`` ends the input.
+
+    >>> import ijson
+    >>> events = ijson.sendable_list()
+    >>> coro = parse_coro(events)
+    >>> coro.send(b"a[2]: 1,")
+    >>> coro.send(b"x\\n")
+    >>> coro.close()
+    >>> events[-3:]
+    [('a.item', 'string', 'x'), ('a', 'end_array', None), ('', 'end_map', None)]
+    """
+    return _started(_coro(target, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push))
+
+
+def items_coro(
+    target: Sendable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False, **options: Any
+) -> PushCoroutine:
+    """Push counterpart of :func:`items`, as ``ijson.items_coro``.
+
+    >>> values = []
+    >>> class Sink:
+    ...     send = values.append
+    >>> coro = items_coro(Sink(), "users.item")
+    >>> coro.send("users[2]{id}:\\n  1\\n")
+    >>> coro.send("  2\\n")
+    >>> coro.close()
+    >>> values
+    [{'id': 1}, {'id': 2}]
+    """
+    return _started(_coro(target, *_items_setup(prefix, False, map_type, use_float, options)))
+
+
+def kvitems_coro(
+    target: Sendable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False, **options: Any
+) -> PushCoroutine:
+    """Push counterpart of :func:`kvitems`, as ``ijson.kvitems_coro``."""
+    return _started(_coro(target, *_items_setup(prefix, True, map_type, use_float, options)))
+
+
+def rows_coro(
+    target: Sendable,
+    prefix: str = "",
+    *,
+    as_dict: bool = False,
+    key_field: str = "key",
+    expect_fields: Sequence[str] | None = None,
+    use_float: bool = True,
+    **options: Any,
+) -> PushCoroutine:
+    """Push counterpart of :func:`rows`: each row (a tuple, or a dict with
+    ``as_dict``) is sent to ``target`` as its line completes (rows may lag
+    by a few lines: see :meth:`Decoder.feed`; ``close()`` sends the rest)."""
+    decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
+    return _started(_coro(target, decoder, adapter.push))

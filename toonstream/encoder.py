@@ -23,6 +23,7 @@ from itertools import chain, count, repeat
 from operator import itemgetter
 from typing import IO, Any, Callable, Iterable, Iterator, Sequence, Union
 
+from . import _engine
 from ._columns import format_column, format_columns, format_rows, format_strings
 from ._errors import ToonEncodeError
 from ._grammar import DELIMITERS, NEEDS_QUOTE
@@ -50,6 +51,72 @@ def _float_text(v: float, prim: Callable[[Any], str]) -> str:
     if r[-2:] == ".0":
         return r[:-2] if v else "0"
     return r
+
+def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
+    """``obj`` with every object's keys in sorted order (``sort_keys=True``,
+    as ``json.dumps`` sorts them): a copy of its containers, host types
+    normalized on the way (``default`` called for them here, once, as the
+    encoder would), scalars shared.
+
+    Iterative (depth costs list entries).  What the encoder refuses is left
+    as it is for the encoder to report, with the same message and path: a
+    value ``normalize`` rejects, an object with a key that is not a str (str
+    keys only are sortable).  Too deep a value is copied whole (it ends, being
+    finite), then refused by the encoder's ``max_depth`` check; a cycle is
+    reported here (a copy would not hold the same object twice), unless it
+    closes below ``max_depth`` levels, where the encoder reports the depth.
+
+    >>> sorted_keys({"b": 1, "a": [{"d": 2, "c": 3}]}, None, 10)
+    {'a': [{'c': 3, 'd': 2}], 'b': 1}
+    """
+
+    def level(v: Any) -> tuple[Any, Iterator[tuple[Any, Any]] | None]:
+        """``v`` normalized; for a container its empty copy and children."""
+        if type(v) in PRIMITIVE:
+            return v, None
+        if type(v) not in (dict, list):
+            try:
+                v = normalize(v, default)
+            except ToonEncodeError:
+                return v, None
+        if type(v) is dict:
+            if not all(isinstance(k, str) for k in v):
+                return v, None
+            return {}, iter(sorted(v.items(), key=itemgetter(0)))
+        if type(v) is list:
+            return [], enumerate(v)
+        return v, None
+
+    root, children = level(obj)
+    if children is None:
+        return root
+    # per open container: its copy, its remaining children, the original's id, its key in its parent
+    stack: list[tuple[Any, Iterator[tuple[Any, Any]], int, Any]] = [(root, children, id(obj), None)]
+    active = {id(obj)}
+    while stack:
+        copy, todo, ident, _ = stack[-1]
+        nxt = next(todo, None)
+        if nxt is None:
+            stack.pop()
+            active.discard(ident)
+            continue
+        key, child = nxt
+        value, grandchildren = level(child)
+        if grandchildren is not None:
+            if id(child) in active and len(stack) <= max_depth:
+                path = tuple(frame[3] for frame in stack[1:]) + (key,)
+                raise ToonEncodeError("circular reference", path=path)
+            if id(child) in active:
+                value = child  # (the original: the encoder refuses its depth where this copy would)
+            else:
+                active.add(id(child))
+                stack.append((value, grandchildren, id(child), key))
+        if type(copy) is list:
+            copy.append(value)
+        else:
+            copy[key] = value
+    return root
+
 
 def _check_delimiter(delimiter: str) -> str:
     delimiter = _DELIMITER_NAMES.get(delimiter, delimiter)
@@ -275,16 +342,31 @@ class _Walk:
         (normalized values) in header order, each with its set of types.
         ``dicts``: the caller knows that every one of ``objs`` is a dict."""
         root: Fields = []
-        todo: list[tuple[list[Any], Fields, int, tuple[str, ...]]] = [(objs, root, 0, ())]
+        # (a group, or None: the end of the subtree below the innermost open group)
+        todo: list[tuple[list[Any], Fields, int, tuple[str, ...]] | None] = [(objs, root, 0, ())]
         leaves: dict[tuple[str, ...], tuple[list[Any], set[type]]] = {}
         norm = self.norm
+        # The first rows of the groups open above this one.  A first row met again below itself
+        # is a cycle (the walk reports it): without this check, a cyclic row whose dict values
+        # repeat (d = {"x": d, "y": d}) would double the groups at every level down to max_depth.
+        open_firsts: list[int] = []
+        open_set: set[int] = set()
         while todo:
-            group, out, level, path = todo.pop()
+            entry = todo.pop()
+            if entry is None:
+                open_set.discard(open_firsts.pop())
+                continue
+            group, out, level, path = entry
             if level > self.depth_shown:
                 return None
             first = group[0]
             if type(first) is not dict or not first:
                 return None
+            if id(first) in open_set:
+                return None
+            open_firsts.append(id(first))
+            open_set.add(id(first))
+            todo.append(None)
             # C-level checks over the whole group: all dicts, all of one size;
             # then every key of the first is in every one (itemgetter raises
             # KeyError otherwise), so all have the same key set.
@@ -1090,12 +1172,15 @@ def encode_lines(
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     missing_as_null: bool = False,
+    sort_keys: bool = False,
 ) -> Iterator[str]:
     """Yield the TOON lines of ``obj`` one at a time (no line terminators).
 
     >>> list(encode_lines({"tags": ["a", "b"], "n": 1}))
     ['tags[2]: a,b', 'n: 1']
     """
+    if sort_keys:
+        obj = sorted_keys(obj, default, max_depth)
     walk = _Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
@@ -1106,6 +1191,21 @@ def encode_lines(
             yield chunk
 
 
+#: characters per write when dump() writes a text made at once
+_DUMP_PIECE = 1 << 20
+
+
+def _engine_text(
+    obj: Any, indent_size: int, delimiter: str, default: Default | None, max_depth: int, missing_as_null: bool
+) -> str | None:
+    """The engine's text of ``obj`` where it has a ``dumps`` that takes it, else None (the walk's turn)."""
+    engine = _engine.current()
+    if engine.dumps is None or default is not None:  # a hook is called by the walk, once per value
+        return None
+    text = engine.dumps(obj, indent_size=indent_size, delimiter=delimiter, max_depth=max_depth, missing_as_null=missing_as_null)
+    return None if text is NotImplemented else text
+
+
 def dumps(
     obj: Any,
     *,
@@ -1114,6 +1214,7 @@ def dumps(
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     missing_as_null: bool = False,
+    sort_keys: bool = False,
 ) -> str:
     """Encode ``obj`` as a TOON document (LF line ends, no trailing newline).
 
@@ -1123,12 +1224,21 @@ def dumps(
     ``missing_as_null`` (off by default, lossy): an array of objects that
     differ only by missing keys becomes a table over the union of keys, a
     missing key written as ``null`` (it reads back as null, not as missing).
+    ``sort_keys``: every object's keys in sorted order, as ``json.dumps``
+    writes them (objects that then list their keys in one order make tables).
 
     >>> print(dumps({"users": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bob"}]}))
     users[2]{id,name}:
       1,Ada
       2,Bob
+    >>> dumps([{"b": 1, "a": 2}, {"a": 3, "b": 4}], sort_keys=True)
+    '[2]{a,b}:\\n  2,1\\n  3,4'
     """
+    if sort_keys:
+        obj = sorted_keys(obj, default, max_depth)
+    text = _engine_text(obj, indent_size, delimiter, default, max_depth, missing_as_null)
+    if text is not None:
+        return text
     walk = _Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
@@ -1152,14 +1262,25 @@ def dump(
     default: Default | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
     missing_as_null: bool = False,
+    sort_keys: bool = False,
 ) -> None:
-    """Write ``obj`` as TOON to a text or binary file, in chunks of lines.
+    """Write ``obj`` as TOON to a text or binary file, in chunks of lines
+    (options as for :func:`dumps`).
 
     >>> import io
     >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
     '[2]: 1,2'
     """
+    if sort_keys:
+        obj = sorted_keys(obj, default, max_depth)
     sink = LineSink(fp)
+    text = _engine_text(obj, indent_size, delimiter, default, max_depth, missing_as_null)
+    if text is not None:
+        # the whole text at once (about the size of the value it came from), written in pieces
+        for start in range(0, len(text), _DUMP_PIECE):
+            sink.part(text[start : start + _DUMP_PIECE])
+        sink.flush()
+        return
     walk = _Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )

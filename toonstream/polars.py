@@ -1,8 +1,10 @@
 """TOON tables as Polars DataFrames: ``read_toon``, ``scan_toon``, ``write_toon``.
 
 Follows Polars' reader conventions (``columns``, ``n_rows``, ``schema``,
-``schema_overrides``, ``infer_schema_length``).  ``source`` is a path, bytes
-or a file object (as for ``polars.read_csv``: a ``str`` is a path).  The table
+``schema_overrides``, ``infer_schema_length``, ``row_index_name``,
+``include_file_paths``).  ``source`` is a path, a glob, a directory, bytes, a
+file object or a list of these (as for ``polars.read_csv``: a ``str`` is a
+path; several sources are read as one table).  The table
 is the root tabular array, else the root object's first tabular member, or
 the one at ``path`` (an ijson-style prefix such as ``"users"`` or
 ``"data.users"``).  Column types: see the README ("Arrow and Polars").
@@ -15,15 +17,60 @@ the one at ``path`` (an ijson-style prefix such as ``"users"`` or
 
 from __future__ import annotations
 
+import io
 import os
-from typing import IO, Any, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence, overload
 
-import polars as pl
-from polars.io.plugins import register_io_source
+from ._optional import requires
 
-from ._frames import FrameReader
+with requires("toonstream.polars"):
+    import polars as pl
+    from polars.io.plugins import register_io_source
+
+from ._frames import IN_MEMORY, SourcesReader, check_options, expand_sources
 
 __all__ = ["read_toon", "scan_toon", "write_toon", "iter_frames"]
+
+
+def _sources_reader(
+    function: str,
+    source: Any,
+    /,
+    *,
+    path: str | None = None,
+    batch_size: int = 65_536,
+    columns: Sequence[str | int] | None = None,
+    n_rows: int | None = None,
+    schema: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | None = None,
+    infer_schema_length: int | None = 100,
+    try_parse_dates: bool = False,
+    key_field: str = "key",
+    row_index_name: str | None = None,
+    row_index_offset: int = 0,
+    include_file_paths: str | None = None,
+    glob: bool = True,
+    **options: Any,
+) -> SourcesReader:
+    """The reader behind read_toon/iter_frames; ``function`` names the
+    public one in a TypeError for an option it does not take."""
+    check_options(function, options)
+    return SourcesReader(
+        expand_sources(source, glob=glob),
+        columns=columns,
+        n_rows=n_rows,
+        row_index_name=row_index_name,
+        row_index_offset=row_index_offset,
+        include_file_paths=include_file_paths,
+        path=path,
+        batch_size=batch_size,
+        schema=schema,
+        schema_overrides=schema_overrides,
+        infer_schema_length=infer_schema_length,
+        try_parse_dates=try_parse_dates,
+        key_field=key_field,
+        options=options,
+    )
 
 
 def iter_frames(
@@ -31,23 +78,31 @@ def iter_frames(
     *,
     path: str | None = None,
     batch_size: int = 65_536,
-    columns: Sequence[str] | None = None,
+    columns: Sequence[str | int] | None = None,
     n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     key_field: str = "key",
+    row_index_name: str | None = None,
+    row_index_offset: int = 0,
+    include_file_paths: str | None = None,
+    glob: bool = True,
     **options: Any,
 ) -> Iterator[pl.DataFrame]:
-    """DataFrames of at most ``batch_size`` rows, in order, all with one schema.
+    """DataFrames of at most ``batch_size`` rows, in order, all with one
+    schema; the options of :func:`read_toon`.
 
     Memory is bounded by a batch (plus the ``infer_schema_length`` rows held
-    back while the column types are decided).  Other keyword options go to
-    :class:`toonstream.Decoder` (``strict``, ``indent_size``, limits).
+    back while the column types are decided).
+
+    >>> [f.height for f in iter_frames(b"[3]{a}:\\n  1\\n  2\\n  3\\n", batch_size=2)]
+    [2, 1]
     """
     return iter(
-        FrameReader(
+        _sources_reader(
+            "iter_frames",
             source,
             path=path,
             batch_size=batch_size,
@@ -58,7 +113,11 @@ def iter_frames(
             infer_schema_length=infer_schema_length,
             try_parse_dates=try_parse_dates,
             key_field=key_field,
-            options=options,
+            row_index_name=row_index_name,
+            row_index_offset=row_index_offset,
+            include_file_paths=include_file_paths,
+            glob=glob,
+            **options,
         )
     )
 
@@ -67,7 +126,7 @@ def read_toon(
     source: Any,
     *,
     path: str | None = None,
-    columns: Sequence[str] | None = None,
+    columns: Sequence[str | int] | None = None,
     n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
@@ -75,13 +134,28 @@ def read_toon(
     try_parse_dates: bool = False,
     key_field: str = "key",
     batch_size: int = 65_536,
+    row_index_name: str | None = None,
+    row_index_offset: int = 0,
+    include_file_paths: str | None = None,
+    glob: bool = True,
     **options: Any,
 ) -> pl.DataFrame:
     """Read a TOON table into a DataFrame.
 
-    ``columns``: top-level columns to keep (unselected ones are not
-    converted); ``n_rows``: stop after this many rows (the rest of the input
-    is not read); ``schema``: a dtype for every column (no inference);
+    ``source``: a path, a glob (``"logs/*.toon"``, ``**`` for any depth;
+    with ``glob=False`` a path with ``*`` is literal), a directory (every
+    file below it, sorted), bytes, a file object, or a list of these; as
+    ``polars.read_csv`` takes them.  Several sources are read as one table:
+    the same columns in the same order (else a
+    ``polars.exceptions.SchemaError``), typed from the first one's rows.
+    ``columns``: the columns to keep, by name or index (unselected ones are
+    not converted; the ``include_file_paths`` column counts as the last
+    one, as in ``polars.read_csv``); ``n_rows``: stop after this many rows
+    in all (the rest of the input is not read); ``row_index_name`` /
+    ``row_index_offset``: a first column counting the rows (dtype
+    ``pl.get_index_type()``); ``include_file_paths``: a last column naming
+    each row's file (``"in-mem"`` for bytes and file objects);
+    ``schema``: a dtype for every column (no inference);
     ``schema_overrides``: dtypes for some (a struct column's leaves may be
     named ``"group.field"``; names of no column are ignored, as in
     ``polars.read_csv``); ``infer_schema_length``: rows looked at to choose
@@ -90,13 +164,20 @@ def read_toon(
     ISO datetimes Datetime (in UTC if each has ``Z`` or an offset), a later
     value of another form a ``type_mismatch``.  A keyed table's entry key
     becomes the ``key_field`` column (a field of that name too is a
-    ``name_collision`` error: pass another ``key_field``).
+    ``name_collision`` error: pass another ``key_field``).  Other keyword
+    options: the decoder's ``strict``, ``indent_size``, ``max_depth``,
+    ``max_line_length``, ``max_number_length``, ``max_fields``; value hooks
+    (``parse_float``, ``parse_int``, ...) are refused (TypeError): columns are
+    typed as a whole.
 
     >>> read_toon(b"[2]{a,b}:\\n  1,x\\n  2,y\\n").schema
     Schema([('a', Int64), ('b', String)])
+    >>> read_toon(b"[2]{a,b}:\\n  1,x\\n  2,y\\n", columns=[1], row_index_name="i").rows()
+    [(0, 'x'), (1, 'y')]
     """
     frames = list(
-        iter_frames(
+        _sources_reader(
+            "read_toon",
             source,
             path=path,
             batch_size=batch_size,
@@ -107,6 +188,10 @@ def read_toon(
             infer_schema_length=infer_schema_length,
             try_parse_dates=try_parse_dates,
             key_field=key_field,
+            row_index_name=row_index_name,
+            row_index_offset=row_index_offset,
+            include_file_paths=include_file_paths,
+            glob=glob,
             **options,
         )
     )
@@ -116,118 +201,225 @@ def read_toon(
     return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
 
 
+def _describe(source: Any) -> str:
+    """The source as the plan shows it (no I/O: a glob is not expanded)."""
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    texts = [str(os.fspath(s)) if isinstance(s, (str, os.PathLike)) else IN_MEMORY for s in items]
+    return ", ".join(texts[:3]) + (f", ... ({len(texts)} sources)" if len(texts) > 3 else "")
+
+
 def scan_toon(
-    source: str | os.PathLike[str] | bytes,
+    source: Any,
     *,
     path: str | None = None,
+    n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
     schema_overrides: Mapping[str, Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     key_field: str = "key",
     batch_size: int = 65_536,
+    row_index_name: str | None = None,
+    row_index_offset: int = 0,
+    include_file_paths: str | None = None,
+    glob: bool = True,
     **options: Any,
 ) -> pl.LazyFrame:
-    """A LazyFrame over a TOON table (a Polars IO plugin).
+    """A LazyFrame over a TOON table (a Polars IO plugin, shown as
+    ``PYTHON[toon] SCAN`` in ``explain()``).
 
-    Projection pushdown: only the selected columns are converted.  Slice
-    pushdown: ``head(n)`` stops reading after n rows.  Predicates are applied
-    by this source to each batch (so filtered-out rows are never
-    concatenated).  The schema is read from the first rows when the plan is
-    built (``infer_schema_length`` of them; ``try_parse_dates`` as in
-    :func:`read_toon`), so ``source`` must be re-readable: a path or bytes.
+    No I/O here: the sources (paths, globs, directories, bytes, or a list:
+    re-readable, not file objects) are expanded and read when the plan first
+    needs its schema (``collect``, ``collect_schema``, ``explain``), so a
+    missing file fails there.  The schema is read from the first rows
+    (``infer_schema_length`` of them plus one; ``try_parse_dates`` as in
+    :func:`read_toon`), once; with ``schema`` (and overrides of its columns
+    only) it is not read (the table must then have exactly the schema's
+    columns).  Errors are raised at ``collect`` as :func:`read_toon` raises
+    them, with one exception: when the first rows cannot even give the
+    columns (a missing file, no table, a broken header), Polars reports
+    the error as a ``polars.exceptions.ComputeError`` naming it (it wraps
+    any error of a plugin's schema function); with ``schema`` given it is
+    raised as it is.  Projection pushdown: only the selected columns
+    are converted.  Slice pushdown: ``head(n)`` stops reading after n rows,
+    as ``n_rows`` does.  Predicates are applied by this source to each
+    batch (so filtered-out rows are never concatenated); the row index
+    (``row_index_name``) and the file path column (``include_file_paths``)
+    are made by the source too, so they do not stop the pushdowns.
     ``collect()`` equals :func:`read_toon` with the same options.
 
     >>> scan_toon(b"[3]{a,b}:\\n  1,x\\n  2,y\\n  3,z\\n").filter(pl.col("a") > 1).select("b").collect().to_series().to_list()
     ['y', 'z']
     """
-    if not isinstance(source, (str, os.PathLike, bytes, bytearray)):
-        raise TypeError("scan_toon needs a path or bytes (the source is read more than once)")
+    check_options("scan_toon", options)
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not items or not all(isinstance(s, (str, os.PathLike, bytes, bytearray)) for s in items):
+        raise TypeError("scan_toon needs paths or bytes (the source is read more than once), or a list of them")
+    if n_rows is not None and n_rows < 0:
+        raise ValueError("n_rows must be >= 0 or None")
+    if row_index_offset < 0:
+        raise ValueError(f"row_index_offset must be >= 0, got {row_index_offset}")
     common: dict[str, Any] = dict(
         path=path,
         key_field=key_field,
         infer_schema_length=infer_schema_length,
         try_parse_dates=try_parse_dates,
+        schema=schema,
+        schema_overrides=schema_overrides,
         options=options,
     )
-    # The schema comes from the first rows (all of them with
-    # infer_schema_length=None), as read_toon decides it: one row more tells
-    # whether the table goes on past them.
-    given: dict[str, Any] = dict(schema=schema, schema_overrides=schema_overrides)
-    probe = FrameReader(
-        source,
-        batch_size=batch_size,
-        n_rows=None if infer_schema_length is None else infer_schema_length + 1,
-        **given,
-        **common,
-    )
-    first = next(iter(probe), None)
-    if first is None:
-        raise ValueError("the TOON source holds no table")
-    # The full read types the columns as the probe did (and checks them as
-    # read_toon checks inferred types: no rounding into them).
-    fixed = dict(first.schema)
+    sources = _Once(lambda: expand_sources(source, glob=glob))
+    # The schema given (overrides of its columns only: a struct leaf's
+    # override would change a dtype only the read can tell): no probe.
+    given = schema is not None and all(n in schema for n in schema_overrides or {})
+
+    def probe() -> tuple[pl.Schema, dict[str, Any]]:
+        """The plan's schema, and the dtypes the read keeps (the probe's)."""
+        if given:
+            assert schema is not None
+            inner = pl.Schema({**schema, **(schema_overrides or {})})
+            fixed: dict[str, Any] = {}
+        else:
+            # The schema comes from the first rows (all of them with
+            # infer_schema_length=None), as read_toon decides it: one row
+            # more tells whether the table goes on past them.
+            inner = SourcesReader(
+                sources(),
+                batch_size=batch_size,
+                n_rows=None if infer_schema_length is None else infer_schema_length + 1,
+                **common,
+            ).probe()
+            # The full read types the columns as the probe did (and checks
+            # them as read_toon checks inferred types: no rounding into them).
+            fixed = dict(inner)
+        columns: list[tuple[str, Any]] = list(inner.items())
+        if include_file_paths is not None:
+            columns.append((include_file_paths, pl.String))
+        if row_index_name is not None:
+            columns.insert(0, (row_index_name, pl.get_index_type()))
+        return pl.Schema(columns), fixed
+
+    plan = _Once(probe)
 
     def source_generator(
-        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size_hint: int | None
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_pushed: int | None, batch_size_hint: int | None
     ) -> Iterator[pl.DataFrame]:
-        columns = with_columns
-        if predicate is not None and with_columns is not None:
-            # The predicate may use columns the query does not select.
-            extra = [c for c in predicate.meta.root_names() if c not in with_columns]
-            columns = [*with_columns, *dict.fromkeys(extra)]
-        reader = FrameReader(
-            source,
+        names, fixed = list(plan()[0]), plan()[1]
+        needed = set(names if with_columns is None else with_columns)
+        if predicate is not None:  # it may use columns the query does not select
+            needed.update(predicate.meta.root_names())
+        limit = n_rows
+        if predicate is None and n_pushed is not None:
+            # With a predicate, the pushed n_rows counts rows that pass it: stopped by hand below.
+            limit = n_pushed if limit is None else min(limit, n_pushed)
+        reader = SourcesReader(
+            sources(),
             batch_size=batch_size_hint or batch_size,
-            columns=columns,
-            # With a predicate, n_rows counts rows that pass it: stop by hand.
-            n_rows=n_rows if predicate is None else None,
+            columns=[c for c in names if c in needed and c != row_index_name],
+            n_rows=limit,
             inferred=fixed,
-            **given,
+            expect=list(schema) if given and schema is not None else None,  # the plan's columns
+            row_index_name=row_index_name,
+            row_index_offset=row_index_offset,
+            include_file_paths=include_file_paths,
             **common,
         )
-        left = n_rows
+        left = n_pushed if predicate is not None else None
+        out = names if with_columns is None else with_columns
         for frame in reader:
             if predicate is not None:
                 frame = frame.filter(predicate)
                 if left is not None:
                     frame = frame.head(left)
                     left -= frame.height
-            if with_columns is not None and columns is not with_columns:
-                frame = frame.select(with_columns)
-            yield frame
+            yield frame.select(out)
             if left is not None and left <= 0:
                 return
 
-    return register_io_source(io_source=source_generator, schema=fixed)
+    return register_io_source(
+        io_source=source_generator,
+        schema=lambda: plan()[0],
+        explain_name="toon",
+        explain_detail=_describe(source),
+    )
 
 
+class _Once:
+    """A function's result, computed at the first call (Polars asks a
+    plugin for its schema many times; the sources are expanded once)."""
+
+    def __init__(self, function: Callable[[], Any]) -> None:
+        self.function = function
+        self.done = False
+        self.value: Any = None
+
+    def __call__(self) -> Any:
+        if not self.done:
+            self.value = self.function()
+            self.done = True
+        return self.value
+
+
+@overload
 def write_toon(
     data: pl.DataFrame | pl.LazyFrame,
-    out: str | os.PathLike[str] | IO[Any],
+    file: None = None,
     *,
     key: str | None = None,
     delimiter: str = ",",
     batch_size: int = 65_536,
     **options: Any,
-) -> None:
+) -> str: ...
+
+
+@overload
+def write_toon(
+    data: pl.DataFrame | pl.LazyFrame,
+    file: str | os.PathLike[str] | IO[Any],
+    *,
+    key: str | None = None,
+    delimiter: str = ",",
+    batch_size: int = 65_536,
+    **options: Any,
+) -> None: ...
+
+
+def write_toon(
+    data: pl.DataFrame | pl.LazyFrame,
+    file: str | os.PathLike[str] | IO[Any] | None = None,
+    *,
+    key: str | None = None,
+    delimiter: str = ",",
+    batch_size: int = 65_536,
+    **options: Any,
+) -> str | None:
     """Write a DataFrame (or a LazyFrame, collected in streaming batches) as a
     TOON table; byte-identical to ``toonstream.dumps(df.to_dicts())``.
+    ``file``: a path or a text or binary file; None (as ``write_csv``):
+    the text is returned.  Options: ``indent_size``, ``default``,
+    ``max_depth``, ``spool_memory``, ``missing_as_null`` as in
+    :func:`toonstream.arrow.encode_arrow`.
 
-    >>> import io
-    >>> buf = io.StringIO()
-    >>> write_toon(pl.DataFrame({"a": [1, 2], "b": ["x", "y"]}), buf)
-    >>> buf.getvalue()
+    >>> write_toon(pl.DataFrame({"a": [1, 2], "b": ["x", "y"]}))
     '[2]{a,b}:\\n  1,x\\n  2,y'
     """
-    from ._arrow_encode import encode_arrow
+    with requires("toonstream.polars.write_toon"):  # it writes through encode_arrow
+        from ._arrow_encode import _OPTIONS, encode_arrow
 
+    unknown = [n for n in options if n not in _OPTIONS and n != "indent_size"]
+    if unknown:
+        raise TypeError(f"write_toon() got an unexpected keyword argument {unknown[0]!r}")
     if isinstance(data, pl.LazyFrame):
         batches: Any = (df.to_arrow() for df in data.collect_batches(chunk_size=batch_size))
     else:
         batches = data.to_arrow()
-    if isinstance(out, (str, os.PathLike)):
-        with open(out, "w", encoding="utf-8", newline="") as f:
+    if file is None:
+        buf = io.StringIO()
+        encode_arrow(batches, buf, key=key, delimiter=delimiter, **options)
+        return buf.getvalue()
+    if isinstance(file, (str, os.PathLike)):
+        with open(file, "w", encoding="utf-8", newline="") as f:
             encode_arrow(batches, f, key=key, delimiter=delimiter, **options)
     else:
-        encode_arrow(batches, out, key=key, delimiter=delimiter, **options)
+        encode_arrow(batches, file, key=key, delimiter=delimiter, **options)
+    return None

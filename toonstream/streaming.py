@@ -44,7 +44,7 @@ from ._columns import format_columns
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE, key_contents, put_key
 from ._writer import Fields, LineSink, header, key_text
-from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, _Walk
+from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, _Walk, sorted_keys
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
 
@@ -865,12 +865,14 @@ def encode_records(
     max_depth: int = DEFAULT_MAX_DEPTH,
     spool_memory: int = DEFAULT_SPOOL_MEMORY,
     missing_as_null: bool = False,
+    sort_keys: bool = False,
 ) -> int:
     """Encode an iterable of values as the root array (or the array under ``key``).
 
     A list (or other re-iterable sequence) is read twice; any other iterable
     is spooled.  Returns the number of records.  Same output as
-    ``dumps(list(records))`` (or ``dumps({key: list(records)})``).
+    ``dumps(list(records))`` (or ``dumps({key: list(records)})``), options
+    included (``sort_keys``: each record's objects with sorted keys).
 
     >>> import io
     >>> out = io.StringIO()
@@ -881,6 +883,11 @@ def encode_records(
     """
     walk = _keyed_walk(key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
                        missing_as_null=missing_as_null)
+    if sort_keys:
+        if isinstance(records, (list, tuple)):
+            records = [sorted_keys(r, default, max_depth) for r in records]
+        else:
+            records = (sorted_keys(r, default, max_depth) for r in records)
     if isinstance(records, (list, tuple)):
         seq = records
         return _encode_array_stream(iter([(list(seq), False)]), lambda: iter(seq), out, key, walk, spool_memory)

@@ -91,12 +91,14 @@ impl LineSplitter {
         )
     }
 
-    fn invalid_utf8(&mut self) -> DecodeError {
+    /// `reason` is what Python's UTF-8 codec says ([`utf8_reason`]); the
+    /// Python engine's message quotes it.
+    fn invalid_utf8(&mut self, reason: &str) -> DecodeError {
         self.closed = true;
         self.carry_len = 0;
         let e = DecodeError::new(
             codes::INVALID_UTF8,
-            "invalid UTF-8",
+            format!("invalid UTF-8 ({reason})"),
             self.lines_emitted + 1,
             self.partial_chars as u64 + 1,
             &self.partial,
@@ -135,7 +137,8 @@ impl LineSplitter {
                 // (an incomplete sequence right before the LF is invalid too)
                 let good = std::str::from_utf8(&seg[..e.valid_up_to()]).unwrap_or("");
                 self.append_partial(good)?;
-                return Err(self.invalid_utf8().into());
+                let reason = utf8_reason(seg.get(e.valid_up_to()).copied());
+                return Err(self.invalid_utf8(reason).into());
             }
         };
         // (the LF itself is a character: the document has started)
@@ -200,7 +203,7 @@ impl LineSplitter {
                     self.append_partial(s)?;
                 }
                 Err(e) if e.error_len().is_none() => return Ok(()), // still incomplete
-                Err(_) => return Err(self.invalid_utf8().into()),
+                Err(_) => return Err(self.invalid_utf8(utf8_reason(Some(carry[0]))).into()),
             }
         }
         while let Some(nl) = memchr::memchr(b'\n', data) {
@@ -218,7 +221,7 @@ impl LineSplitter {
                 let good = std::str::from_utf8(&data[..v]).unwrap_or("");
                 self.append_partial(good)?;
                 if e.error_len().is_some() {
-                    return Err(self.invalid_utf8().into());
+                    return Err(self.invalid_utf8(utf8_reason(data.get(v).copied())).into());
                 }
                 let tail = &data[v..];
                 self.carry_len = tail.len().min(4);
@@ -237,7 +240,8 @@ impl LineSplitter {
             return Ok(());
         }
         if self.carry_len > 0 {
-            return Err(self.invalid_utf8().into()); // truncated sequence at the end
+            // truncated sequence at the end
+            return Err(self.invalid_utf8("unexpected end of data").into());
         }
         self.closed = true;
         if self.partial.is_empty() {
@@ -246,6 +250,17 @@ impl LineSplitter {
         let partial = std::mem::take(&mut self.partial);
         self.lines_emitted += 1;
         on_line(self.lines_emitted, strip_cr(&partial))
+    }
+}
+
+/// CPython's reason for a bad UTF-8 sequence that is not cut off by the end
+/// of input: a byte that cannot start a sequence, or a lead byte whose
+/// sequence breaks (overlong forms, surrogates and code points past U+10FFFF
+/// are reported at the continuation byte, as CPython does).
+fn utf8_reason(lead: Option<u8>) -> &'static str {
+    match lead {
+        Some(0x80..=0xC1 | 0xF5..=0xFF) => "invalid start byte",
+        _ => "invalid continuation byte",
     }
 }
 
@@ -333,6 +348,23 @@ mod tests {
                 (codes::INVALID_UTF8, 1, 3),
                 "{bad:?}"
             );
+        }
+    }
+
+    #[test]
+    fn utf8_error_messages_give_cpythons_reason() {
+        for (bad, reason) in [
+            (&b"a\xff"[..], "invalid start byte"),
+            (b"a\x80b", "invalid start byte"),
+            (b"a\xc0\x80", "invalid start byte"),
+            (b"a\xe2\x82x", "invalid continuation byte"),
+            (b"a\xe2\n", "invalid continuation byte"),
+            (b"a\xed\xa0\x80", "invalid continuation byte"),
+            (b"a\xf4\x90\x80\x80", "invalid continuation byte"),
+            (b"a\xe2\x82", "unexpected end of data"),
+        ] {
+            let e = all_splits(bad, 100).unwrap_err();
+            assert_eq!(e.message, format!("invalid UTF-8 ({reason})"), "{bad:?}");
         }
     }
 

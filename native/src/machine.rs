@@ -161,12 +161,16 @@ struct Header {
 /// non-strict decoders fall through to key-value parsing, §6).
 struct Malformed {
     code: &'static str,
-    message: &'static str,
+    message: Cow<'static, str>,
     at: usize,
 }
 
-fn malformed(code: &'static str, message: &'static str, at: usize) -> Malformed {
-    Malformed { code, message, at }
+fn malformed(code: &'static str, message: impl Into<Cow<'static, str>>, at: usize) -> Malformed {
+    Malformed {
+        code,
+        message: message.into(),
+        at,
+    }
 }
 
 /// The decoder's options that the machine needs.
@@ -825,7 +829,13 @@ impl Machine {
                     br,
                 )));
             }
-            return Ok(Err(malformed(codes::BAD_LENGTH, "invalid length", br)));
+            // (the Python engine's message quotes the whole bracket segment)
+            let segment = String::from_utf8_lossy(&b[br + 1..close]);
+            return Ok(Err(malformed(
+                codes::BAD_LENGTH,
+                format!("invalid length [{segment}]"),
+                br,
+            )));
         }
         if inner.len() > MAX_LENGTH_DIGITS {
             return Ok(Err(malformed(

@@ -81,9 +81,24 @@ impl Tok {
 /// leading zero, at most 18 characters.  It skips the `max_number_length`
 /// check (which only matters when that limit is set below 18); mirrored.
 const FAST_INT_DIGITS: usize = 18;
-/// An exponent of more than 17 digits ("e", sign, digits: 19 characters) is
-/// `number_out_of_range` (beyond Python's `Decimal` too).
-const MAX_EXPONENT_CHARS: usize = 19;
+/// An exponent of more than 17 significant digits (leading zeros do not
+/// count) is `number_out_of_range` (beyond Python's `Decimal` too), as
+/// `_scalars.exponent_in_range` rules.
+const MAX_EXPONENT_DIGITS: usize = 17;
+
+/// Whether an exponent part (`e`, an optional sign, digits) has at most
+/// [`MAX_EXPONENT_DIGITS`] significant digits.
+fn exponent_in_range(exp: &[u8]) -> bool {
+    if exp.len() <= MAX_EXPONENT_DIGITS + 1 {
+        return true; // (the common case: nothing to count)
+    }
+    let digits = exp.get(1..).unwrap_or(&[]);
+    let digits = digits
+        .strip_prefix(b"+")
+        .or_else(|| digits.strip_prefix(b"-"))
+        .unwrap_or(digits);
+    digits.iter().skip_while(|&&d| d == b'0').count() <= MAX_EXPONENT_DIGITS
+}
 
 /// The §4 number grammar `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
 /// (ASCII digits, whole token).  Returns `(has_fraction, exponent_chars)`
@@ -191,10 +206,10 @@ pub(crate) fn convert(
                     None => Tok::BigInt(s, e),
                 });
             }
-            if exp > MAX_EXPONENT_CHARS {
+            if !exponent_in_range(&tok[n - exp..]) {
                 return Err(Fail::new(
                     codes::NUMBER_OUT_OF_RANGE,
-                    "number exponent out of range",
+                    format!("number exponent out of range (more than {MAX_EXPONENT_DIGITS} significant digits)"),
                     s,
                 ));
             }
@@ -483,6 +498,14 @@ mod tests {
         assert_eq!(conv("1.5"), Ok(Tok::Float(0, 3)));
         let long_exp = "1e+123456789012345678";
         assert_eq!(conv(long_exp).unwrap_err().code, codes::NUMBER_OUT_OF_RANGE);
+        // significant digits count, not characters (as `_scalars.exponent_in_range`)
+        assert_eq!(
+            conv("1e100000000000000000").unwrap_err().code,
+            codes::NUMBER_OUT_OF_RANGE
+        );
+        assert!(conv("1e10000000000000000").is_ok());
+        let zeros = "1e-00000000000000000000001";
+        assert_eq!(conv(zeros), Ok(Tok::Float(0, zeros.len())));
         assert_eq!(float_value("-0.0"), FloatValue::Finite(0.0));
         assert_eq!(float_value("1e400"), FloatValue::Overflow);
         assert_eq!(float_value("1e-400"), FloatValue::Finite(0.0));

@@ -1,0 +1,558 @@
+//! The value builder: a [`Sink`] that makes Python objects as the core
+//! recognises them (no intermediate tree), with the Python engine's
+//! `ValueBuilder` semantics (`toonstream/_build.py`, mirrored by the core's
+//! `value::ValueBuilder`):
+//!
+//! - objects are dicts in key order; a duplicate key (non-strict) is dict
+//!   assignment: the last value wins at the first key's position;
+//! - a table row is a dict made by walking the header's field ops; a missing
+//!   cell (non-strict short row) is `None`, extra cells are ignored;
+//! - numbers: `Int` is a Python int, `BigInt` exact at any size, floats by
+//!   the README's policy ([`float_value`]: `float()`, `-0.0 -> 0.0`, overflow
+//!   kept exact as `Decimal(text)`), or `parse_float(text)` when given.
+//!
+//! Open containers live on an explicit stack (no recursion at any depth);
+//! each is attached to its parent when it ends, as the core's builder does.
+//! Key strings come from a small cache, and each table header's field names
+//! are made once and reused for every row (pydantic/jiter's approach).
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use toonstream_native::{
+    float_value, Cells, DecodeError, FieldOp, FloatValue, Scalar, Sink, Table,
+};
+
+/// Why the builder stopped: a Python error (from `parse_float`, a signal
+/// handler, memory) or a decode error of the core.  (The orphan rule forbids
+/// `From<DecodeError> for PyErr`, which the `Sink` trait needs.)
+pub enum BindError {
+    Py(PyErr),
+    Decode(DecodeError),
+}
+
+impl From<DecodeError> for BindError {
+    fn from(e: DecodeError) -> Self {
+        BindError::Decode(e)
+    }
+}
+
+impl From<PyErr> for BindError {
+    fn from(e: PyErr) -> Self {
+        BindError::Py(e)
+    }
+}
+
+static DECODE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+static DECIMAL: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+
+/// The `toonstream.ToonDecodeError` for a core error: the same class, code,
+/// message, line, column and line text the Python engine raises.
+pub fn decode_error(py: Python<'_>, e: &DecodeError) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let cls = DECODE_ERROR.import(py, "toonstream._errors", "ToonDecodeError")?;
+        let kwargs = PyDict::new(py);
+        let message = python_message(py, e)?;
+        kwargs.set_item("code", e.code)?;
+        kwargs.set_item("line", e.line)?;
+        kwargs.set_item("column", e.column)?;
+        kwargs.set_item("line_text", e.line_text.as_str())?;
+        let exc = cls.call((message,), Some(&kwargs))?;
+        Ok(PyErr::from_value(exc))
+    })();
+    made.unwrap_or_else(|err| err)
+}
+
+/// The Python engine's message for `e`.  A duplicate key is quoted with
+/// Python's `repr()` there (`duplicate key 'a'`); the core, which has no
+/// Unicode tables for `repr`'s printable test, quotes it with Rust's
+/// `{:?}` (reversible), so the key is recovered and quoted again here.
+fn python_message<'py>(py: Python<'py>, e: &DecodeError) -> PyResult<Bound<'py, PyString>> {
+    if e.code == toonstream_native::codes::DUPLICATE_KEY {
+        for prefix in ["duplicate key ", "duplicate field name "] {
+            if let Some(key) = e.message.strip_prefix(prefix).and_then(unescape_debug) {
+                let repr = PyString::new(py, &key).repr()?;
+                return Ok(PyString::new(py, &format!("{prefix}{}", repr.to_str()?)));
+            }
+        }
+    }
+    Ok(PyString::new(py, &e.message))
+}
+
+/// The string that Rust's `{:?}` of a `str` printed (`"a\tb"` -> `a<TAB>b`);
+/// None if `text` is not such a literal.
+fn unescape_debug(text: &str) -> Option<String> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            '0' => '\0',
+            '\\' => '\\',
+            '"' => '"',
+            '\'' => '\'',
+            'u' => {
+                if chars.next()? != '{' {
+                    return None;
+                }
+                let mut code = 0u32;
+                loop {
+                    let d = chars.next()?;
+                    if d == '}' {
+                        break;
+                    }
+                    code = code.checked_mul(16)?.checked_add(d.to_digit(16)?)?;
+                }
+                char::from_u32(code)?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
+impl BindError {
+    pub fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            BindError::Py(e) => e,
+            BindError::Decode(e) => decode_error(py, &e),
+        }
+    }
+}
+
+/// CPython refuses `int(text)` past `sys.get_int_max_str_digits()` (4300 by
+/// default); the Python engine goes through `Decimal` past this many digits
+/// (`_scalars._INT_STR_SAFE_DIGITS`), and so does this builder.
+const INT_STR_SAFE_DIGITS: usize = 4000;
+
+/// How often (in sink calls: rows, keys, scalars, inline arrays) a long
+/// build lets Python run its signal handlers, so Ctrl-C interrupts it.
+const SIGNAL_EVERY: u32 = 1024;
+
+/// A direct-mapped cache of key strings: the same key in many objects (a
+/// list of objects, repeated nested objects) is one `str`, made once, whose
+/// hash Python then also computes once.
+struct KeyCache {
+    slots: Vec<Option<(Box<str>, Py<PyString>)>>,
+}
+
+const KEY_CACHE_SLOTS: usize = 4096; // a power of two
+const KEY_CACHE_MAX_LEN: usize = 64;
+
+impl KeyCache {
+    fn new() -> Self {
+        KeyCache { slots: Vec::new() }
+    }
+
+    fn get<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if key.len() > KEY_CACHE_MAX_LEN {
+            return PyString::new(py, key);
+        }
+        if self.slots.is_empty() {
+            self.slots.resize_with(KEY_CACHE_SLOTS, || None);
+        }
+        let i = (hash(key.as_bytes()) as usize) & (KEY_CACHE_SLOTS - 1);
+        if let Some(Some((k, s))) = self.slots.get(i) {
+            if **k == *key {
+                return s.bind(py).clone();
+            }
+        }
+        let s = PyString::new(py, key);
+        if let Some(slot) = self.slots.get_mut(i) {
+            *slot = Some((key.into(), s.clone().unbind()));
+        }
+        s
+    }
+}
+
+/// FxHash-style: a multiply-rotate over 8-byte words (keys are short).
+fn hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    let mut w = [0u8; 8];
+    let rest = chunks.remainder();
+    w[..rest.len()].copy_from_slice(rest);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    h ^ (h >> 29)
+}
+
+/// One step of a header's field list, with its name as a Python `str`.
+enum Op {
+    Leaf(Py<PyString>),
+    Open(Py<PyString>),
+    Close,
+}
+
+/// A table header's row shape: its field names made once, reused per row.
+struct Shape {
+    ops: Vec<Op>,
+    /// No field groups: a row is `dict(zip(names, cells))`.
+    flat: Vec<Py<PyString>>,
+    grouped: bool,
+    /// For a header without groups: `dict.fromkeys(names)`.  A row is a copy
+    /// of it with the values set: the copy clones the hash table in one go
+    /// (CPython's fast path for a compact dict) where inserting key by key
+    /// would grow and rehash it twice for 8 fields; setting an existing key
+    /// keeps its position, so order and last-write-wins are unchanged.
+    template: Option<Py<PyDict>>,
+}
+
+enum Frame {
+    Array(Py<PyList>),
+    /// An object and the key its next value goes to.
+    Object(Py<PyDict>, Option<Py<PyString>>),
+    Table(Py<PyList>, Arc<Shape>),
+    Keyed(Py<PyDict>, Arc<Shape>),
+}
+
+/// The builder's state between calls (kept by a `ValueDecoder` across feeds).
+pub struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Py<PyAny>>,
+    keys: KeyCache,
+    parse_float: Option<Py<PyAny>>,
+    calls: u32,
+    /// The last header's shape: a header repeated in every list item (the
+    /// core shares its field list) gets its names made once.
+    last_shape: Option<(Vec<FieldOp>, Arc<Shape>)>,
+}
+
+impl Builder {
+    pub fn new(parse_float: Option<Py<PyAny>>) -> Self {
+        Builder {
+            stack: Vec::new(),
+            root: None,
+            keys: KeyCache::new(),
+            parse_float,
+            calls: 0,
+            last_shape: None,
+        }
+    }
+
+    /// The finished value (None if the core never completed one).
+    pub fn take_value(&mut self) -> Option<Py<PyAny>> {
+        self.root.take()
+    }
+
+    /// Bind to the interpreter for a feed or close.
+    pub fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> PySink<'a, 'py> {
+        PySink { py, b: self }
+    }
+}
+
+/// The [`Sink`] the core drives: the builder plus the interpreter token.
+pub struct PySink<'a, 'py> {
+    py: Python<'py>,
+    b: &'a mut Builder,
+}
+
+impl<'py> PySink<'_, 'py> {
+    #[inline]
+    fn tick(&mut self) -> Result<(), BindError> {
+        self.b.calls += 1;
+        if self.b.calls >= SIGNAL_EVERY {
+            self.b.calls = 0;
+            self.py.check_signals()?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn scalar_obj(&self, s: Scalar<'_>) -> PyResult<Bound<'py, PyAny>> {
+        scalar_object(self.py, self.b.parse_float.as_ref(), s)
+    }
+
+    /// Attach a finished value to the innermost open container (or make it
+    /// the root).
+    fn add(&mut self, v: Bound<'py, PyAny>) -> PyResult<()> {
+        let py = self.py;
+        match self.b.stack.last_mut() {
+            None => {
+                self.b.root = Some(v.unbind());
+                Ok(())
+            }
+            Some(Frame::Array(items)) => items.bind(py).append(v),
+            Some(Frame::Object(obj, key)) => match key.take() {
+                Some(k) => obj.bind(py).set_item(k, v),
+                // (the core sends a key before every member)
+                None => Err(internal("a member without a key")),
+            },
+            // (the core sends only rows and entries inside tables)
+            Some(Frame::Table(..)) | Some(Frame::Keyed(..)) => {
+                Err(internal("a value inside a table"))
+            }
+        }
+    }
+
+    fn close(&mut self) -> PyResult<()> {
+        let py = self.py;
+        let v = match self.b.stack.pop() {
+            Some(Frame::Array(l)) | Some(Frame::Table(l, _)) => l.into_bound(py).into_any(),
+            Some(Frame::Object(d, _)) | Some(Frame::Keyed(d, _)) => d.into_bound(py).into_any(),
+            None => return Err(internal("a close without an open container")),
+        };
+        self.add(v)
+    }
+
+    fn shape(&mut self, fields: &[FieldOp]) -> Arc<Shape> {
+        if let Some((f, s)) = &self.b.last_shape {
+            if f.as_slice() == fields {
+                return s.clone();
+            }
+        }
+        let py = self.py;
+        let mut ops = Vec::with_capacity(fields.len());
+        let mut flat = Vec::new();
+        let mut grouped = false;
+        for op in fields {
+            ops.push(match op {
+                FieldOp::Leaf(name) => {
+                    let k = self.b.keys.get(py, name).unbind();
+                    flat.push(k.clone_ref(py));
+                    Op::Leaf(k)
+                }
+                FieldOp::Open(name) => {
+                    grouped = true;
+                    Op::Open(self.b.keys.get(py, name).unbind())
+                }
+                FieldOp::Close => Op::Close,
+            });
+        }
+        let template = if grouped {
+            None
+        } else {
+            let d = PyDict::new(py);
+            for k in &flat {
+                // (a failure here only loses the shortcut)
+                if d.set_item(k.bind(py), py.None()).is_err() {
+                    break;
+                }
+            }
+            (d.len() > 0).then(|| d.unbind())
+        };
+        let s = Arc::new(Shape {
+            ops,
+            flat,
+            grouped,
+            template,
+        });
+        self.b.last_shape = Some((fields.to_vec(), s.clone()));
+        s
+    }
+
+    /// A row's object: a leaf takes the next cell (`None` past the row's
+    /// end), a group opens a nested dict.  Iterative.
+    fn row_object(&self, shape: &Shape, cells: &Cells<'_>) -> PyResult<Bound<'py, PyDict>> {
+        let py = self.py;
+        let top = match &shape.template {
+            Some(t) => t.bind(py).copy()?,
+            None => PyDict::new(py),
+        };
+        let mut next = cells.iter();
+        if !shape.grouped {
+            for k in &shape.flat {
+                let v = match next.next() {
+                    Some(s) => self.scalar_obj(s)?,
+                    None => py.None().into_bound(py),
+                };
+                top.set_item(k.bind(py), v)?;
+            }
+            return Ok(top);
+        }
+        let mut stack: Vec<(Bound<'py, PyDict>, Option<&Py<PyString>>)> = vec![(top, None)];
+        for op in &shape.ops {
+            match op {
+                Op::Leaf(k) => {
+                    let v = match next.next() {
+                        Some(s) => self.scalar_obj(s)?,
+                        None => py.None().into_bound(py),
+                    };
+                    if let Some((d, _)) = stack.last() {
+                        d.set_item(k.bind(py), v)?;
+                    }
+                }
+                Op::Open(k) => stack.push((PyDict::new(py), Some(k))),
+                Op::Close => pop_group(py, &mut stack)?,
+            }
+        }
+        // (a well-formed op list closes every group it opens)
+        while stack.len() > 1 {
+            pop_group(py, &mut stack)?;
+        }
+        match stack.pop() {
+            Some((d, _)) => Ok(d),
+            None => Ok(PyDict::new(py)),
+        }
+    }
+}
+
+fn pop_group<'py>(
+    py: Python<'py>,
+    stack: &mut Vec<(Bound<'py, PyDict>, Option<&Py<PyString>>)>,
+) -> PyResult<()> {
+    if stack.len() > 1 {
+        if let Some((done, Some(name))) = stack.pop() {
+            if let Some((d, _)) = stack.last() {
+                d.set_item(name.bind(py), done)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A cell or primitive as a Python object, by the README's number policy
+/// (the rows reader converts its cells with this too).
+#[inline]
+pub fn scalar_object<'py>(
+    py: Python<'py>,
+    parse_float: Option<&Py<PyAny>>,
+    s: Scalar<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match s {
+        Scalar::Null => py.None().into_bound(py),
+        Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::Str(t) => PyString::new(py, t).into_any(),
+        Scalar::Float(t) => match parse_float {
+            Some(f) => f.bind(py).call1((t,))?,
+            None => match float_value(t) {
+                FloatValue::Finite(f) => PyFloat::new(py, f).into_any(),
+                FloatValue::Overflow => decimal(py, t)?,
+            },
+        },
+        Scalar::BigInt(t) => big_int(py, t)?,
+    })
+}
+
+fn internal(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!("toonstream._native: internal error: {what}"))
+}
+
+fn decimal<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    DECIMAL.import(py, "decimal", "Decimal")?.call1((text,))
+}
+
+/// An integer beyond i64, exact: `int(text)`, or `int(Decimal(text))` past
+/// CPython's int-from-string digit limit (as the Python engine does).
+fn big_int<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let int = py.get_type::<pyo3::types::PyInt>();
+    if text.len() > INT_STR_SAFE_DIGITS {
+        int.call1((decimal(py, text)?,))
+    } else {
+        int.call1((text,))
+    }
+}
+
+impl Sink for PySink<'_, '_> {
+    type Error = BindError;
+
+    fn start_object(&mut self) -> Result<(), BindError> {
+        let d = PyDict::new(self.py).unbind();
+        self.b.stack.push(Frame::Object(d, None));
+        Ok(())
+    }
+
+    fn end_object(&mut self) -> Result<(), BindError> {
+        Ok(self.close()?)
+    }
+
+    fn key(&mut self, key: &str) -> Result<(), BindError> {
+        self.tick()?;
+        let k = self.b.keys.get(self.py, key).unbind();
+        match self.b.stack.last_mut() {
+            Some(Frame::Object(_, slot)) => {
+                *slot = Some(k);
+                Ok(())
+            }
+            _ => Err(internal("a key outside an object").into()),
+        }
+    }
+
+    fn scalar(&mut self, value: Scalar<'_>) -> Result<(), BindError> {
+        self.tick()?;
+        let v = self.scalar_obj(value)?;
+        Ok(self.add(v)?)
+    }
+
+    fn start_array(&mut self, _declared: u64) -> Result<(), BindError> {
+        // (never sized from the declared length: it is only a claim of the input)
+        let l = PyList::empty(self.py).unbind();
+        self.b.stack.push(Frame::Array(l));
+        Ok(())
+    }
+
+    fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
+        self.tick()?;
+        let py = self.py;
+        match self.b.stack.last() {
+            Some(Frame::Array(items)) => {
+                let items = items.bind(py);
+                for s in values.iter() {
+                    items.append(self.scalar_obj(s)?)?;
+                }
+                Ok(())
+            }
+            _ => Err(internal("inline values outside an array").into()),
+        }
+    }
+
+    fn end_array(&mut self) -> Result<(), BindError> {
+        Ok(self.close()?)
+    }
+
+    fn start_table(&mut self, table: &Table<'_>) -> Result<(), BindError> {
+        let shape = self.shape(table.fields);
+        let frame = if table.keyed {
+            Frame::Keyed(PyDict::new(self.py).unbind(), shape)
+        } else {
+            Frame::Table(PyList::empty(self.py).unbind(), shape)
+        };
+        self.b.stack.push(frame);
+        Ok(())
+    }
+
+    fn row(&mut self, cells: &Cells<'_>) -> Result<(), BindError> {
+        self.tick()?;
+        match self.b.stack.last() {
+            Some(Frame::Table(rows, shape)) => {
+                let row = self.row_object(shape, cells)?;
+                rows.bind(self.py).append(row)?;
+                Ok(())
+            }
+            _ => Err(internal("a row outside a table").into()),
+        }
+    }
+
+    fn entry(&mut self, key: &str, cells: &Cells<'_>) -> Result<(), BindError> {
+        self.tick()?;
+        let k = self.b.keys.get(self.py, key);
+        match self.b.stack.last() {
+            Some(Frame::Keyed(obj, shape)) => {
+                let row = self.row_object(shape, cells)?;
+                obj.bind(self.py).set_item(k, row)?;
+                Ok(())
+            }
+            _ => Err(internal("an entry outside a keyed table").into()),
+        }
+    }
+
+    fn end_table(&mut self, _keyed: bool) -> Result<(), BindError> {
+        Ok(self.close()?)
+    }
+}

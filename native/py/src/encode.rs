@@ -1,0 +1,1597 @@
+//! `toonstream._native.dumps`: Python values to TOON text, byte-identical to
+//! the Python engine's `toonstream.dumps` (`toonstream/encoder.py`, the
+//! reference: `_Walk._root/_fields/_array/_items`, `_table`, `UnionShape`).
+//!
+//! ```python
+//! >>> from toonstream import _native
+//! >>> _native.dumps({"users": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Bob"}]})
+//! 'users[2]{id,name}:\n  1,Ada\n  2,Bob'
+//! >>> _native.dumps({1: "a"}) is NotImplemented
+//! True
+//! ```
+//!
+//! Only the exact built-in types are taken: dict (exact str keys), list,
+//! tuple (the reference writes it as the list of its items), str, int,
+//! float, bool, None.  Anything else (a subclass, a host type the reference
+//! maps, a non-str key, a lone surrogate, a value nested deeper than
+//! `max_depth` or a cycle, an int the reference writes through `Decimal` or
+//! refuses, an option the reference rejects or spells another way) makes the
+//! whole call return `NotImplemented` with nothing written anywhere: the
+//! reference then encodes the document, so its errors, paths and host-type
+//! mappings stay the only ones.  Every such case is met while the value is
+//! walked (every value is written, so every value is looked at), which is
+//! why a shape decision taken next to an unknown value never matters: the
+//! walk gives up before its output is used.
+//!
+//! The walk keeps its containers on an explicit stack (a 10,000-deep value
+//! costs heap frames, not Rust stack) and calls no Python code: type checks
+//! compare type pointers, and only C-level operations of the exact types are
+//! used (dict iteration and lookup, `str` of a big int).  The text is built in
+//! one `String` and becomes a Python str once.
+
+use std::collections::{HashMap, HashSet};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// The reference's `encoder.DEFAULT_MAX_DEPTH`.
+const DEFAULT_MAX_DEPTH: i64 = 10_000;
+/// The decoders' default `max_number_length`: the reference refuses a longer
+/// number token (`_scalars._checked_length`), so such an int is left to it.
+const MAX_NUMBER_LENGTH: usize = 10_000;
+/// Nesting levels this walk takes at most, whatever `max_depth` allows (each
+/// level is a heap frame; deeper values go to the reference).
+const MAX_LEVELS: usize = 1_000_000;
+/// Stack frames from this depth on are checked for cycles (a set lookup per
+/// frame); shallower ones need none: a cycle repeats, so it is caught within
+/// one turn past this depth, and the depth limit bounds it anyway.
+const CYCLE_CHECK_FROM: usize = 32;
+/// Lines or cells between two checks for a pending signal (Ctrl-C).
+const SIGNAL_EVERY: u32 = 1 << 14;
+/// The widest indentation (in spaces) of a line this walk writes.
+const MAX_INDENT_TEXT: usize = 1 << 20;
+/// The most a table reserves for its rows ahead, from its first row's size.
+const MAX_RESERVE: usize = 1 << 28;
+/// Indentation widths beyond this go to the reference (it takes them; this
+/// walk would only build very long lines of spaces).
+const MAX_INDENT: i64 = 1 << 12;
+
+/// Why the walk stopped: the value is not one it takes (the reference must
+/// encode it), or a Python error (a signal handler's exception) to raise.
+enum Stop {
+    Decline,
+    Err(PyErr),
+}
+
+impl From<PyErr> for Stop {
+    // An error from a C-level operation (a lookup, a str conversion) means
+    // the value is not a plain one: the reference decides what it is.
+    fn from(_: PyErr) -> Self {
+        Stop::Decline
+    }
+}
+
+type R<T> = Result<T, Stop>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Str,
+    Int,
+    Float,
+    Bool,
+    Null,
+    Dict,
+    List,
+    Tuple,
+    Other,
+}
+
+impl Kind {
+    fn primitive(self) -> bool {
+        matches!(
+            self,
+            Kind::Str | Kind::Int | Kind::Float | Kind::Bool | Kind::Null
+        )
+    }
+    fn sequence(self) -> bool {
+        matches!(self, Kind::List | Kind::Tuple)
+    }
+}
+
+/// The exact built-in types, by type object (compared by pointer: a
+/// subclass has another type object, so it is `Other`).
+struct Types {
+    str_: *mut ffi::PyTypeObject,
+    int: *mut ffi::PyTypeObject,
+    float: *mut ffi::PyTypeObject,
+    bool_: *mut ffi::PyTypeObject,
+    none: *mut ffi::PyTypeObject,
+    dict: *mut ffi::PyTypeObject,
+    list: *mut ffi::PyTypeObject,
+    tuple: *mut ffi::PyTypeObject,
+}
+
+impl Types {
+    fn new(py: Python<'_>) -> Self {
+        Types {
+            str_: py.get_type::<PyString>().as_type_ptr(),
+            int: py.get_type::<PyInt>().as_type_ptr(),
+            float: py.get_type::<PyFloat>().as_type_ptr(),
+            bool_: py.get_type::<PyBool>().as_type_ptr(),
+            none: py.None().bind(py).get_type_ptr(),
+            dict: py.get_type::<PyDict>().as_type_ptr(),
+            list: py.get_type::<PyList>().as_type_ptr(),
+            tuple: py.get_type::<PyTuple>().as_type_ptr(),
+        }
+    }
+
+    fn kind(&self, v: &Bound<'_, PyAny>) -> Kind {
+        let t = v.get_type_ptr();
+        if t == self.str_ {
+            Kind::Str
+        } else if t == self.int {
+            Kind::Int
+        } else if t == self.float {
+            Kind::Float
+        } else if t == self.dict {
+            Kind::Dict
+        } else if t == self.bool_ {
+            Kind::Bool
+        } else if t == self.none {
+            Kind::Null
+        } else if t == self.list {
+            Kind::List
+        } else if t == self.tuple {
+            Kind::Tuple
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// A list or a tuple: the reference writes a tuple as the list of its items.
+enum Seq<'py> {
+    List(Bound<'py, PyList>),
+    Tuple(Bound<'py, PyTuple>),
+}
+
+impl<'py> Seq<'py> {
+    fn of(v: &Bound<'py, PyAny>, kind: Kind) -> R<Self> {
+        Ok(match kind {
+            Kind::List => Seq::List(v.cast::<PyList>().map_err(|_| Stop::Decline)?.clone()),
+            Kind::Tuple => Seq::Tuple(v.cast::<PyTuple>().map_err(|_| Stop::Decline)?.clone()),
+            _ => return Err(Stop::Decline),
+        })
+    }
+    fn len(&self) -> usize {
+        match self {
+            Seq::List(l) => l.len(),
+            Seq::Tuple(t) => t.len(),
+        }
+    }
+    fn get(&self, i: usize) -> R<Bound<'py, PyAny>> {
+        Ok(match self {
+            Seq::List(l) => l.get_item(i)?,
+            Seq::Tuple(t) => t.get_item(i)?,
+        })
+    }
+    fn items(&self) -> R<Vec<Bound<'py, PyAny>>> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+    fn ptr(&self) -> usize {
+        match self {
+            Seq::List(l) => l.as_ptr() as usize,
+            Seq::Tuple(t) => t.as_ptr() as usize,
+        }
+    }
+}
+
+/// One level of a table's field tree (§6 `{a,b{c,d}}`): its names (the first
+/// row's keys, exact strs) and, per name, the index of its sub-level (a
+/// column of objects) or `None` (a column of primitives).
+struct Node<'py> {
+    names: Vec<Bound<'py, PyString>>,
+    subs: Vec<Option<usize>>,
+}
+
+/// A field tree, level 0 the top; `leaves` are the leaf columns (values of
+/// every row) in header order, depth-first, when the analysis gathered them.
+struct Tree<'py> {
+    nodes: Vec<Node<'py>>,
+    leaves: Vec<Vec<Bound<'py, PyAny>>>,
+}
+
+/// A `missing_as_null` table's fields: the union of keys in first-seen order,
+/// each with its sub-tree (a key present in every row holding objects).
+struct Union<'py> {
+    names: Vec<Bound<'py, PyString>>,
+    subs: Vec<Option<Tree<'py>>>,
+}
+
+/// A `flat_table` cell: written, an object (maybe a nested table), or no
+/// table at all.
+enum Cell {
+    Written,
+    Object,
+    NotTable,
+}
+
+/// What `flat_table` found.
+enum Flat {
+    Written,
+    NotTable,
+    Nested,
+}
+
+enum Frame<'py> {
+    /// The fields of a non-empty object at `depth`; with `hyphen` the first
+    /// goes on the list item's hyphen line (§10).
+    Fields {
+        dict: Bound<'py, PyDict>,
+        items: pyo3::types::iter::BoundDictIterator<'py>,
+        depth: usize,
+        hyphen: bool,
+        level: usize,
+        tracked: Option<usize>,
+    },
+    /// The list items (§9.4) of an array, at `depth`.
+    Items {
+        seq: Seq<'py>,
+        next: usize,
+        depth: usize,
+        level: usize,
+        tracked: Option<usize>,
+    },
+}
+
+struct Encoder<'py> {
+    py: Python<'py>,
+    types: Types,
+    out: String,
+    unit: usize,
+    delim: u8,
+    /// The header's delimiter symbol (§6): none for the comma.
+    symbol: &'static str,
+    missing_as_null: bool,
+    /// The deepest nesting level taken (the root container is level 1): the
+    /// reference raises when a container at level L > max_depth has a child,
+    /// so every container at level <= max_depth + 1 is safe.  (A table's
+    /// inner levels are not on the reference's stack; counting them too only
+    /// declines more.)
+    limit: usize,
+    ticks: u32,
+}
+
+impl<'py> Encoder<'py> {
+    fn tick(&mut self) -> R<()> {
+        self.ticks += 1;
+        if self.ticks >= SIGNAL_EVERY {
+            self.ticks = 0;
+            self.py.check_signals().map_err(Stop::Err)?;
+        }
+        Ok(())
+    }
+
+    /// Start a new line (LF between lines, none before the first).
+    fn nl(&mut self) {
+        if !self.out.is_empty() {
+            self.out.push('\n');
+        }
+    }
+
+    fn indent(&mut self, depth: usize) {
+        const SPACES: &str = "                                                                ";
+        let mut n = depth * self.unit;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.out.push_str(&SPACES[..k]);
+            n -= k;
+        }
+    }
+
+    /// The line lead of a list item at `depth`: indentation, then "- ".
+    fn hyphen(&mut self, depth: usize) {
+        self.indent(depth);
+        self.out.push_str("- ");
+    }
+
+    fn check_level(&self, level: usize) -> R<()> {
+        // (a line's indentation grows with the level: deep and wide enough,
+        // the text would be quadratic in the depth, left to the reference)
+        if level > self.limit || level.saturating_mul(self.unit) > MAX_INDENT_TEXT {
+            return Err(Stop::Decline);
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ primitives
+
+    /// One primitive cell, quoted for the document's delimiter (§7.2).
+    fn prim(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
+        let k = self.types.kind(v);
+        self.prim_kind(v, k)
+    }
+
+    /// `prim` for a value whose kind is known.
+    fn prim_kind(&mut self, v: &Bound<'py, PyAny>, kind: Kind) -> R<()> {
+        match kind {
+            Kind::Str => {
+                let s = v.cast::<PyString>().map_err(|_| Stop::Decline)?;
+                // a lone surrogate is not UTF-8: the reference reports it
+                let s = s.to_str()?;
+                self.string(s);
+            }
+            Kind::Int => self.int(v)?,
+            Kind::Float => {
+                let x = v.cast::<PyFloat>().map_err(|_| Stop::Decline)?.value();
+                write_float(&mut self.out, x);
+            }
+            Kind::Bool => {
+                let b = v.cast::<PyBool>().map_err(|_| Stop::Decline)?.is_true();
+                self.out.push_str(if b { "true" } else { "false" });
+            }
+            Kind::Null => self.out.push_str("null"),
+            _ => return Err(Stop::Decline),
+        }
+        Ok(())
+    }
+
+    fn int(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
+        if let Ok(i) = v.extract::<i64>() {
+            let mut b = itoa::Buffer::new();
+            self.out.push_str(b.format(i));
+            return Ok(());
+        }
+        // Beyond 64 bits: int's own decimal conversion (C code).  It fails
+        // past the interpreter's digit limit, and a token longer than the
+        // decoders' max_number_length is refused by the reference: both are
+        // the reference's to handle.
+        let text = v.str()?;
+        let text = text.to_str()?;
+        if text.len() > MAX_NUMBER_LENGTH {
+            return Err(Stop::Decline);
+        }
+        self.out.push_str(text);
+        Ok(())
+    }
+
+    fn string(&mut self, s: &str) {
+        if needs_quote(s, self.delim) {
+            quote(&mut self.out, s);
+        } else {
+            self.out.push_str(s);
+        }
+    }
+
+    /// An object key or field name (§7.3), exact str (else the reference's).
+    fn key(&mut self, k: &Bound<'py, PyAny>) -> R<()> {
+        if self.types.kind(k) != Kind::Str {
+            return Err(Stop::Decline);
+        }
+        let s = k.cast::<PyString>().map_err(|_| Stop::Decline)?.to_str()?;
+        if unquoted_key(s) {
+            self.out.push_str(s);
+        } else {
+            quote(&mut self.out, s);
+        }
+        Ok(())
+    }
+
+    /// `[N<sym>]` or the keyed `[N:<sym>]` (§6).
+    fn bracket(&mut self, n: usize, keyed: bool) {
+        let mut b = itoa::Buffer::new();
+        self.out.push('[');
+        self.out.push_str(b.format(n));
+        if keyed {
+            self.out.push(':');
+        }
+        self.out.push_str(self.symbol);
+        self.out.push(']');
+    }
+
+    /// `{a,b{c,d}}` for a field tree, without recursion.
+    fn fields_text(&mut self, tree: &Tree<'py>, root: usize) -> R<()> {
+        let d = self.delim as char;
+        self.out.push('{');
+        let mut todo: Vec<(usize, usize)> = vec![(root, 0)];
+        while let Some(top) = todo.last_mut() {
+            let (node, at) = *top;
+            let n = &tree.nodes[node];
+            if at >= n.names.len() {
+                todo.pop();
+                self.out.push('}');
+                continue;
+            }
+            top.1 += 1;
+            if at > 0 {
+                self.out.push(d);
+            }
+            let name = n.names[at].clone().into_any();
+            let sub = n.subs[at];
+            self.key(&name)?;
+            if let Some(sub) = sub {
+                self.out.push('{');
+                todo.push((sub, 0));
+            }
+        }
+        Ok(())
+    }
+
+    fn union_text(&mut self, u: &Union<'py>) -> R<()> {
+        let d = self.delim as char;
+        self.out.push('{');
+        for (i, (name, sub)) in u.names.iter().zip(&u.subs).enumerate() {
+            if i > 0 {
+                self.out.push(d);
+            }
+            self.key(&name.clone().into_any())?;
+            if let Some(t) = sub {
+                self.fields_text(t, 0)?;
+            }
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- tables
+
+    /// `_Walk._table`: the field tree (and leaf columns) if `rows` make a
+    /// §9.3 table: all non-empty dicts with the same keys (the header is the
+    /// first row's key order; the others are matched by lookup), each column
+    /// all primitives or all objects that again make a table.  `level`: the
+    /// rows' nesting level.  `Ok(None)`: not a table.
+    fn table(&mut self, rows: &[Bound<'py, PyAny>], level: usize) -> R<Option<Tree<'py>>> {
+        struct Group<'py> {
+            rows: Vec<Bound<'py, PyDict>>,
+            node: usize,
+            col: usize,
+            ptr: usize,
+        }
+        let mut tree = Tree {
+            nodes: Vec::new(),
+            leaves: Vec::new(),
+        };
+        // Depth-first over the field tree, so the leaves come in header order.
+        let Some(first) = self.group(rows, level, &mut tree)? else {
+            return Ok(None);
+        };
+        let mut stack: Vec<Group<'py>> = vec![Group {
+            ptr: first[0].as_ptr() as usize,
+            rows: first,
+            node: 0,
+            col: 0,
+        }];
+        // The first rows of the open groups: the first row's own nesting,
+        // where a cycle would show (the other rows must follow its shape).
+        let mut chain: HashSet<usize> = HashSet::new();
+        chain.insert(stack[0].ptr);
+        while let Some(g) = stack.last_mut() {
+            let node = g.node;
+            if g.col >= tree.nodes[node].names.len() {
+                let ptr = g.ptr;
+                stack.pop();
+                chain.remove(&ptr);
+                continue;
+            }
+            let name = tree.nodes[node].names[g.col].clone();
+            g.col += 1;
+            let mut col: Vec<Bound<'py, PyAny>> = Vec::with_capacity(g.rows.len());
+            let mut all_prim = true;
+            let mut all_dict = true;
+            for r in &g.rows {
+                let Some(v) = r.get_item(&name)? else {
+                    return Ok(None);
+                };
+                match self.types.kind(&v) {
+                    Kind::Other => return Err(Stop::Decline),
+                    Kind::Dict => all_prim = false,
+                    k if k.primitive() => all_dict = false,
+                    _ => {
+                        all_prim = false;
+                        all_dict = false;
+                    }
+                }
+                col.push(v);
+            }
+            let depth = level + stack.len();
+            if all_prim {
+                tree.nodes[node].subs.push(None);
+                tree.leaves.push(col);
+                continue;
+            }
+            if !all_dict {
+                return Ok(None);
+            }
+            let child = tree.nodes.len();
+            let Some(rows) = self.group(&col, depth, &mut tree)? else {
+                return Ok(None);
+            };
+            tree.nodes[node].subs.push(Some(child));
+            let ptr = rows[0].as_ptr() as usize;
+            if !chain.insert(ptr) {
+                return Err(Stop::Decline); // a cycle: the reference reports it
+            }
+            stack.push(Group {
+                rows,
+                node: child,
+                col: 0,
+                ptr,
+            });
+        }
+        Ok(Some(tree))
+    }
+
+    /// One group of a table (rows at `level`): all dicts, the first not
+    /// empty, all of its size; its keys become a new node of `tree`.
+    fn group(
+        &mut self,
+        rows: &[Bound<'py, PyAny>],
+        level: usize,
+        tree: &mut Tree<'py>,
+    ) -> R<Option<Vec<Bound<'py, PyDict>>>> {
+        self.check_level(level)?;
+        let mut dicts = Vec::with_capacity(rows.len());
+        for r in rows {
+            match self.types.kind(r) {
+                Kind::Dict => dicts.push(r.cast::<PyDict>().map_err(|_| Stop::Decline)?.clone()),
+                Kind::Other => return Err(Stop::Decline),
+                _ => return Ok(None),
+            }
+        }
+        let Some(first) = dicts.first() else {
+            return Ok(None);
+        };
+        let width = first.len();
+        if width == 0 || dicts.iter().any(|d| d.len() != width) {
+            return Ok(None);
+        }
+        let mut names = Vec::with_capacity(width);
+        for (k, _) in first.iter() {
+            if self.types.kind(&k) != Kind::Str {
+                return Err(Stop::Decline); // the reference's key rules
+            }
+            names.push(k.cast_into::<PyString>().map_err(|_| Stop::Decline)?);
+        }
+        for d in &dicts[1..] {
+            self.plain_keys(d)?; // (the other rows are matched by lookup)
+        }
+        tree.nodes.push(Node {
+            names,
+            subs: Vec::with_capacity(width),
+        });
+        Ok(Some(dicts))
+    }
+
+    /// Every key of `d` is an exact str, so a lookup in it compares strs
+    /// only: a key of another type could run its own `__eq__` (Python code,
+    /// which this walk never calls).  Such an object is the reference's.
+    fn plain_keys(&self, d: &Bound<'py, PyDict>) -> R<()> {
+        for (k, _) in d.iter() {
+            if self.types.kind(&k) != Kind::Str {
+                return Err(Stop::Decline);
+            }
+        }
+        Ok(())
+    }
+
+    /// `Walk.conforms`: `obj` has exactly the shape of `tree` from `node`.
+    fn conforms(&mut self, obj: &Bound<'py, PyAny>, tree: &Tree<'py>) -> R<bool> {
+        let mut todo = vec![(obj.clone(), 0usize)];
+        while let Some((o, node)) = todo.pop() {
+            match self.types.kind(&o) {
+                Kind::Dict => {}
+                Kind::Other => return Err(Stop::Decline),
+                _ => return Ok(false),
+            }
+            let o = o.cast_into::<PyDict>().map_err(|_| Stop::Decline)?;
+            let n = &tree.nodes[node];
+            if o.len() != n.names.len() {
+                return Ok(false);
+            }
+            self.plain_keys(&o)?;
+            for (name, sub) in n.names.iter().zip(&n.subs) {
+                let Some(v) = o.get_item(name)? else {
+                    return Ok(false);
+                };
+                let k = self.types.kind(&v);
+                if k == Kind::Other {
+                    return Err(Stop::Decline);
+                }
+                match sub {
+                    None if !k.primitive() => return Ok(false),
+                    None => {}
+                    Some(s) => todo.push((v, *s)),
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// `UnionShape`: the fields of a `missing_as_null` table over `rows`
+    /// (non-empty dicts that differ only by missing keys), or `None`.
+    fn union(&mut self, rows: &[Bound<'py, PyAny>], level: usize) -> R<Option<Union<'py>>> {
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut u = Union {
+            names: Vec::new(),
+            subs: Vec::new(),
+        };
+        let mut present: Vec<usize> = Vec::new();
+        for o in rows {
+            match self.types.kind(o) {
+                Kind::Dict => {}
+                Kind::Other => return Err(Stop::Decline),
+                _ => return Ok(None),
+            }
+            let o = o.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+            if o.len() == 0 {
+                return Ok(None);
+            }
+            for (k, v) in o.iter() {
+                if self.types.kind(&k) != Kind::Str {
+                    return Err(Stop::Decline);
+                }
+                let key = k.cast_into::<PyString>().map_err(|_| Stop::Decline)?;
+                let kv = self.types.kind(&v);
+                if kv == Kind::Other {
+                    return Err(Stop::Decline);
+                }
+                let text = key.to_str()?;
+                match index.get(text) {
+                    None => {
+                        let sub = if kv.primitive() {
+                            None
+                        } else if kv == Kind::Dict {
+                            match self.table(std::slice::from_ref(&v), level + 1)? {
+                                Some(t) => Some(t),
+                                None => return Ok(None),
+                            }
+                        } else {
+                            return Ok(None);
+                        };
+                        index.insert(text.to_string(), u.names.len());
+                        u.names.push(key.clone());
+                        u.subs.push(sub);
+                        present.push(1);
+                    }
+                    Some(&i) => {
+                        present[i] += 1;
+                        let fits = match &u.subs[i] {
+                            None => kv.primitive(),
+                            Some(t) => self.conforms(&v, t)?,
+                        };
+                        if !fits {
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+        let n = rows.len();
+        for (sub, &p) in u.subs.iter().zip(&present) {
+            // a nested object missing somewhere: null and objects do not mix
+            if sub.is_some() && p != n {
+                return Ok(None);
+            }
+        }
+        Ok(Some(u))
+    }
+
+    /// Rows of a table from its leaf columns, each line at `depth`.
+    fn table_rows(&mut self, tree: &Tree<'py>, n: usize, depth: usize) -> R<()> {
+        let d = self.delim as char;
+        for i in 0..n {
+            self.tick()?;
+            self.nl();
+            self.indent(depth);
+            for (j, col) in tree.leaves.iter().enumerate() {
+                if j > 0 {
+                    self.out.push(d);
+                }
+                self.prim(&col[i])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The leaf cells of `obj` along `tree` (it conforms), depth-first.
+    fn tree_cells(&mut self, obj: &Bound<'py, PyAny>, tree: &Tree<'py>, first: bool) -> R<()> {
+        let d = self.delim as char;
+        let mut first = first;
+        let mut todo: Vec<(Bound<'py, PyDict>, usize, usize)> = Vec::new();
+        todo.push((
+            obj.cast::<PyDict>().map_err(|_| Stop::Decline)?.clone(),
+            0,
+            0,
+        ));
+        while let Some((o, node, i)) = todo.last_mut() {
+            let n = &tree.nodes[*node];
+            if *i >= n.names.len() {
+                todo.pop();
+                continue;
+            }
+            let at = *i;
+            *i += 1;
+            let v = o.get_item(&n.names[at])?.ok_or(Stop::Decline)?;
+            match n.subs[at] {
+                None => {
+                    if !first {
+                        self.out.push(d);
+                    }
+                    first = false;
+                    self.prim(&v)?;
+                }
+                Some(s) => {
+                    let v = v.cast_into::<PyDict>().map_err(|_| Stop::Decline)?;
+                    todo.push((v, s, 0));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn union_rows(&mut self, u: &Union<'py>, rows: &[Bound<'py, PyAny>], depth: usize) -> R<()> {
+        let d = self.delim as char;
+        for o in rows {
+            self.tick()?;
+            let o = o.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+            self.nl();
+            self.indent(depth);
+            for (j, (name, sub)) in u.names.iter().zip(&u.subs).enumerate() {
+                let v = o.get_item(name)?;
+                match (sub, v) {
+                    (None, None) => {
+                        if j > 0 {
+                            self.out.push(d);
+                        }
+                        self.out.push_str("null");
+                    }
+                    (None, Some(v)) => {
+                        if j > 0 {
+                            self.out.push(d);
+                        }
+                        self.prim(&v)?;
+                    }
+                    (Some(t), Some(v)) => self.tree_cells(&v, t, j == 0)?,
+                    (Some(_), None) => return Err(Stop::Decline),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `_Walk._keyed_fields`: a §9.5 keyed table if `obj` (at `level`) has at
+    /// least 2 entries, all objects that make a table.
+    fn keyed(&mut self, obj: &Bound<'py, PyDict>, level: usize) -> R<Option<Tree<'py>>> {
+        if obj.len() < 2 {
+            return Ok(None);
+        }
+        let mut values = Vec::with_capacity(obj.len());
+        for (_, v) in obj.iter() {
+            match self.types.kind(&v) {
+                Kind::Dict => values.push(v),
+                Kind::Other => return Err(Stop::Decline),
+                _ => return Ok(None),
+            }
+        }
+        self.table(&values, level + 1)
+    }
+
+    /// The header (after the head already written) and entries of a keyed
+    /// table; entries at `depth + 1`.
+    fn write_keyed(&mut self, obj: &Bound<'py, PyDict>, tree: &Tree<'py>, depth: usize) -> R<()> {
+        self.bracket(obj.len(), true);
+        self.fields_text(tree, 0)?;
+        self.out.push(':');
+        let d = self.delim as char;
+        for (i, (k, _)) in obj.iter().enumerate() {
+            self.tick()?;
+            self.nl();
+            self.indent(depth + 1);
+            self.key(&k)?;
+            self.out.push_str(": ");
+            for (j, col) in tree.leaves.iter().enumerate() {
+                if j > 0 {
+                    self.out.push(d);
+                }
+                self.prim(&col[i])?;
+            }
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- values
+
+    /// `_Walk._array` for a non-empty array at nesting `level` whose head
+    /// (line lead and key) is written; its rows or items go at `depth + 1`.
+    fn array(
+        &mut self,
+        seq: Seq<'py>,
+        depth: usize,
+        tabular: bool,
+        level: usize,
+    ) -> R<Option<Frame<'py>>> {
+        let n = seq.len();
+        let mark = self.out.len();
+        // §9.1 inline, written while the items are classified (one pass over
+        // them: each item is read once, while it is in the cache); undone at
+        // the first item that is not a primitive.
+        self.bracket(n, false);
+        self.out.push_str(": ");
+        let d = self.delim as char;
+        let mut inline = true;
+        for i in 0..n {
+            let x = seq.get(i)?;
+            let k = self.types.kind(&x);
+            if !k.primitive() {
+                inline = false;
+                break;
+            }
+            if i > 0 {
+                self.out.push(d);
+            }
+            self.prim_kind(&x, k)?;
+            self.tick()?;
+        }
+        if inline {
+            return Ok(None);
+        }
+        self.out.truncate(mark);
+        // (rows that are not all dicts: flat_table says NotTable at the first
+        // other one, and union gives None)
+        if tabular {
+            self.check_level(level + 1)?;
+            match self.flat_table(&seq, depth + 1)? {
+                Flat::Written => return Ok(None),
+                Flat::NotTable => {}
+                Flat::Nested => {
+                    let items = seq.items()?;
+                    if let Some(tree) = self.table(&items, level + 1)? {
+                        // §9.3
+                        self.bracket(n, false);
+                        self.fields_text(&tree, 0)?;
+                        self.out.push(':');
+                        self.table_rows(&tree, n, depth + 1)?;
+                        return Ok(None);
+                    }
+                }
+            }
+            if self.missing_as_null {
+                let items = seq.items()?;
+                if let Some(u) = self.union(&items, level + 1)? {
+                    self.bracket(n, false);
+                    self.union_text(&u)?;
+                    self.out.push(':');
+                    self.union_rows(&u, &items, depth + 1)?;
+                    return Ok(None);
+                }
+            }
+        }
+        self.bracket(n, false); // §9.4
+        self.out.push(':');
+        Ok(Some(Frame::Items {
+            seq,
+            next: 0,
+            depth: depth + 1,
+            level,
+            tracked: None,
+        }))
+    }
+
+    /// The commonest §9.3 table, rows of primitives only, written in one
+    /// pass over the rows (each row is read once, while it is in the cache),
+    /// rows at `depth`; undone when the rows turn out to be something else:
+    /// `NotTable` where `_table` says no table (a row that is not a dict or
+    /// of another size or lacks a field, a list cell), `Nested` at an object
+    /// cell (the full analysis decides).
+    fn flat_table(&mut self, seq: &Seq<'py>, depth: usize) -> R<Flat> {
+        let first = seq.get(0)?;
+        match self.types.kind(&first) {
+            Kind::Dict => {}
+            Kind::Other => return Err(Stop::Decline),
+            _ => return Ok(Flat::NotTable),
+        }
+        let first = first.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+        let width = first.len();
+        if width == 0 {
+            return Ok(Flat::NotTable);
+        }
+        let mut names = Vec::with_capacity(width);
+        for (k, _) in first.iter() {
+            if self.types.kind(&k) != Kind::Str {
+                return Err(Stop::Decline); // the reference's key rules
+            }
+            names.push(k.cast_into::<PyString>().map_err(|_| Stop::Decline)?);
+        }
+        let mark = self.out.len();
+        let d = self.delim as char;
+        self.bracket(seq.len(), false);
+        self.out.push('{');
+        for (j, name) in names.iter().enumerate() {
+            if j > 0 {
+                self.out.push(d);
+            }
+            self.key(name.as_any())?;
+        }
+        self.out.push_str("}:");
+        for i in 0..seq.len() {
+            self.tick()?;
+            let row = seq.get(i)?;
+            let row = match self.types.kind(&row) {
+                Kind::Dict => row.cast_into::<PyDict>().map_err(|_| Stop::Decline)?,
+                Kind::Other => return Err(Stop::Decline),
+                _ => return Ok(self.undo(mark, Flat::NotTable)),
+            };
+            if row.len() != width {
+                return Ok(self.undo(mark, Flat::NotTable));
+            }
+            self.nl();
+            self.indent(depth);
+            let line = self.out.len();
+            // The row's own order first (no lookups): the cells are the
+            // header's while each key is the header's very key object.
+            let mut cell = Cell::Written;
+            let mut j = 0;
+            for (k, v) in row.iter() {
+                if j >= width || !k.is(&names[j]) {
+                    break;
+                }
+                cell = self.flat_cell(&v, j)?;
+                if !matches!(cell, Cell::Written) {
+                    break;
+                }
+                j += 1;
+            }
+            if matches!(cell, Cell::Written) && j < width {
+                // keys in another order, or equal keys that are other objects
+                self.out.truncate(line);
+                self.plain_keys(&row)?;
+                for (jj, name) in names.iter().enumerate() {
+                    let Some(v) = row.get_item(name)? else {
+                        return Ok(self.undo(mark, Flat::NotTable));
+                    };
+                    j = jj;
+                    cell = self.flat_cell(&v, j)?;
+                    if !matches!(cell, Cell::Written) {
+                        break;
+                    }
+                }
+            }
+            match cell {
+                Cell::Written => {
+                    if i == 0 {
+                        // room for the other rows at once (growing by
+                        // doubling would copy a big table's text repeatedly),
+                        // as far as the first row tells and within reason: a
+                        // failed reservation only leaves the growth to push
+                        let row = self.out.len() - line + 1 + depth * self.unit;
+                        let room = row.saturating_mul(seq.len() - 1).min(MAX_RESERVE);
+                        let _ = self.out.try_reserve(room);
+                    }
+                }
+                Cell::NotTable => return Ok(self.undo(mark, Flat::NotTable)),
+                Cell::Object => {
+                    // A list cell further on rules the table out without
+                    // the full analysis (records that hold an object and an
+                    // array are common).
+                    self.plain_keys(&row)?;
+                    for name in &names[j + 1..] {
+                        match row.get_item(name)? {
+                            Some(v) if self.types.kind(&v).sequence() => {
+                                return Ok(self.undo(mark, Flat::NotTable))
+                            }
+                            _ => {}
+                        }
+                    }
+                    return Ok(self.undo(mark, Flat::Nested));
+                }
+            }
+        }
+        Ok(Flat::Written)
+    }
+
+    /// Cell `j` of a `flat_table` row: written if a primitive.
+    fn flat_cell(&mut self, v: &Bound<'py, PyAny>, j: usize) -> R<Cell> {
+        let k = self.types.kind(v);
+        if k.primitive() {
+            if j > 0 {
+                self.out.push(self.delim as char);
+            }
+            self.prim_kind(v, k)?;
+            return Ok(Cell::Written);
+        }
+        match k {
+            Kind::Other => Err(Stop::Decline),
+            Kind::Dict => Ok(Cell::Object),
+            _ => Ok(Cell::NotTable),
+        }
+    }
+
+    fn undo(&mut self, mark: usize, why: Flat) -> Flat {
+        self.out.truncate(mark);
+        why
+    }
+
+    /// One field `k: v` of an object at `depth`; `hyphen`: on a list item's
+    /// hyphen line.  `level`: the object's nesting level.
+    fn field(
+        &mut self,
+        k: &Bound<'py, PyAny>,
+        v: &Bound<'py, PyAny>,
+        depth: usize,
+        hyphen: bool,
+        level: usize,
+    ) -> R<Option<Frame<'py>>> {
+        self.tick()?;
+        self.nl();
+        if hyphen {
+            self.hyphen(depth - 1);
+        } else {
+            self.indent(depth);
+        }
+        self.key(k)?;
+        let kind = self.types.kind(v);
+        if kind.primitive() {
+            self.out.push_str(": ");
+            self.prim(v)?;
+            return Ok(None);
+        }
+        self.check_level(level + 1)?;
+        match kind {
+            Kind::Dict => {
+                let dict = v.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+                if dict.len() == 0 {
+                    self.out.push(':');
+                    return Ok(None);
+                }
+                if let Some(tree) = self.keyed(dict, level + 1)? {
+                    self.write_keyed(dict, &tree, depth)?;
+                    return Ok(None);
+                }
+                self.out.push(':');
+                Ok(Some(fields_frame(dict, depth + 1, false, level + 1)))
+            }
+            k if k.sequence() => {
+                let seq = Seq::of(v, k)?;
+                if seq.len() == 0 {
+                    self.out.push_str(": []");
+                    return Ok(None);
+                }
+                self.array(seq, depth, true, level + 1)
+            }
+            _ => Err(Stop::Decline),
+        }
+    }
+
+    /// One list item at `depth` of an array at nesting `level`.
+    fn item(&mut self, x: &Bound<'py, PyAny>, depth: usize, level: usize) -> R<Option<Frame<'py>>> {
+        self.tick()?;
+        let kind = self.types.kind(x);
+        if kind.primitive() {
+            self.nl();
+            self.hyphen(depth);
+            self.prim(x)?;
+            return Ok(None);
+        }
+        self.check_level(level + 1)?;
+        match kind {
+            Kind::Dict => {
+                let dict = x.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+                if dict.len() == 0 {
+                    self.nl();
+                    self.indent(depth);
+                    self.out.push('-'); // §10 empty object: a bare "-"
+                    return Ok(None);
+                }
+                Ok(Some(fields_frame(dict, depth + 1, true, level + 1)))
+            }
+            k if k.sequence() => {
+                self.nl();
+                self.hyphen(depth);
+                let seq = Seq::of(x, k)?;
+                if seq.len() == 0 {
+                    self.bracket(0, false); // §9.2: "- [0]:", never "- []"
+                    self.out.push(':');
+                    return Ok(None);
+                }
+                self.array(seq, depth, false, level + 1)
+            }
+            _ => Err(Stop::Decline),
+        }
+    }
+
+    fn root(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
+        let kind = self.types.kind(v);
+        if kind.primitive() {
+            return self.prim(v);
+        }
+        self.check_level(1)?;
+        let first = match kind {
+            Kind::Dict => {
+                let dict = v.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+                if dict.len() == 0 {
+                    return Ok(()); // §8: an empty root object is an empty document
+                }
+                if let Some(tree) = self.keyed(dict, 1)? {
+                    return self.write_keyed(dict, &tree, 0);
+                }
+                fields_frame(dict, 0, false, 1)
+            }
+            k if k.sequence() => {
+                let seq = Seq::of(v, k)?;
+                if seq.len() == 0 {
+                    self.out.push_str("[]");
+                    return Ok(());
+                }
+                match self.array(seq, 0, true, 1)? {
+                    Some(f) => f,
+                    None => return Ok(()),
+                }
+            }
+            _ => return Err(Stop::Decline),
+        };
+        self.run(first)
+    }
+
+    /// Drive the frames: each step writes one field or item, which may open
+    /// a child frame (pushed) or finish its frame (popped).
+    fn run(&mut self, first: Frame<'py>) -> R<()> {
+        let mut stack: Vec<Frame<'py>> = vec![first];
+        let mut active: HashSet<usize> = HashSet::new();
+        while let Some(top) = stack.last_mut() {
+            let child = match top {
+                Frame::Fields {
+                    items,
+                    depth,
+                    hyphen,
+                    level,
+                    ..
+                } => match items.next() {
+                    None => None,
+                    Some((k, v)) => {
+                        let h = *hyphen;
+                        *hyphen = false;
+                        let (depth, level) = (*depth, *level);
+                        Some(self.field(&k, &v, depth, h, level)?)
+                    }
+                },
+                Frame::Items {
+                    seq,
+                    next,
+                    depth,
+                    level,
+                    ..
+                } => {
+                    if *next >= seq.len() {
+                        None
+                    } else {
+                        let x = seq.get(*next)?;
+                        *next += 1;
+                        let (depth, level) = (*depth, *level);
+                        Some(self.item(&x, depth, level)?)
+                    }
+                }
+            };
+            match child {
+                None => {
+                    if let Some(
+                        Frame::Fields {
+                            tracked: Some(p), ..
+                        }
+                        | Frame::Items {
+                            tracked: Some(p), ..
+                        },
+                    ) = stack.pop()
+                    {
+                        active.remove(&p);
+                    }
+                }
+                Some(None) => {}
+                Some(Some(mut f)) => {
+                    if stack.len() >= CYCLE_CHECK_FROM {
+                        let p = match &f {
+                            Frame::Fields { dict, .. } => dict.as_ptr() as usize,
+                            Frame::Items { seq, .. } => seq.ptr(),
+                        };
+                        if !active.insert(p) {
+                            return Err(Stop::Decline); // a cycle: the reference reports it
+                        }
+                        match &mut f {
+                            Frame::Fields { tracked, .. } | Frame::Items { tracked, .. } => {
+                                *tracked = Some(p)
+                            }
+                        }
+                    }
+                    stack.push(f);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn fields_frame<'py>(
+    dict: &Bound<'py, PyDict>,
+    depth: usize,
+    hyphen: bool,
+    level: usize,
+) -> Frame<'py> {
+    Frame::Fields {
+        dict: dict.clone(),
+        items: dict.iter(),
+        depth,
+        hyphen,
+        level,
+        tracked: None,
+    }
+}
+
+// -------------------------------------------------------------------- text
+
+/// Whether `c` makes a string need quotes wherever it is (§7.2): a C0
+/// control, `:`, `"`, `[`, `\\`, `]`, `{`, `}` or the delimiter.  Written
+/// with comparisons only (no table, no early exit) so that a scan over a
+/// block of bytes compiles to vector compares.
+#[inline(always)]
+fn special(c: u8, delim: u8) -> bool {
+    (c < 0x20)
+        | (c == b':')
+        | (c == b'"')
+        | (c.wrapping_sub(b'[') < 3)
+        | (c == b'{')
+        | (c == b'}')
+        | (c == delim)
+}
+
+/// Whether any of 8 bytes is `special`, a word at a time: the classic
+/// "has a zero byte" test on the word XOR each special byte, and the
+/// "has a byte less than" test for the controls (both exact as to whether
+/// some byte matches, which is all that is asked).
+#[inline(always)]
+fn special_word(x: u64, delim: u8) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let mut m = x.wrapping_sub(LO * 0x20) & !x & HI;
+    for c in [b':', b'"', b'[', b'\\', b']', b'{', b'}', delim] {
+        m |= zero(x ^ (LO * u64::from(c)));
+    }
+    m != 0
+}
+
+/// `_grammar.NEEDS_QUOTE[d]`: empty, leading or trailing whitespace, a
+/// leading "-", "#" or U+FEFF (a decoder skips a document's leading BOM), a
+/// special byte, a keyword, or numeric-like
+/// (`[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`, wider than a §4 number).
+fn needs_quote(s: &str, delim: u8) -> bool {
+    let b = s.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return true;
+    };
+    if matches!(first, b' ' | b'\t' | b'-' | b'#')
+        || matches!(last, b' ' | b'\t')
+        || s.starts_with('\u{feff}')
+    {
+        return true;
+    }
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        if special_word(u64::from_le_bytes(x), delim) {
+            return true;
+        }
+    }
+    if words.remainder().iter().any(|&c| special(c, delim)) {
+        return true;
+    }
+    if matches!(s, "true" | "false" | "null") {
+        return true;
+    }
+    (first.is_ascii_digit() || first == b'+') && numeric_like(b)
+}
+
+fn numeric_like(b: &[u8]) -> bool {
+    let digits = |i: usize| b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut i = usize::from(matches!(b[0], b'+' | b'-'));
+    let n = digits(i);
+    if n == 0 {
+        return false;
+    }
+    i += n;
+    if i < b.len() && b[i] == b'.' {
+        let n = digits(i + 1);
+        if n == 0 {
+            return false;
+        }
+        i += 1 + n;
+    }
+    if i < b.len() && matches!(b[i], b'e' | b'E') {
+        i += 1;
+        if i < b.len() && matches!(b[i], b'+' | b'-') {
+            i += 1;
+        }
+        let n = digits(i);
+        if n == 0 {
+            return false;
+        }
+        i += n;
+    }
+    i == b.len()
+}
+
+/// `_grammar.UNQUOTED_KEY`: `[A-Za-z_][A-Za-z0-9_.]*` (§7.3).
+fn unquoted_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        _ => return false,
+    }
+    b[1..]
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
+}
+
+/// `_scalars.quote`: always quoted, escapes per §7.1 (other C0 controls as
+/// lowercase `\u00xx`).
+fn quote(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let esc: &str = match c {
+            b'\\' => "\\\\",
+            b'"' => "\\\"",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // (an ASCII byte: a char boundary on both sides)
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// `_scalars.encode_float`: Python's `repr` digits (shortest round trip),
+/// written as the reference writes them: `null` for NaN and infinities, "0"
+/// for both zeros, no ".0" on integral values, exact integer digits for
+/// 1e16 <= |x| < 1e21, plain decimals down to 1e-6, else `d.ddde<sign>N`.
+fn write_float(out: &mut String, x: f64) {
+    if !x.is_finite() {
+        out.push_str("null");
+        return;
+    }
+    if x == 0.0 {
+        out.push('0');
+        return;
+    }
+    let ax = x.abs();
+    let mut buf = zmij::Buffer::new();
+    let mut digit_buf = [0u8; 32];
+    let (len, e) = shortest(buf.format_finite(ax), &mut digit_buf);
+    let digits = std::str::from_utf8(&digit_buf[..len]).unwrap_or("0");
+    if x < 0.0 {
+        out.push('-');
+    }
+    let n = digits.len() as i32;
+    if (-4..16).contains(&e) {
+        // repr's own fixed notation (no exponent), ".0" dropped
+        if e >= 0 {
+            let int = (e + 1) as usize;
+            if n <= e + 1 {
+                out.push_str(digits);
+                for _ in 0..(int - digits.len()) {
+                    out.push('0');
+                }
+            } else {
+                out.push_str(&digits[..int]);
+                out.push('.');
+                out.push_str(&digits[int..]);
+            }
+        } else {
+            small_plain(out, digits, e);
+        }
+        return;
+    }
+    if (9_007_199_254_740_992.0..1e21).contains(&ax) {
+        // integral (every float this large is): its exact digits, so the
+        // decoded int equals the float (shortest digits would not)
+        let mut b = itoa::Buffer::new();
+        out.push_str(b.format(ax as u128));
+        return;
+    }
+    if (1e-6..1e21).contains(&ax) {
+        small_plain(out, digits, e);
+        return;
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    out.push('e');
+    out.push(if e >= 0 { '+' } else { '-' });
+    let mut b = itoa::Buffer::new();
+    out.push_str(b.format(e.unsigned_abs()));
+}
+
+/// `0.000ddd` for a scientific exponent `e < 0`.
+fn small_plain(out: &mut String, digits: &str, e: i32) {
+    out.push_str("0.");
+    for _ in 0..(-e - 1) {
+        out.push('0');
+    }
+    out.push_str(digits);
+}
+
+/// The significant digits (no leading or trailing zeros; written to `buf`,
+/// their count returned) and the scientific exponent (`d.ddd * 10**e`) of a
+/// positive finite float's shortest text, whatever notation the formatter
+/// chose ("1.5", "1e21", "5e-324", "1.0").
+fn shortest(text: &str, buf: &mut [u8; 32]) -> (usize, i32) {
+    let (mant, exp) = match text.find(['e', 'E']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = match mant.find('.') {
+        Some(i) => (&mant[..i], &mant[i + 1..]),
+        None => (mant, ""),
+    };
+    let mut point = int.len() as i32 + exp;
+    // (a stack buffer: a float at most has 17 significant digits)
+    let mut n = 0;
+    for &c in int.as_bytes().iter().chain(frac.as_bytes()) {
+        if n == 0 && c == b'0' {
+            point -= 1;
+        } else if n < buf.len() {
+            buf[n] = c;
+            n += 1;
+        }
+    }
+    while n > 1 && buf[n - 1] == b'0' {
+        n -= 1;
+    }
+    if n == 0 {
+        buf[0] = b'0';
+        n = 1;
+    }
+    (n, point - 1)
+}
+
+// -------------------------------------------------------------------- entry
+
+/// The options, checked exactly: anything the reference rejects, spells
+/// another way ("comma") or treats by truthiness is left to it (`None`).
+struct Options {
+    unit: usize,
+    delim: u8,
+    limit: usize,
+    missing_as_null: bool,
+}
+
+fn options(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Option<Options>> {
+    let types = Types::new(py);
+    let mut o = Options {
+        unit: 2,
+        delim: b',',
+        limit: (DEFAULT_MAX_DEPTH + 1) as usize,
+        missing_as_null: false,
+    };
+    let Some(kwargs) = kwargs else {
+        return Ok(Some(o));
+    };
+    for (k, v) in kwargs.iter() {
+        let name: String = k.extract()?;
+        let kind = types.kind(&v);
+        match name.as_str() {
+            "indent_size" => {
+                if kind != Kind::Int {
+                    return Ok(None);
+                }
+                match v.extract::<i64>() {
+                    Ok(n) if (1..=MAX_INDENT).contains(&n) => o.unit = n as usize,
+                    _ => return Ok(None),
+                }
+            }
+            "delimiter" => {
+                if kind != Kind::Str {
+                    return Ok(None);
+                }
+                o.delim = match v.cast::<PyString>()?.to_str() {
+                    Ok(",") => b',',
+                    Ok("\t") => b'\t',
+                    Ok("|") => b'|',
+                    _ => return Ok(None),
+                };
+            }
+            "max_depth" => {
+                if kind != Kind::Int {
+                    return Ok(None);
+                }
+                o.limit = match v.extract::<i64>() {
+                    Ok(n) if n < 0 => 0,
+                    Ok(n) => usize::try_from(n)
+                        .unwrap_or(MAX_LEVELS)
+                        .saturating_add(1)
+                        .min(MAX_LEVELS),
+                    Err(_) if v.lt(0)? => 0,
+                    Err(_) => MAX_LEVELS,
+                };
+            }
+            "missing_as_null" => {
+                if kind != Kind::Bool {
+                    return Ok(None);
+                }
+                o.missing_as_null = v.is_truthy()?;
+            }
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "dumps() got an unexpected keyword argument '{name}'"
+                )))
+            }
+        }
+    }
+    Ok(Some(o))
+}
+
+/// Encode `obj` as a TOON document exactly as the Python engine's
+/// `toonstream.dumps` (no `default` hook), or return `NotImplemented`, at
+/// once and with no side effect, for anything but the exact built-in JSON
+/// types (see the module docs): the caller then runs the Python engine.
+///
+/// ```python
+/// >>> _native.dumps([1, 2, 3], delimiter="|")
+/// '[3|]: 1|2|3'
+/// ```
+#[pyfunction]
+#[pyo3(
+    signature = (obj, **options),
+    text_signature = "(obj, *, indent_size=2, delimiter=',', max_depth=10000, missing_as_null=False)"
+)]
+pub fn dumps<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    // (an option value is never None in the reference's signature: taken as
+    // a keyword dict, an explicit None is told apart from a missing option)
+    let Some(o) = self::options(py, options)? else {
+        return Ok(py.NotImplemented());
+    };
+    super::guarded(&mut false, || {
+        let delim = o.delim;
+        let mut enc = Encoder {
+            py,
+            types: Types::new(py),
+            out: String::new(),
+            unit: o.unit,
+            delim,
+            symbol: match delim {
+                b'\t' => "\t",
+                b'|' => "|",
+                _ => "",
+            },
+            missing_as_null: o.missing_as_null,
+            limit: o.limit,
+            ticks: 0,
+        };
+        match enc.root(obj) {
+            Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
+            Err(Stop::Decline) => Ok(py.NotImplemented()),
+            Err(Stop::Err(e)) => Err(e),
+        }
+    })
+}

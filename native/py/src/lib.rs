@@ -1,0 +1,388 @@
+//! `toonstream._native`: the native engine's Python binding.
+//!
+//! The decoder core (`toonstream-native`, no PyO3) drives a builder that
+//! makes Python values directly ([`builder`]).  Called only through the
+//! engine seam (`toonstream/_engine.py`), which checks [`API_VERSION`].
+//!
+//! ```python
+//! from toonstream import _native
+//! _native.loads(b"tags[2]: a,b")          # {'tags': ['a', 'b']}
+//! d = _native.ValueDecoder()
+//! d.feed(b"a: ");  d.feed("1\n");  d.close()   # {'a': 1}
+//! ```
+//!
+//! Guarantees at this boundary: every decode failure is the Python engine's
+//! `ToonDecodeError` (same code, message, line, column, line text); a Rust
+//! panic (a bug) surfaces as a `RuntimeError`, never as an abort or a
+//! `BaseException`; Ctrl-C interrupts a long call (signals are checked every
+//! so many sink calls).  No `unsafe` here: PyO3's safe API only.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod builder;
+mod encode;
+mod rows;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::{
+    PyOverflowError, PyRuntimeError, PyTypeError, PyUnicodeEncodeError, PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyString};
+use toonstream_native::{
+    Decoder, Options, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FIELDS, DEFAULT_MAX_LINE_LENGTH,
+    DEFAULT_MAX_NUMBER_LENGTH,
+};
+
+use builder::{BindError, Builder};
+
+/// The version of the engine interface this module implements (the seam's
+/// `toonstream._engine.API_VERSION` must match, or the build is stale).
+const API_VERSION: u32 = 1;
+
+/// The seam's `toonstream._engine.Unsupported`: an input the native engine
+/// does not take at all (a str with lone surrogates, which is not UTF-8),
+/// raised before any effect, so the driver runs the Python engine instead.
+static UNSUPPORTED: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+
+fn unsupported(py: Python<'_>, message: &str) -> PyErr {
+    match UNSUPPORTED.import(py, "toonstream._engine", "Unsupported") {
+        Ok(cls) => PyErr::from_value(match cls.call1((message,)) {
+            Ok(e) => e,
+            Err(e) => return e,
+        }),
+        Err(e) => e,
+    }
+}
+
+/// The options of `loads` / `ValueDecoder`, checked as the Python
+/// `Decoder` checks them.
+struct Opts {
+    options: Options,
+    parse_float: Option<Py<PyAny>>,
+}
+
+/// A limit option: an int >= 0.  Python's engine only compares limits, so
+/// an int beyond the machine word means "no limit" (the same outcome, and a
+/// message quoting it can never be raised).  A negative limit is refused:
+/// the Python engine takes it (every line/number/nesting then breaks it),
+/// which the core's unsigned limits cannot mirror.
+fn limit(name: &str, v: Option<&Bound<'_, PyAny>>, default: usize) -> PyResult<usize> {
+    let Some(v) = v else { return Ok(default) };
+    match v.extract::<usize>() {
+        Ok(n) => Ok(n),
+        Err(e) if e.is_instance_of::<PyOverflowError>(v.py()) => {
+            if v.lt(0)? {
+                Err(PyValueError::new_err(format!("{name} must be >= 0")))
+            } else {
+                Ok(usize::MAX)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The options as Python passes them (None: the default, as for the
+/// Python `Decoder`'s keyword defaults).
+#[allow(clippy::too_many_arguments)]
+fn options(
+    indent_size: Option<&Bound<'_, PyAny>>,
+    strict: Option<&Bound<'_, PyAny>>,
+    parse_float: Option<&Bound<'_, PyAny>>,
+    max_depth: Option<&Bound<'_, PyAny>>,
+    max_line_length: Option<&Bound<'_, PyAny>>,
+    max_number_length: Option<&Bound<'_, PyAny>>,
+    max_fields: Option<&Bound<'_, PyAny>>,
+    start_line: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Opts> {
+    let indent_size: usize = match indent_size {
+        None => 2,
+        Some(v) => {
+            // The Python engine's own check and message (`_machine.Machine`).
+            if v.lt(1)? {
+                return Err(PyValueError::new_err("indent_size must be >= 1"));
+            }
+            v.extract()?
+        }
+    };
+    let start_line: u64 = match start_line {
+        None => 1,
+        Some(v) => match v.extract::<u64>() {
+            Ok(n) if n >= 1 => n,
+            _ => return Err(PyValueError::new_err("start_line must be an int >= 1")),
+        },
+    };
+    // (not checked for being callable: the Python engine only calls it, at
+    // the first float, and a document without floats never does)
+    let parse_float = parse_float.map(|f| f.clone().unbind());
+    Ok(Opts {
+        options: Options {
+            indent_size,
+            strict: match strict {
+                None => true,
+                Some(v) => v.is_truthy()?,
+            },
+            max_depth: limit("max_depth", max_depth, DEFAULT_MAX_DEPTH)?,
+            max_line_length: limit("max_line_length", max_line_length, DEFAULT_MAX_LINE_LENGTH)?,
+            max_number_length: limit(
+                "max_number_length",
+                max_number_length,
+                DEFAULT_MAX_NUMBER_LENGTH,
+            )?,
+            max_fields: limit("max_fields", max_fields, DEFAULT_MAX_FIELDS)?,
+            start_line,
+        },
+        parse_float,
+    })
+}
+
+/// Run `f`, turning a Rust panic (a bug) into a `RuntimeError`: PyO3 would
+/// raise a `PanicException`, which derives from `BaseException` and so
+/// escapes `except Exception`.
+fn guarded<T>(panicked: &mut bool, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            *panicked = true;
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            Err(PyRuntimeError::new_err(format!(
+                "toonstream._native: internal error ({what}); \
+                 TOONSTREAM_ENGINE=python runs the reference engine"
+            )))
+        }
+    }
+}
+
+/// A chunk's bytes: `bytes` and an ASCII `str` are borrowed (both immutable);
+/// `bytearray` and other buffers are copied, since a `parse_float` callback
+/// could resize a mutable buffer while the core reads it.
+enum Chunk<'py> {
+    Bytes(Bound<'py, PyBytes>),
+    Str(Bound<'py, PyString>),
+    Owned(Vec<u8>),
+}
+
+impl Chunk<'_> {
+    fn bytes(&self) -> PyResult<&[u8]> {
+        Ok(match self {
+            Chunk::Bytes(b) => b.as_bytes(),
+            Chunk::Str(s) => s.to_str()?.as_bytes(),
+            Chunk::Owned(v) => v.as_slice(),
+        })
+    }
+}
+
+fn chunk<'py>(data: &Bound<'py, PyAny>) -> PyResult<Chunk<'py>> {
+    let py = data.py();
+    if let Ok(b) = data.cast::<PyBytes>() {
+        return Ok(Chunk::Bytes(b.clone()));
+    }
+    if let Ok(s) = data.cast::<PyString>() {
+        // An ASCII str's characters are its UTF-8 bytes: borrowed as they
+        // are.  Any other str is encoded into a temporary bytes object, so
+        // that no UTF-8 copy stays cached on the caller's str (`to_str` would
+        // keep one for the str's lifetime).
+        if s.call_method0("isascii")?.is_truthy()? {
+            return Ok(Chunk::Str(s.clone()));
+        }
+        return match s.encode_utf8() {
+            Ok(b) => Ok(Chunk::Bytes(b)),
+            Err(e) if e.is_instance_of::<PyUnicodeEncodeError>(py) => Err(unsupported(
+                py,
+                "a str with lone surrogates is not UTF-8: the native engine cannot decode it",
+            )),
+            Err(e) => Err(e),
+        };
+    }
+    if let Ok(b) = data.cast::<PyByteArray>() {
+        return Ok(Chunk::Owned(b.to_vec()));
+    }
+    // memoryview and other buffers: bytes(data) copies (a buffer view is
+    // not in the limited API before 3.11)
+    if data.hasattr("__buffer__")? || data.is_instance_of::<pyo3::types::PyMemoryView>() {
+        let b = py.get_type::<PyBytes>().call1((data,))?;
+        let b = b.cast_into::<PyBytes>()?;
+        return Ok(Chunk::Bytes(b));
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected str, bytes, bytearray or memoryview, not {}",
+        data.get_type().name()?
+    )))
+}
+
+/// Decode a whole TOON document (str or UTF-8 bytes-like) to Python values,
+/// exactly as `toonstream.loads` does on the Python engine.
+///
+/// ```python
+/// >>> from toonstream import _native
+/// >>> _native.loads("users[2]{id,name}:\n  1,Ada\n  2,Bob")
+/// {'users': [{'id': 1, 'name': 'Ada'}, {'id': 2, 'name': 'Bob'}]}
+/// ```
+#[pyfunction]
+#[pyo3(signature = (
+    data, *, indent_size=None, strict=None, parse_float=None, max_depth=None,
+    max_line_length=None, max_number_length=None, max_fields=None, start_line=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn loads<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    indent_size: Option<&Bound<'py, PyAny>>,
+    strict: Option<&Bound<'py, PyAny>>,
+    parse_float: Option<&Bound<'py, PyAny>>,
+    max_depth: Option<&Bound<'py, PyAny>>,
+    max_line_length: Option<&Bound<'py, PyAny>>,
+    max_number_length: Option<&Bound<'py, PyAny>>,
+    max_fields: Option<&Bound<'py, PyAny>>,
+    start_line: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let o = options(
+        indent_size,
+        strict,
+        parse_float,
+        max_depth,
+        max_line_length,
+        max_number_length,
+        max_fields,
+        start_line,
+    )?;
+    let data = chunk(data)?;
+    guarded(&mut false, || {
+        let mut decoder =
+            Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
+        let mut b = Builder::new(o.parse_float);
+        let bytes = data.bytes()?;
+        let r = {
+            let mut sink = b.sink(py);
+            decoder
+                .feed(bytes, &mut sink)
+                .and_then(|()| decoder.close(&mut sink))
+        };
+        r.map_err(|e| e.into_py(py))?;
+        b.take_value()
+            .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))
+    })
+}
+
+/// A push decoder that builds one value (`load` of a file): feed chunks
+/// (bytes or str, split anywhere), then `close()` returns the value.
+/// Memory: the partial line and the value being built.
+///
+/// ```python
+/// >>> d = _native.ValueDecoder(strict=False)
+/// >>> d.feed(b"a[2]: x,"); d.feed(b"y\n"); d.close()
+/// {'a': ['x', 'y']}
+/// ```
+#[pyclass(module = "toonstream._native")]
+struct ValueDecoder {
+    decoder: Decoder,
+    builder: Builder,
+    /// A panic happened inside a call: nothing here can be trusted any more.
+    broken: bool,
+    done: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl ValueDecoder {
+    #[new]
+    #[pyo3(signature = (
+        *, indent_size=None, strict=None, parse_float=None, max_depth=None,
+        max_line_length=None, max_number_length=None, max_fields=None, start_line=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        indent_size: Option<&Bound<'_, PyAny>>,
+        strict: Option<&Bound<'_, PyAny>>,
+        parse_float: Option<&Bound<'_, PyAny>>,
+        max_depth: Option<&Bound<'_, PyAny>>,
+        max_line_length: Option<&Bound<'_, PyAny>>,
+        max_number_length: Option<&Bound<'_, PyAny>>,
+        max_fields: Option<&Bound<'_, PyAny>>,
+        start_line: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let o = options(
+            indent_size,
+            strict,
+            parse_float,
+            max_depth,
+            max_line_length,
+            max_number_length,
+            max_fields,
+            start_line,
+        )?;
+        let decoder =
+            Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
+        Ok(ValueDecoder {
+            decoder,
+            builder: Builder::new(o.parse_float),
+            broken: false,
+            done: None,
+        })
+    }
+
+    /// Add a chunk (bytes, bytearray, memoryview or str).
+    fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check()?;
+        let data = self::chunk(chunk)?;
+        let (decoder, builder) = (&mut self.decoder, &mut self.builder);
+        let r = guarded(&mut self.broken, || {
+            let bytes = data.bytes()?;
+            decoder
+                .feed(bytes, &mut builder.sink(py))
+                .map_err(|e: BindError| e.into_py(py))
+        });
+        r
+    }
+
+    /// End of input: the count checks run, and the value is returned
+    /// (again on a second call).
+    fn close(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.check()?;
+        if let Some(v) = &self.done {
+            return Ok(v.clone_ref(py));
+        }
+        let (decoder, builder) = (&mut self.decoder, &mut self.builder);
+        let r = guarded(&mut self.broken, || {
+            decoder
+                .close(&mut builder.sink(py))
+                .map_err(|e: BindError| e.into_py(py))?;
+            builder
+                .take_value()
+                .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))
+        });
+        let v = r?;
+        self.done = Some(v.clone_ref(py));
+        Ok(v)
+    }
+}
+
+impl ValueDecoder {
+    fn check(&self) -> PyResult<()> {
+        if self.broken {
+            return Err(PyRuntimeError::new_err(
+                "toonstream._native: this decoder failed with an internal error",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("API_VERSION", API_VERSION)?;
+    m.add_function(wrap_pyfunction!(loads, m)?)?;
+    m.add_class::<ValueDecoder>()?;
+    m.add_function(wrap_pyfunction!(encode::dumps, m)?)?;
+    m.add_class::<rows::RowDecoder>()?;
+    Ok(())
+}

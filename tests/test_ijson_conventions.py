@@ -1,0 +1,231 @@
+"""ijson's conventions, checked against ijson itself on the same data as
+JSON: ``map_type``, the push coroutines (``*_coro(target, ...)`` with
+``send(chunk)``/``close()``), and the dispatch of an async file to the async
+variants."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections import OrderedDict
+from typing import Any
+
+import ijson
+import pytest
+
+import toonstream
+from toonstream import ToonDecodeError
+
+DOCS: list[Any] = [
+    {"users": [{"id": i, "geo": {"lat": i, "lon": -i}, "name": f"u{i}", "tags": ["a", "b"]} for i in range(300)]},
+    {"cfg": {"a": 1, "b": {"c": {"d": [1, {"e": 2}]}}, "f": {}}, "list": [{"x": i, "y": {"z": i}} for i in range(200)]},
+    [{"a": [{"b": i}], "c": {}} for i in range(50)],
+    {"m": [[{"q": 1}], [], {"r": [{"s": None}]}]},
+]
+# (document index, prefix) pairs for items, and for kvitems (prefixes of objects)
+ITEMS = [(0, "users.item"), (0, "users.item.geo"), (1, "cfg"), (1, "cfg.b"), (1, "list.item"), (2, "item"),
+         (2, "item.a.item"), (3, "m.item"), (3, "m.item.item"), (0, "")]
+KVITEMS = [(0, "users.item"), (1, "cfg"), (1, "list.item.y"), (2, "item"), (3, "m.item"), (1, "")]
+
+
+def forms(i: int) -> tuple[bytes, bytes]:
+    return toonstream.dumps(DOCS[i]).encode(), json.dumps(DOCS[i]).encode()
+
+
+class Recorded(dict):  # type: ignore[type-arg]
+    """A map_type that logs how it is built (construction, then item assignment)."""
+
+    log: list[Any] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        Recorded.log.append(("new",))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        Recorded.log.append(("set", key, type(value).__name__))
+        super().__setitem__(key, value)
+
+
+def types_of(v: Any) -> Any:
+    """The value's shape with its container types."""
+    if isinstance(v, dict):
+        return (type(v).__name__, [(k, types_of(x)) for k, x in v.items()])
+    if isinstance(v, list):
+        return ("list", [types_of(x) for x in v])
+    return v
+
+
+def recorded(fn: Any) -> tuple[Any, list[Any]]:
+    Recorded.log = []
+    result = fn()
+    return result, Recorded.log
+
+
+@pytest.mark.parametrize(("doc", "prefix"), ITEMS)
+@pytest.mark.parametrize("map_type", [None, OrderedDict, Recorded])
+def test_items_map_type_as_ijson(doc: int, prefix: str, map_type: Any) -> None:
+    toon, as_json = forms(doc)
+    ours, our_log = recorded(lambda: list(toonstream.items(toon, prefix, map_type=map_type)))
+    theirs, their_log = recorded(lambda: list(ijson.items(as_json, prefix, map_type=map_type)))
+    assert types_of(ours) == types_of(theirs)
+    assert our_log == their_log  # the same calls in the same order
+    assert ours
+
+
+@pytest.mark.parametrize(("doc", "prefix"), KVITEMS)
+@pytest.mark.parametrize("map_type", [None, OrderedDict, Recorded])
+def test_kvitems_map_type_as_ijson(doc: int, prefix: str, map_type: Any) -> None:
+    toon, as_json = forms(doc)
+    ours, our_log = recorded(lambda: list(toonstream.kvitems(toon, prefix, map_type=map_type)))
+    theirs, their_log = recorded(lambda: list(ijson.kvitems(as_json, prefix, map_type=map_type)))
+    assert [(k, types_of(v)) for k, v in ours] == [(k, types_of(v)) for k, v in theirs]
+    assert our_log == their_log
+    assert ours
+
+
+def chunked(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def run_coro(coro: Any, chunks: list[bytes], sink: list[Any]) -> list[list[Any]]:
+    """Send the chunks; what the sink holds after each send, then after close."""
+    seen = []
+    for c in chunks:
+        coro.send(c)
+        seen.append(list(sink))
+    coro.close()
+    seen.append(list(sink))
+    return seen
+
+
+@pytest.mark.parametrize("size", [1, 7, 4096, 1 << 20])
+@pytest.mark.parametrize(("doc", "prefix"), ITEMS[:6])
+def test_items_coro_as_ijson(doc: int, prefix: str, size: int) -> None:
+    toon, as_json = forms(doc)
+    ours: Any = ijson.sendable_list()
+    seen = run_coro(toonstream.items_coro(ours, prefix, map_type=OrderedDict), chunked(toon, size), ours)
+    theirs: Any = ijson.sendable_list()
+    run_coro(ijson.items_coro(theirs, prefix, map_type=OrderedDict), chunked(as_json, size), theirs)
+    assert types_of(list(ours)) == types_of(list(theirs))
+    assert all(a == b[: len(a)] for a, b in zip(seen, seen[1:]))  # values only ever added, in order
+
+
+def test_coroutine_values_arrive_as_the_input_comes() -> None:
+    """Bounded lag: values come while the input is still being sent (a feed
+    may hold back up to 256 lines / 16 KiB for the batched paths)."""
+    toon = toonstream.dumps({"list": [{"x": i, "y": {"z": i}} for i in range(20_000)]}).encode()
+    sink: Any = ijson.sendable_list()
+    seen = run_coro(toonstream.items_coro(sink, "list.item"), chunked(toon, 4096), sink)
+    half = len(seen) // 2
+    assert 0.3 * 20_000 < len(seen[half]) < 0.7 * 20_000
+    assert len(seen[-1]) == 20_000
+
+
+@pytest.mark.parametrize(("doc", "prefix"), KVITEMS[:4])
+def test_kvitems_coro_as_ijson(doc: int, prefix: str) -> None:
+    toon, as_json = forms(doc)
+    ours: Any = ijson.sendable_list()
+    run_coro(toonstream.kvitems_coro(ours, prefix), chunked(toon, 13), ours)
+    theirs: Any = ijson.sendable_list()
+    run_coro(ijson.kvitems_coro(theirs, prefix), chunked(as_json, 13), theirs)
+    assert list(ours) == list(theirs)
+
+
+@pytest.mark.parametrize("doc", range(len(DOCS)))
+def test_parse_coro_as_ijson(doc: int) -> None:
+    toon, as_json = forms(doc)
+    ours: Any = ijson.sendable_list()
+    run_coro(toonstream.parse_coro(ours), chunked(toon, 100), ours)
+    theirs: Any = ijson.sendable_list()
+    run_coro(ijson.parse_coro(theirs), chunked(as_json, 100), theirs)
+    assert list(ours) == list(theirs)
+
+
+def test_rows_coro_as_rows() -> None:
+    toon = toonstream.dumps({"users": [{"id": i, "geo": {"lat": i, "lon": -i}} for i in range(3000)]}).encode()
+    for as_dict in (False, True):
+        sink: Any = ijson.sendable_list()
+        run_coro(toonstream.rows_coro(sink, "users", as_dict=as_dict), chunked(toon, 333), sink)
+        assert list(sink) == list(toonstream.rows(toon, "users", as_dict=as_dict))
+        assert len(sink) == 3000
+
+
+def test_coroutine_target_may_be_a_coroutine() -> None:
+    got = []
+
+    def consumer() -> Any:
+        while True:
+            got.append((yield))
+
+    target = consumer()
+    next(target)
+    coro = toonstream.items_coro(target, "a.item")
+    coro.send("a[3]: 1,2,3")
+    coro.close()
+    assert got == [1, 2, 3] == list(ijson.items(b'{"a": [1, 2, 3]}', "a.item"))
+
+
+def test_coroutine_errors_as_ijson() -> None:
+    """A truncated document fails at close() (as ijson's coroutines do); an
+    error inside the data fails the send that brings it; after either, the
+    coroutine is finished (send raises StopIteration, in ijson too)."""
+    sink: Any = ijson.sendable_list()
+    coro = toonstream.items_coro(sink, "a.item")
+    coro.send(b"a[3]: 1,2")
+    with pytest.raises(ToonDecodeError) as e:
+        coro.close()
+    assert e.value.code == "count_mismatch"
+    theirs = ijson.items_coro(ijson.sendable_list(), "a.item")
+    theirs.send(b'{"a": [1, 2')
+    with pytest.raises(ijson.JSONError):
+        theirs.close()
+
+    coro = toonstream.items_coro(sink, "a.item")
+    with pytest.raises(ToonDecodeError):
+        coro.send(b"a: 1\n  b: 2\n")  # an indented line under a scalar
+    with pytest.raises(StopIteration):
+        coro.send(b"more")
+
+
+class AsyncFile:
+    """An async file object (``await read(n)``), as aiofiles gives."""
+
+    def __init__(self, data: bytes) -> None:
+        self._f = io.BytesIO(data)
+
+    async def read(self, n: int = -1) -> bytes:
+        await asyncio.sleep(0)
+        return self._f.read(n)
+
+
+async def collect(it: Any) -> list[Any]:
+    return [x async for x in it]
+
+
+@pytest.mark.parametrize(("doc", "prefix"), ITEMS[:5])
+def test_items_of_an_async_file_dispatch_to_async_as_ijson(doc: int, prefix: str) -> None:
+    toon, as_json = forms(doc)
+    ours = toonstream.items(AsyncFile(toon), prefix, map_type=OrderedDict, buf_size=100)
+    theirs = ijson.items(AsyncFile(as_json), prefix, map_type=OrderedDict, buf_size=100)
+    assert hasattr(ours, "__anext__") and hasattr(theirs, "__anext__")
+    assert types_of(asyncio.run(collect(ours))) == types_of(asyncio.run(collect(theirs)))
+
+
+def test_other_drivers_dispatch_an_async_file() -> None:
+    toon, as_json = forms(1)
+    assert asyncio.run(collect(toonstream.parse(AsyncFile(toon)))) == asyncio.run(collect(ijson.parse(AsyncFile(as_json))))
+    assert asyncio.run(collect(toonstream.kvitems(AsyncFile(toon), "cfg"))) == asyncio.run(
+        collect(ijson.kvitems(AsyncFile(as_json), "cfg"))
+    )
+    reader = toonstream.rows(AsyncFile(toon), "list")
+    assert isinstance(reader, toonstream.AsyncRowReader)
+    assert asyncio.run(collect(reader)) == list(toonstream.rows(toon, "list"))
+    # a sync file and an async iterable of chunks are not async files: the sync driver, and the
+    # explicit *_async functions for async iterables, as in ijson
+    assert list(toonstream.items(io.BytesIO(toon), "cfg")) == list(ijson.items(io.BytesIO(as_json), "cfg"))
+
+
+def test_coroutines_are_exported() -> None:
+    for name in ("parse_coro", "items_coro", "kvitems_coro", "rows_coro"):
+        assert name in toonstream.__all__ and callable(getattr(toonstream, name))

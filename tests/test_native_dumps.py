@@ -1,0 +1,592 @@
+"""The native encoder (``toonstream._native.dumps``) against the reference engine.
+
+For every value it takes, ``_native.dumps(v, **options)`` must be exactly the
+text the Python engine's ``dumps(v, **options)`` gives, byte for byte: the
+spec encode fixtures, the benchmark datasets, and random JSON values (deep,
+wide, unicode, strings that look like numbers or keywords or hold a
+delimiter, floats across the whole range, huge ints) under every delimiter,
+indent and ``missing_as_null``.  For everything else (host types, subclasses,
+non-str keys, cycles, values deeper than ``max_depth``, lone surrogates,
+options the reference rejects or spells by name) it returns
+``NotImplemented``, and the public ``dumps`` then gives the reference's result.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import math
+import random
+import signal
+import struct
+import sys
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toonstream
+from toonstream import _engine
+from toonstream._errors import ToonEncodeError
+
+from conftest import REPO, REQUIRE_NATIVE, json_equal, load_fixtures
+
+try:
+    from toonstream import _native
+except ImportError as e:  # pragma: no cover - depends on the build
+    if REQUIRE_NATIVE:
+        raise
+    pytest.skip(f"toonstream._native is not built ({e}): pip install -e . with a Rust toolchain", allow_module_level=True)
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import datasets  # noqa: E402
+
+ENCODE = load_fixtures("encode")
+DELIMITERS = (",", "\t", "|")
+OPTION_GRID = [
+    {"delimiter": d, "indent_size": i, "missing_as_null": m} for d in DELIMITERS for i in (1, 2, 4) for m in (False, True)
+]
+
+
+def native_dumps(value: Any, **options: Any) -> Any:
+    # A build of the extension without dumps is a failure, not a skip.
+    assert hasattr(_native, "dumps"), "toonstream._native has no dumps (stale build?)"
+    return _native.dumps(value, **options)
+
+
+@contextmanager
+def engine(name: str) -> Iterator[None]:
+    previous = _engine.use(_engine.select(name))
+    try:
+        yield
+    finally:
+        _engine.use(previous)
+
+
+def reference(value: Any, **options: Any) -> str:
+    with engine("python"):
+        return toonstream.dumps(value, **options)
+
+
+def same(value: Any, **options: Any) -> str:
+    """Assert the native text is the reference's; returns it."""
+    ours = native_dumps(value, **options)
+    theirs = reference(value, **options)
+    assert ours is not NotImplemented, f"declined a plain value: {value!r:.300}"
+    assert ours == theirs
+    return ours  # type: ignore[no-any-return]
+
+
+def finite(value: Any) -> bool:
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if type(v) is float and not math.isfinite(v):
+            return False
+        if isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return True
+
+
+def as_lists(value: Any) -> Any:
+    """``value`` with tuples as lists (what a round trip gives back)."""
+    if isinstance(value, dict):
+        return {k: as_lists(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_lists(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.mark.parametrize("case", [c for _, c in ENCODE], ids=[i for i, _ in ENCODE])
+def test_spec_fixture(case: dict[str, Any]) -> None:
+    o = case.get("options", {})
+    options = {"indent_size": o.get("indentSize", 2), "delimiter": o.get("delimiter", ",")}
+    out = same(case["input"], **options)
+    assert out == case["expected"]
+
+
+@pytest.mark.parametrize("case", [c for _, c in ENCODE], ids=[i for i, _ in ENCODE])
+@pytest.mark.parametrize("options", OPTION_GRID, ids=lambda o: f"{o['delimiter']!r}-{o['indent_size']}-{o['missing_as_null']}")
+def test_spec_fixture_inputs_every_option(case: dict[str, Any], options: dict[str, Any]) -> None:
+    same(case["input"], **options)
+
+
+@pytest.mark.parametrize("name", sorted(datasets.DATASETS))
+@pytest.mark.parametrize("options", OPTION_GRID[::3], ids=lambda o: f"{o['delimiter']!r}-{o['indent_size']}-{o['missing_as_null']}")
+def test_datasets(name: str, options: dict[str, Any]) -> None:
+    value = datasets.DATASETS[name](300)
+    out = same(value, **options)
+    if not options["missing_as_null"]:
+        back = toonstream.loads(out, indent_size=options["indent_size"])
+        assert json_equal(back, value, ordered=False)
+
+
+# ------------------------------------------------------------- hand-picked
+
+TRICKY_STRINGS = [
+    "", " ", "a ", " a", "\ta", "a\t", "-", "-a", "- a", "#", "#a", "a#", "true", "false", "null", "True", "nullx",
+    "1", "-1", "+1", "01", "1.5", "1.", ".5", "1e5", "1E+5", "1e", "1e+", "1.5e-3", "+1.5E3", "0x10", "1_000", "١٢",
+    "a:b", "a,b", "a|b", "a\tb", "[", "]", "{", "}", '"', "\\", "a\nb", "\r", "\x00", "\x01", "\x1f", "\x7f", "é",
+    "日本語", "😀", "a b", "a  b", "[1]", "{a}", "key: value", "\u2028", "\ufeff", "a\u0085b",
+]
+
+FLOATS = [
+    0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 3.0, 100.0, 1e15, 1e16, 1e17, 123456789012345678.0, 1e20, 1e21, 1e22, 9.999e20,
+    2.0**53, 2.0**53 + 2, 2.0**63, 2.0**64, 6.517366420032157e16, 0.1, 0.2, 1 / 3, 1e-4, 1e-5, 1.5e-5, 1e-6, 9.99e-7,
+    1e-7, 1.5e-7, 5e-324, -5e-324, 2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
+    -1.7976931348623157e308, 1e300, 1e-300, math.pi, -math.e, 4.35, 0.1 + 0.2, 1e23, 9007199254740993.0,
+    float("nan"), float("inf"), float("-inf"),
+]
+
+INTS = [0, 1, -1, 2**31, 2**53 + 1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64, 10**20, -(10**30), 10**100, 2**12999, 10**4299]
+
+
+@pytest.mark.parametrize("delimiter", DELIMITERS)
+def test_tricky_strings(delimiter: str) -> None:
+    for s in TRICKY_STRINGS:
+        same(s, delimiter=delimiter)
+        same({s: s}, delimiter=delimiter)
+        same({"k": [s, s]}, delimiter=delimiter)
+        same([{s: s, "b": s}, {s: 1, "b": s}], delimiter=delimiter)
+        same([[s], {"x": s}], delimiter=delimiter)
+    same(TRICKY_STRINGS, delimiter=delimiter)
+    same({"t": [{"a": s, "b": i} for i, s in enumerate(TRICKY_STRINGS)]}, delimiter=delimiter)
+
+
+@pytest.mark.parametrize("delimiter", DELIMITERS)
+def test_every_character_everywhere(delimiter: str) -> None:
+    # Each ASCII character (and a few others) at every place of strings of
+    # 1 to 20 characters: the quoting scan works 8 bytes at a time.
+    chars = [chr(c) for c in range(128)] + ["\x80", "\xff", "é", "\u2028", "😀"]
+    base = "abcdefghijklmnopqrst"
+    cells = [base[:n][:p] + c + base[:n][p + 1 :] for c in chars for n in range(1, 21) for p in range(n)]
+    same(cells, delimiter=delimiter)
+    same({c: 1 for c in cells}, delimiter=delimiter)
+
+
+def test_numbers() -> None:
+    for x in FLOATS + INTS:
+        same(x)
+        same([x, x])
+        same({"x": x})
+    same({"rows": [{"f": x, "i": i} for x, i in zip(FLOATS, INTS * 4)]})
+    same(FLOATS)
+    same(INTS)
+
+
+def test_random_float_bits() -> None:
+    # Every exponent, including subnormals: the shortest digits must be repr's.
+    rnd = random.Random(5)
+    values = [struct.unpack("<d", rnd.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(20_000)]
+    values += [rnd.uniform(-1e22, 1e22) for _ in range(2000)] + [rnd.uniform(-1e-3, 1e-3) for _ in range(2000)]
+    values += [float(rnd.randint(-(10**21), 10**21)) for _ in range(2000)]
+    values += [float(f"{rnd.randint(1, 10**17)}e{rnd.randint(-340, 292)}") for _ in range(5000)]
+    same(values)
+    same([{"x": v} for v in values])
+
+
+def test_shapes() -> None:
+    cases: list[Any] = [
+        {},
+        [],
+        (),
+        {"a": {}},
+        {"a": []},
+        {"a": ()},
+        [[]],
+        [{}],
+        [{}, {}],
+        [{}, {"a": 1}],
+        [[], [1], [[]], [{}]],
+        {"a": [[1, 2], [3]]},
+        {"a": [{"b": [1, 2]}, {"b": [1]}]},
+        [{"a": 1, "b": 2}, {"b": 3, "a": 4}],
+        [{"a": 1, "b": 2}, {"a": 1}],
+        [{"a": 1}, {"a": {"b": 1}}],
+        [{"a": {"b": 1, "c": {"d": 2}}}, {"a": {"c": {"d": 3}, "b": 4}}],
+        [{"a": {"b": 1}}, {"a": {"b": 1, "c": 2}}],
+        [{"a": {}}, {"a": {}}],
+        [{"a": [1]}, {"a": [2]}],
+        {"x": {"a": {"p": 1}, "b": {"p": 2}}},
+        {"x": {"a": {"p": 1}, "b": {"q": 2}}},
+        {"x": {"a": {"p": 1}}},
+        {"x": {"a": {"p": 1}, "b": 2}},
+        {"a": {"p": {"q": 1}}, "b": {"p": {"q": 2}}},
+        [{"x": {"a": {"p": 1}, "b": {"p": 2}}}],
+        [{"a": 1, "b": [1, 2], "c": {"d": 1}}, {"a": 2}],
+        [{"a": [{"b": 1}, {"b": 2}], "c": 1}],
+        [{"a": {"b": {"c": 1}}, "d": 2}],
+        [1, {"a": 1}, [2], "x"],
+        ([1, 2], (3, (4,))),
+        {"t": ({"a": 1}, {"a": 2})},
+        [({"a": 1},), ()],
+        [{"a": 1, "b": None}, {"a": None, "b": True}],
+        {"": 1, "a b": {"c d": [1]}, "x.y": 2, "_": 3, "1a": 4},
+        [{"": 1, "a,b": 2}, {"": 3, "a,b": 4}],
+        [{"a|b": 1}, {"a|b": 2, "c\td": 3}],
+    ]
+    for v in cases:
+        for options in OPTION_GRID:
+            same(v, **options)
+
+
+def test_missing_as_null_unions() -> None:
+    cases: list[Any] = [
+        [{"a": 1}, {"b": 2}],
+        [{"a": 1, "b": 2}, {"b": 3}, {"c": 4, "a": 5}],
+        [{"a": 1}, {"a": {"b": 1}}],
+        [{"a": {"b": 1}}, {"a": {"b": 2}, "c": 1}],
+        [{"a": {"b": 1}}, {"c": 1}],
+        [{"a": {"b": 1}}, {"a": {"c": 1}}],
+        [{"a": {"b": {"c": 1}}, "x": 1}, {"a": {"b": {"c": 2}}}],
+        [{"a": 1}, {}],
+        [{"a": 1}, 2],
+        [{"a": [1]}, {"b": 1}],
+        [{"a": {}}, {"b": 1}],
+        [{"a": 1, "b": None}, {"b": 2}],
+    ]
+    for v in cases:
+        for d in DELIMITERS:
+            same(v, delimiter=d, missing_as_null=True)
+            same({"k": v}, delimiter=d, missing_as_null=True)
+            same([v], delimiter=d, missing_as_null=True)
+
+
+def test_deep() -> None:
+    # (indentation makes the text quadratic in the depth: 10,000 levels of
+    # one-space indents are 50 MB)
+    for depth in (100, 2000, 10_000):
+        v: Any = [1]
+        w: Any = {"a": 1}
+        for _ in range(min(depth, 2000) - 1):
+            w = {"a": w, "b": [1, {"c": 2}]}
+        for _ in range(depth - 1):
+            v = [v]
+        same(v, indent_size=1)
+        same({"x": v}, indent_size=1)
+        same(w)
+    # a table whose rows nest deeply (one frame for the whole table)
+    row: Any = 1
+    for _ in range(3000):
+        row = {"a": row}
+    same([row, row])
+
+
+def test_wide() -> None:
+    wide = {f"k{i}": i for i in range(5000)}
+    same(wide)
+    same([wide, wide])
+    same(list(range(100_000)))
+    same([{"id": i, "s": str(i)} for i in range(50_000)])
+
+
+@pytest.mark.parametrize("max_depth", [0, 1, 2, 3, 5])
+def test_max_depth_within(max_depth: int) -> None:
+    # Whatever the native engine takes matches the reference; what it
+    # declines the reference encodes or refuses.
+    values: list[Any] = [1, {"a": 1}, [1, 2], {"a": {"b": 1}}, {"a": [1]}, [[1]], [{"a": 1}, {"a": 2}],
+                         {"a": {"b": {"c": {"d": 1}}}}, {"x": {"a": {"p": 1}, "b": {"p": 2}}}, {"a": {}}, [[]]]
+    for v in values:
+        ours = native_dumps(v, max_depth=max_depth)
+        if ours is NotImplemented:
+            continue
+        assert ours == reference(v, max_depth=max_depth)
+
+
+# ------------------------------------------------------------- properties
+
+KEYS = st.one_of(
+    st.sampled_from(["a", "b", "c", "id", "name", "x.y", "_k", "", "a b", "1", "true", "-x", "a,b", "a|b", "a\tb", "é", "k:"]),
+    st.text(max_size=6),
+)
+STRINGS = st.one_of(st.sampled_from(TRICKY_STRINGS), st.text(max_size=12), st.from_regex(r"[+-]?[0-9]{1,3}(\.[0-9]{1,2})?([eE][+-]?[0-9]{1,2})?", fullmatch=True))
+FLOAT_VALUES = st.one_of(st.floats(), st.floats(min_value=1e15, max_value=1e22), st.floats(min_value=-1e-3, max_value=1e-3), st.sampled_from(FLOATS))
+INT_VALUES = st.one_of(st.integers(), st.integers(min_value=-(10**40), max_value=10**40), st.sampled_from(INTS))
+PRIMITIVES = st.one_of(st.none(), st.booleans(), INT_VALUES, FLOAT_VALUES, STRINGS)
+
+
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.lists(children, max_size=5),
+        st.dictionaries(KEYS, children, max_size=5),
+        st.lists(children, max_size=3).map(tuple),
+    )
+
+
+VALUES = st.recursive(PRIMITIVES, _containers, max_leaves=40)
+
+
+@st.composite
+def record_lists(draw: st.DrawFn) -> Any:
+    """Lists of objects over a few keys: tables, unions, keyed tables, list items."""
+    names = draw(st.lists(KEYS, min_size=1, max_size=4, unique=True))
+    sub = draw(st.lists(KEYS, min_size=1, max_size=2, unique=True))
+    cell = st.one_of(PRIMITIVES, st.fixed_dictionaries({k: PRIMITIVES for k in sub}), st.lists(PRIMITIVES, max_size=2))
+    rows = []
+    for _ in range(draw(st.integers(1, 5))):
+        keys = draw(st.permutations(names))
+        keep = draw(st.lists(st.booleans(), min_size=len(keys), max_size=len(keys)))
+        rows.append({k: draw(cell) for k, kept in zip(keys, keep) if kept or draw(st.integers(0, 3)) > 0})
+    shape = draw(st.integers(0, 3))
+    if shape == 1:
+        return {"rows": rows}
+    if shape == 2:
+        return {f"e{i}": r for i, r in enumerate(rows)}  # a keyed-table candidate
+    if shape == 3:
+        return [rows, {"k": rows}]
+    return rows
+
+
+OPTIONS = st.fixed_dictionaries(
+    {"delimiter": st.sampled_from(DELIMITERS), "indent_size": st.sampled_from([1, 2, 4]), "missing_as_null": st.booleans()}
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(VALUES, OPTIONS)
+def test_random_values(value: Any, options: dict[str, Any]) -> None:
+    out = same(value, **options)
+    if finite(value) and not options["missing_as_null"]:
+        back = toonstream.loads(out, indent_size=options["indent_size"])
+        assert json_equal(back, as_lists(value), ordered=False)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(record_lists(), OPTIONS)
+def test_random_records(value: Any, options: dict[str, Any]) -> None:
+    out = same(value, **options)
+    if finite(value) and not options["missing_as_null"]:
+        back = toonstream.loads(out, indent_size=options["indent_size"])
+        assert json_equal(back, as_lists(value), ordered=False)
+
+
+# ---------------------------------------------------------------- declined
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Name(str, enum.Enum):
+    ADA = "ada"
+
+
+class MyStr(str):
+    pass
+
+
+class MyInt(int):
+    pass
+
+
+class MyFloat(float):
+    pass
+
+
+class MyDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+class MyList(list):  # type: ignore[type-arg]
+    pass
+
+
+def _cycle_list() -> Any:
+    a: list[Any] = [1]
+    a.append(a)
+    return a
+
+
+def _cycle_dict() -> Any:
+    d: dict[str, Any] = {"x": 1}
+    d["self"] = d
+    return d
+
+
+def _cycle_table() -> Any:
+    d: dict[str, Any] = {}
+    d["x"] = d
+    d["y"] = d
+    return [d, d]
+
+
+def _deep(n: int) -> Any:
+    v: Any = 1
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+DECLINED: list[tuple[str, Callable[[], Any]]] = [
+    ("enum", lambda: {"c": Color.RED}),
+    ("intenum", lambda: [Level.LOW]),
+    ("str-enum", lambda: {"n": Name.ADA}),
+    ("str-subclass", lambda: MyStr("x")),
+    ("str-subclass-key", lambda: {MyStr("k"): 1}),
+    ("int-subclass", lambda: {"i": MyInt(3)}),
+    ("float-subclass", lambda: [MyFloat(1.5)]),
+    ("dict-subclass", lambda: [MyDict(a=1)]),
+    ("ordered-dict", lambda: OrderedDict(a=1)),
+    ("list-subclass", lambda: {"l": MyList([1])}),
+    ("decimal", lambda: {"d": Decimal("1.10")}),
+    ("decimal-in-table", lambda: [{"a": Decimal("1")}, {"a": Decimal("2")}]),
+    ("date", lambda: [datetime.date(2024, 1, 2)]),
+    ("datetime-row", lambda: [{"t": datetime.datetime(2024, 1, 2, 3, 4)}, {"t": 1}]),
+    ("set", lambda: {"s": {1, 2}}),
+    ("frozenset", lambda: frozenset(["a"])),
+    ("bytes", lambda: b"x"),
+    ("object", lambda: [object()]),
+    ("int-key", lambda: {1: "a"}),
+    ("none-key", lambda: {"a": {None: 1}}),
+    ("tuple-key", lambda: [{(1,): 1}]),
+    ("int-key-in-table", lambda: [{"a": 1}, {"a": 2, 3: 4}]),
+    ("lone-surrogate", lambda: {"s": "a\ud800b"}),
+    ("lone-surrogate-key", lambda: {"\udfff": 1}),
+    ("lone-surrogate-header", lambda: [{"\ud800": 1}, {"\ud800": 2}]),
+    ("cycle-list", _cycle_list),
+    ("cycle-dict", _cycle_dict),
+    # (max_depth: the reference's table check walks a cycle to that depth first)
+    ("cycle-table", lambda: (_cycle_table(), {"max_depth": 100})),
+    ("too-deep", lambda: (_deep(60), {"max_depth": 50})),
+    ("huge-int", lambda: [10**10001]),
+    ("huge-int-bits", lambda: {"i": -(2**40000)}),
+]
+
+
+@pytest.mark.parametrize("make", [m for _, m in DECLINED], ids=[i for i, _ in DECLINED])
+def test_declined(make: Callable[[], Any]) -> None:
+    value = make()
+    options: dict[str, Any] = {}
+    if type(value) is tuple:
+        value, options = value
+    assert native_dumps(value, **options) is NotImplemented
+    # ... and the public dumps on the native engine is the reference's
+    try:
+        theirs: Any = reference(value, **options)
+    except ToonEncodeError as e:
+        theirs = (type(e), str(e), e.path)
+    with engine("native"):
+        try:
+            ours: Any = toonstream.dumps(value, **options)
+        except ToonEncodeError as e:
+            ours = (type(e), str(e), e.path)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"delimiter": "comma"},
+        {"delimiter": "tab"},
+        {"delimiter": "pipe"},
+        {"delimiter": ";"},
+        {"delimiter": MyStr(",")},
+        {"delimiter": None},
+        {"indent_size": 0},
+        {"indent_size": -1},
+        {"indent_size": True},
+        {"indent_size": 2.0},
+        {"indent_size": None},
+        {"max_depth": None},
+        {"max_depth": 1.5},
+        {"max_depth": True},
+        {"missing_as_null": 1},
+        {"missing_as_null": None},
+    ],
+    ids=repr,
+)
+def test_declined_options(options: dict[str, Any]) -> None:
+    assert native_dumps({"a": [1, 2]}, **options) is NotImplemented
+
+
+def test_max_depth_declined_where_reference_refuses() -> None:
+    v = _deep(20)
+    assert native_dumps(v, max_depth=5) is NotImplemented
+    with pytest.raises(ToonEncodeError):
+        reference(v, max_depth=5)
+    assert same(v, max_depth=19) == reference(v)
+    assert native_dumps(_deep(10_001)) is not NotImplemented  # the default limit: 10,000 levels of children
+    assert native_dumps(_deep(10_002)) is NotImplemented
+
+
+def test_unknown_option_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        native_dumps(1, indent=2)
+    with pytest.raises(TypeError):
+        _native.dumps(1, 2)
+
+
+def test_public_dumps_uses_native() -> None:
+    # The seam: with the native engine in use, dumps gives the native text.
+    value = datasets.orders(20)
+    with engine("native"):
+        assert toonstream.dumps(value, delimiter="|") == native_dumps(value, delimiter="|")
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_signal_interrupts_a_long_dumps() -> None:
+    # A handler's exception (Ctrl-C's KeyboardInterrupt alike) ends the call:
+    # the walk checks for signals every so many cells.
+    def handler(signum: int, frame: Any) -> None:
+        raise _Interrupted
+
+    value = [list(range(1000)) for _ in range(5000)]
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.001)
+        with pytest.raises(_Interrupted):
+            for _ in range(200):  # (each call takes longer than the timer)
+                native_dumps(value)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _CountingKey(str):
+    """A str subclass key whose ``__eq__`` counts its calls (Python code)."""
+
+    calls = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountingKey.calls += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda k: [{"a": 1, "b": 2}, {k: 2, "a": 1}],
+        lambda k: [{"a": 1, "b": 2}, {"a": 1, k: 2}],
+        lambda k: [{"x": {"a": 1, "b": [1]}}, {"x": {"a": 2, k: 3}}],
+        lambda k: {"e1": {"a": 1, "b": 1}, "e2": {"a": 1, k: 2}},
+        lambda k: [{"a": {"b": 1}, "c": 1}, {"c": 2, "a": {k: 1}}],
+    ],
+)
+@pytest.mark.parametrize("missing_as_null", [False, True])
+def test_no_python_code_runs(make: Callable[[Any], Any], missing_as_null: bool) -> None:
+    # Rows are matched to the header by lookup; a key of another type could
+    # run its __eq__ there: the walk declines first, calling nothing.
+    _CountingKey.calls = 0
+    value = make(_CountingKey("b"))
+    assert native_dumps(value, missing_as_null=missing_as_null) is NotImplemented
+    assert _CountingKey.calls == 0

@@ -1,0 +1,456 @@
+"""The native value builder (``toonstream._native``) against the reference engine.
+
+``_native.loads`` and ``_native.ValueDecoder`` must give exactly what the Python
+engine's ``loads`` gives for the same input and options: the same value (types
+all the way down: int vs float vs Decimal, a float's sign, key order) or the
+same ``ToonDecodeError`` (code, message, line, column, line text), however the
+input is chunked.  Inputs: the spec decode fixtures, the corpus, random
+mutations of both, and documents ``dumps`` makes of random values.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import signal
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toonstream
+from toonstream import _engine
+from toonstream._engine import ENGINE_VARIABLE
+from toonstream._errors import ToonDecodeError
+
+from conftest import REPO, REQUIRE_NATIVE, identical, load_fixtures
+
+try:
+    from toonstream import _native
+except ImportError as e:  # pragma: no cover - depends on the build
+    if REQUIRE_NATIVE:
+        raise
+    pytest.skip(f"toonstream._native is not built ({e}): pip install -e . with a Rust toolchain", allow_module_level=True)
+
+DECODE = load_fixtures("decode")
+CORPUS = sorted((REPO / "tests" / "corpus").glob("*.toon"))
+CHUNK_SIZES = (1, 2, 3, 7, 64)
+
+Outcome = tuple[str, Any]
+
+
+def _error(e: BaseException) -> tuple[Any, ...]:
+    if isinstance(e, ToonDecodeError):
+        return (type(e), e.code, str(e), e.msg, e.line, e.column, e.line_text)
+    return (type(e), str(e))
+
+
+def reference(data: Any, **opts: Any) -> Outcome:
+    """The Python engine's loads: ("value", v) or ("error", fields)."""
+    previous = _engine.use(_engine.select("python"))
+    try:
+        return "value", toonstream.loads(data, **opts)
+    except (ToonDecodeError, ValueError, TypeError) as e:
+        return "error", _error(e)
+    finally:
+        _engine.use(previous)
+
+
+def native(data: Any, **opts: Any) -> Outcome:
+    try:
+        return "value", _native.loads(data, **opts)
+    except (ToonDecodeError, ValueError, TypeError) as e:
+        return "error", _error(e)
+
+
+def fed(chunks: list[Any], **opts: Any) -> Outcome:
+    """The native push decoder fed these chunks, then closed."""
+    try:
+        d = _native.ValueDecoder(**opts)
+        for c in chunks:
+            d.feed(c)
+        return "value", d.close()
+    except (ToonDecodeError, ValueError, TypeError) as e:
+        return "error", _error(e)
+
+
+def same(a: Outcome, b: Outcome) -> bool:
+    if a[0] != b[0]:
+        return False
+    return identical(a[1], b[1]) if a[0] == "value" else bool(a[1] == b[1])
+
+
+def split(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def check(data: bytes, *, chunked: bool = True, **opts: Any) -> Outcome:
+    """Native loads (and, if ``chunked``, the push decoder under every chunk size)
+    agrees with the reference; returns the outcome."""
+    want = reference(data, **opts)
+    got = native(data, **opts)
+    assert same(got, want), (data, opts, got, want)
+    if chunked:
+        for size in CHUNK_SIZES if len(data) < 4096 else (7, 64, 4096):
+            got = fed(split(data, size), **opts)
+            assert same(got, want), (data, opts, size, got, want)
+    return want
+
+
+def _fixture_options(case: dict[str, Any]) -> dict[str, Any]:
+    o = case.get("options", {})
+    return {"indent_size": o.get("indentSize", 2), "strict": o.get("strict", True)}
+
+
+# ----------------------------------------------------------------- spec fixtures
+
+
+@pytest.mark.parametrize("case", [c for _, c in DECODE], ids=[i for i, _ in DECODE])
+def test_spec_fixture(case: dict[str, Any]) -> None:
+    text = case["input"]
+    opts = _fixture_options(case)
+    want = check(text.encode("utf-8"), **opts)
+    assert same(native(text, **opts), want)  # str input
+    assert same(fed([text], **opts), want)
+    assert same(native(bytearray(text.encode()), **opts), want)
+    assert same(native(memoryview(text.encode()), **opts), want)
+    assert (want[0] == "error") == bool(case.get("shouldError"))
+
+
+# ------------------------------------------------------------------------ corpus
+
+
+@pytest.mark.skipif(not CORPUS, reason="tests/corpus is not present")
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
+def test_corpus(path: Path) -> None:
+    data = path.read_bytes()
+    for strict in (True, False):
+        check(data, strict=strict)
+
+
+def _parity() -> Any:
+    spec = importlib.util.spec_from_file_location("_toon_parity", REPO / "native" / "tools" / "parity.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mutated_documents() -> None:
+    """Random mutations of every fixture and corpus document (tools/parity.py's mutator):
+    values and errors agree, whole and chunked."""
+    parity = _parity()
+    rng = random.Random(16)
+    n = 0
+    for data, strict, indent in parity.seeds():
+        for _ in range(3):
+            doc = parity.mutate(data, rng)
+            check(doc, chunked=rng.random() < 0.3, strict=strict, indent_size=indent)
+            n += 1
+    assert n > 1000
+
+
+# --------------------------------------------------------------------- generated
+
+_keys = st.text(st.sampled_from("ab_-. :,|\"#[]{}\\é\t"), min_size=0, max_size=5)
+_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+    | st.sampled_from(["", "true", "null", "-", "- x", "1e5", "0x1", "05", " a ", "a,b", "a|b", "a\tb", '"', "\\"])
+)
+
+
+def _tables(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # lists of objects of one key set: tables (and keyed tables, nested groups)
+    return st.lists(_keys, min_size=1, max_size=4, unique=True).flatmap(
+        lambda ks: st.lists(st.fixed_dictionaries({k: _leaves | st.dictionaries(_keys, _leaves, max_size=2) for k in ks}), max_size=4)
+    )
+
+
+_values = st.recursive(
+    _leaves,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_keys, children, max_size=4) | _tables(children),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_values, indent=st.sampled_from([1, 2, 4]), delimiter=st.sampled_from([",", "\t", "|"]), data=st.data())
+def test_generated_documents(value: Any, indent: int, delimiter: str, data: st.DataObject) -> None:
+    doc = toonstream.dumps(value, indent_size=indent, delimiter=delimiter).encode("utf-8")
+    check(doc, indent_size=indent)
+    # and one mutation of it, for the error paths
+    b = bytearray(doc)
+    if b:
+        i = data.draw(st.integers(0, len(b) - 1))
+        op = data.draw(st.sampled_from(["delete", "insert", "replace"]))
+        byte = data.draw(st.sampled_from(list(b" \n-:,|\t\"[]{}#\\0a\xff\xc3")))
+        if op == "delete":
+            del b[i]
+        elif op == "insert":
+            b.insert(i, byte)
+        else:
+            b[i] = byte
+    check(bytes(b), indent_size=indent, strict=data.draw(st.booleans()))
+
+
+# ----------------------------------------------------------------------- options
+
+_OPTION_DOCS = [
+    b"a: 1.5\nb: -0.0\nc: 1e400\nd: 1e-400\ne: -0\nf[3]: 2.50,1E2,-1e-7\n",
+    b"t[2]{x,y{p,q}}:\n  1.5,2,3e1\n  0.1,x,-0.0\n",
+    b"k[2]{#,v}:\n  a: 1.25\n  b: 2\n",
+    b"a:\n    b: 1\n    c[2]:\n        - 1.5\n        - x: 2.5\n",
+    b"a:\n  b:\n    c:\n      d: 1\n",
+    b"x[2]: 1,2\ny[3]: 1,2\n",
+    b"a: 1\na: 2\n",
+    b"a: 123456\nb: -1234\nc: 12345678901234567890\n",
+    b"h[2]{a,b,c,d}:\n  1,2,3,4\n  5,6,7,8\n",
+]
+
+
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"strict": False},
+        {"indent_size": 4},
+        {"indent_size": 4, "strict": False},
+        {"parse_float": Decimal},
+        {"parse_float": str, "strict": False},
+        {"max_depth": 0},
+        {"max_depth": 1},
+        {"max_depth": 2},
+        {"max_line_length": 10},
+        {"max_number_length": 3},
+        {"max_fields": 2},
+        {"max_fields": 0},
+    ],
+    ids=str,
+)
+def test_options(opts: dict[str, Any]) -> None:
+    docs = _OPTION_DOCS + [c["input"].encode() for _, c in DECODE[::7]] + [p.read_bytes() for p in CORPUS[::5]]
+    for doc in docs:
+        check(doc, **opts)
+
+
+def test_parse_float_gets_the_token_text() -> None:
+    seen: list[str] = []
+
+    def hook(text: str) -> str:
+        seen.append(text)
+        return f"<{text}>"
+
+    v = _native.loads("a: 1.50\nb[2]: -0.0,1E+3\nc[1]{x}:\n  2e-5\nd: 7", parse_float=hook)
+    assert v == {"a": "<1.50>", "b": ["<-0.0>", "<1E+3>"], "c": [{"x": "<2e-5>"}], "d": 7}
+    assert seen == ["1.50", "-0.0", "1E+3", "2e-5"]
+
+
+def test_parse_float_error_propagates() -> None:
+    def hook(text: str) -> Any:
+        raise ArithmeticError(f"no {text}")
+
+    with pytest.raises(ArithmeticError, match="no 2.5"):
+        _native.loads("a: 1\nb: 2.5", parse_float=hook)
+    d = _native.ValueDecoder(parse_float=hook)
+    with pytest.raises(ArithmeticError):
+        d.feed(b"a: 2.5\n")
+    with pytest.raises(ToonDecodeError) as info:  # the decoder cannot go on after its builder failed
+        d.close()
+    assert info.value.code == "poisoned"
+
+
+def test_parse_float_is_only_called() -> None:
+    for doc in ("a: 1", "a: 1.5"):
+        assert same(native(doc, parse_float=5), reference(doc, parse_float=5))
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_indent_size_is_checked_as_the_python_decoder_checks_it(bad: int) -> None:
+    want = reference("a: 1", indent_size=bad)
+    assert want[0] == "error"
+    assert native("a: 1", indent_size=bad) == want
+    with pytest.raises(ValueError, match="indent_size must be >= 1"):
+        _native.ValueDecoder(indent_size=bad)
+
+
+@pytest.mark.parametrize("name", ["max_depth", "max_line_length", "max_number_length", "max_fields"])
+def test_limits(name: str) -> None:
+    # a negative limit is refused (the Python engine takes it; see the README's limits)
+    with pytest.raises(ValueError, match=f"{name} must be >= 0"):
+        _native.loads("a: 1", **{name: -1})
+    # a limit beyond the machine word is no limit, as it is for the Python engine
+    assert same(native("a[2]{x}:\n  1\n  2", **{name: 2**80}), reference("a[2]{x}:\n  1\n  2", **{name: 2**80}))
+
+
+def test_defaults_are_the_python_decoders() -> None:
+    outcomes = []
+    for n in (9_998, 9_999, 10_000):  # max_depth's default is where nesting stops
+        doc = "a[1]{" + "x{" * n + "y" + "}" * n + "}:\n  7"
+        outcomes.append(check(doc.encode(), chunked=False)[0])
+    assert "value" in outcomes and "error" in outcomes
+    assert native("n: " + "1" * 10_000)[0] == "value"
+    assert native("n: 1." + "1" * 10_000)[1][1] == "number_too_long"
+
+
+def test_bad_input_types() -> None:
+    for bad in (None, 1, ["a: 1"], object()):
+        with pytest.raises(TypeError):
+            _native.loads(bad)
+        with pytest.raises(TypeError):
+            _native.ValueDecoder().feed(bad)
+
+
+def test_lone_surrogates_are_unsupported() -> None:
+    # the Python engine keeps them (it encodes str with 'surrogatepass'); the
+    # core decodes UTF-8 only, so the seam sends such a str to the reference
+    with pytest.raises(_engine.Unsupported):
+        _native.loads("a: \ud800")
+    with pytest.raises(_engine.Unsupported):
+        _native.ValueDecoder().feed("a: \udcff\n")
+    previous = _engine.use(_engine.select("native"))
+    try:
+        assert toonstream.loads("a: x\ud800") == {"a": "x\ud800"}
+    finally:
+        _engine.use(previous)
+
+
+# ------------------------------------------------------------------ chunking
+
+
+def test_push_decoder_chunkings_equal_loads() -> None:
+    parity = _parity()
+    rng = random.Random(7)
+    for data, strict, indent in parity.seeds():
+        want = native(data, strict=strict, indent_size=indent)
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 5))) if len(data) > 1 else []
+        parts = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+        for chunks in (parts, [data], [bytearray(p) for p in parts], [memoryview(p) for p in parts]):
+            assert same(fed(chunks, strict=strict, indent_size=indent), want), (data, chunks)
+
+
+def test_push_decoder_str_chunks_and_close_twice() -> None:
+    d = _native.ValueDecoder()
+    for c in ["a", "b[2", "]: é,", "y\n"]:
+        d.feed(c)
+    v = d.close()
+    assert v == {"ab": ["é", "y"]}
+    assert d.close() is v
+    with pytest.raises(ToonDecodeError) as info:
+        d.feed(b"b: 1")
+    assert info.value.code == "closed"
+
+
+def test_errors_are_sticky() -> None:
+    d = _native.ValueDecoder()
+    with pytest.raises(ToonDecodeError) as first:
+        d.feed(b"a: 1\n  b: 2\n")
+    with pytest.raises(ToonDecodeError) as again:
+        d.feed(b"c: 3\n")
+    assert _error(first.value) == _error(again.value)
+
+
+# ------------------------------------------------------------- numbers, depth
+
+
+@pytest.mark.parametrize("digits", [19, 20, 40, 3999, 4000, 4001, 4300, 4301, 9_999, 20_000])
+def test_big_ints_are_exact(digits: int) -> None:
+    for sign in ("", "-"):
+        text = sign + "9" + "8" * (digits - 1)
+        doc = f"n: {text}\nt[1]: {text}\nr[1]{{x}}:\n  {text}\n"
+        got = _native.loads(doc, max_number_length=30_000)
+        n = int(Decimal(text))  # (int(text) refuses more than 4300 digits)
+        assert got == {"n": n, "t": [n], "r": [{"x": n}]}
+        assert type(got["n"]) is int
+        assert same(("value", got), reference(doc, max_number_length=30_000))
+
+
+def test_int_boundaries() -> None:
+    for n in (2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 0, -0, 10**18, 10**19):
+        v = _native.loads(f"n: {n}")["n"]
+        assert v == n and type(v) is int
+    assert check(b"a: -0\nb: -0.0\nc: 0.0e0\nd: -0e-5")[1] == {"a": 0, "b": 0.0, "c": 0.0, "d": 0.0}
+    d = _native.loads("a: -0.0")["a"]
+    assert str(d) == "0.0"
+
+
+def _deep_lists(levels: int) -> Iterator[str]:
+    yield "[1]:\n"
+    for i in range(1, levels):
+        yield " " * i + "- [1]:\n"
+    yield " " * levels + "- x\n"
+
+
+def test_deep_nesting_builds_and_drops_without_recursion() -> None:
+    levels = 9_000
+    doc = "".join(_deep_lists(levels)).encode()
+    v = _native.loads(doc, indent_size=1)
+    depth = 0
+    while isinstance(v, list):
+        v = v[0]
+        depth += 1
+    assert v == "x" and depth == levels
+    d = _native.ValueDecoder(indent_size=1)
+    for c in split(doc, 1 << 16):
+        d.feed(c)
+    v = d.close()
+    del v  # (CPython's trashcan bounds the dealloc recursion)
+    groups = "a[1]{" + "x{" * 9_000 + "y" + "}" * 9_000 + "}:\n  7"
+    row = _native.loads(groups)["a"][0]
+    for _ in range(9_000):
+        row = row["x"]
+    assert row == {"y": 7}
+    objects = "".join(" " * i + "k:\n" for i in range(3_000)) + " " * 3_000 + "k: 1\n"
+    check(objects.encode(), chunked=False, indent_size=1)
+
+
+def test_too_deep_is_the_reference_error() -> None:
+    doc = "".join(_deep_lists(10_002)).encode()
+    got = native(doc, indent_size=1)
+    assert got[0] == "error" and got[1][1] == "too_deep"
+    assert same(got, reference(doc, indent_size=1))
+
+
+# ------------------------------------------------------------------- signals
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_a_signal_interrupts_a_long_loads() -> None:
+    # 4M duplicate keys (non-strict: last write wins), so memory stays flat however long it runs
+    doc = b"a: 1\n" * 4_000_000
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        for run in (lambda: _native.loads(doc, strict=False), lambda: _feed_all(doc)):
+            signal.setitimer(signal.ITIMER_REAL, 0.02)
+            with pytest.raises(KeyboardInterrupt):
+                run()
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _feed_all(doc: bytes) -> Any:
+    d = _native.ValueDecoder(strict=False)
+    d.feed(doc)
+    return d.close()
+
+
+def test_module_interface() -> None:
+    assert _native.API_VERSION == _engine.API_VERSION
+    assert _native.loads(b"") == {} == _native.loads("")  # §5: an empty document is an empty object
+    assert _native.ValueDecoder().close() == {}
+    if os.environ.get(ENGINE_VARIABLE, "") in ("", "native"):
+        assert _engine.current().loads is _native.loads  # the seam runs this module

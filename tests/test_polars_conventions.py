@@ -1,0 +1,490 @@
+"""toonstream.polars follows Polars' reader and writer conventions: each
+behaviour is checked against the Polars call it imitates (``pl.read_csv`` /
+``pl.scan_csv`` on the same table written as CSV, ``write_csv``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+pl = pytest.importorskip("polars")
+from polars.testing import assert_frame_equal  # noqa: E402
+
+import toonstream.arrow as ta  # noqa: E402
+import toonstream.polars as tp  # noqa: E402
+from toonstream import ToonDecodeError  # noqa: E402
+from toonstream import _frames  # noqa: E402
+
+# One table split over files (relative path -> rows of (id, name, score)),
+# with a hidden file, a hidden directory, an underscore name and a
+# subdirectory: Polars' path expansion reads them all, sorted by path.
+FILES = {
+    "f2": [(1, "x", 0.5), (2, "y", 1.5)],
+    "f1": [(3, "z", 2.5)],
+    "sub/f0": [(9, "q", 3.5), (10, "r", 4.5)],
+    ".hidden": [(7, "h", 5.5)],
+    ".hd/x": [(6, "hd", 6.5)],
+    "_under": [(8, "u", 7.5)],
+}
+
+
+def _toon(rows: list[tuple[Any, ...]]) -> str:
+    return f"[{len(rows)}]{{id,name,score}}:\n" + "".join(f"  {i},{n},{s}\n" for i, n, s in rows)
+
+
+def _csv(rows: list[tuple[Any, ...]]) -> str:
+    return "id,name,score\n" + "".join(f"{i},{n},{s}\n" for i, n, s in rows)
+
+
+@pytest.fixture()
+def trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The same files as TOON under toon/ and as CSV under csv/; the
+    working directory is tmp_path (relative paths as users give them)."""
+    for kind, text, ext in (("toon", _toon, ".toon"), ("csv", _csv, ".csv")):
+        for name, rows in FILES.items():
+            p = tmp_path / kind / (name + ext)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text(rows))
+    monkeypatch.chdir(tmp_path)
+    return Path("toon"), Path("csv")
+
+
+def _same(toon: Any, csv: Any, path_column: str | None = None) -> None:
+    """Equal frames, file path columns compared with the extensions swapped."""
+    if path_column is not None and path_column in csv.columns:
+        csv = csv.with_columns(
+            pl.col(path_column).str.replace(r"^(\./)?csv/", "${1}toon/").str.replace(r"\.csv$", ".toon")
+        )
+    assert_frame_equal(toon, csv)
+
+
+# ---------------------------------------------------------------- sources
+
+
+@pytest.mark.parametrize(
+    "toon_source, csv_source",
+    [
+        ("toon", "csv"),  # a directory: every file below it, at any depth
+        ("toon/", "csv/"),
+        (Path("toon"), Path("csv")),
+        ("toon/*.toon", "csv/*.csv"),  # '*' matches hidden names too, not subdirectories
+        ("toon/**/*.toon", "csv/**/*.csv"),
+        ("./toon/f?.toon", "./csv/f?.csv"),  # a glob's paths: without './', '//' as '/'
+        ("./toon//sub/*", "./csv//sub/*"),
+        ("./toon/sub", "./csv/sub"),  # a directory's: as given
+        ("toon/f[12].toon", "csv/f[12].csv"),
+        (["toon/f2.toon", "toon/f1.toon", "toon/f2.toon"], ["csv/f2.csv", "csv/f1.csv", "csv/f2.csv"]),  # as given
+        (["toon/sub", "toon/f*.toon"], ["csv/sub", "csv/f*.csv"]),  # a list expands each item
+    ],
+)
+def test_sources_expand_and_order_as_polars(trees: Any, toon_source: Any, csv_source: Any) -> None:
+    got = tp.read_toon(toon_source, include_file_paths="path")
+    want = pl.read_csv(csv_source, include_file_paths="path")
+    assert got.height > 1
+    _same(got, want, "path")
+    # the scan reads the same rows
+    _same(tp.scan_toon(toon_source, include_file_paths="path").collect(), want, "path")
+
+
+def test_directory_listing_is_sorted_recursive_and_includes_hidden(trees: Any) -> None:
+    paths = tp.read_toon("toon", include_file_paths="p")["p"].unique(maintain_order=True).to_list()
+    assert paths == [
+        "toon/.hd/x.toon", "toon/.hidden.toon", "toon/_under.toon", "toon/f1.toon", "toon/f2.toon", "toon/sub/f0.toon",
+    ]
+
+
+def test_directory_with_mixed_extensions_is_refused_as_polars_does(trees: Any) -> None:
+    Path("toon/notes.txt").write_text("x")
+    Path("csv/notes.txt").write_text("x")
+    with pytest.raises(pl.exceptions.InvalidOperationError):
+        pl.read_csv("csv")
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="glob"):
+        tp.read_toon("toon")
+    # a glob says which files are meant
+    assert tp.read_toon("toon/**/*.toon").height == 8
+
+
+def test_glob_false_takes_the_path_literally(trees: Any) -> None:
+    with pytest.raises(FileNotFoundError):
+        pl.read_csv("csv/f*.csv", glob=False)
+    with pytest.raises(FileNotFoundError):
+        tp.read_toon("toon/f*.toon", glob=False)
+    Path("toon/f*.toon").write_text(_toon([(5, "star", 0.0)]))
+    assert tp.read_toon("toon/f*.toon", glob=False)["name"].to_list() == ["star"]
+
+
+def test_no_match_and_missing_files(trees: Any) -> None:
+    with pytest.raises(FileNotFoundError):
+        tp.read_toon("toon/nothing*.toon")
+    with pytest.raises(FileNotFoundError):
+        tp.read_toon(["toon/f1.toon", "toon/missing.toon"])
+    with pytest.raises(ValueError):
+        tp.read_toon([])
+
+
+def test_home_directory_is_expanded(trees: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", os.getcwd())
+    got = tp.read_toon("~/toon/f1.toon", include_file_paths="p")
+    want = pl.read_csv("~/csv/f1.csv", include_file_paths="p")
+    assert got["p"].to_list() == [os.path.join(os.getcwd(), "toon/f1.toon")]
+    assert want["p"].to_list() == [os.path.join(os.getcwd(), "csv/f1.csv")]
+    assert tp.read_toon("~/toon/f*.toon").height == 3
+
+
+def test_bytes_and_file_objects_are_in_memory_sources(trees: Any) -> None:
+    import io
+
+    data = _toon(FILES["f2"]).encode()
+    want = pl.read_csv(_csv(FILES["f2"]).encode(), include_file_paths="p")
+    _same(tp.read_toon(data, include_file_paths="p"), want)
+    assert tp.read_toon(io.BytesIO(data), include_file_paths="p")["p"].to_list() == ["in-mem", "in-mem"]
+    both = tp.read_toon([data, _toon(FILES["f1"]).encode()], row_index_name="i")
+    assert both["id"].to_list() == [1, 2, 3] and both["i"].to_list() == [0, 1, 2]
+
+
+# ---------------------------------------------------------------- row index, file paths, n_rows
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(row_index_name="i"),
+        dict(row_index_name="i", row_index_offset=10),
+        dict(row_index_name="i", include_file_paths="p"),
+        dict(row_index_name="i", include_file_paths="p", n_rows=4),
+        dict(include_file_paths="p", n_rows=1),
+        dict(n_rows=0),
+        dict(n_rows=100),
+    ],
+)
+def test_row_index_file_paths_and_n_rows_as_read_csv(trees: Any, kwargs: dict[str, Any]) -> None:
+    got = tp.read_toon("toon", **kwargs)
+    want = pl.read_csv("csv", **kwargs)
+    if kwargs.get("n_rows") == 0:  # no rows seen: no types (Polars' CSV header gives String)
+        assert got.columns == want.columns and got.height == 0
+        return
+    _same(got, want, "p")
+    if "row_index_name" in kwargs:
+        assert got.schema["i"] == pl.get_index_type() and got.columns[0] == "i"
+    if "include_file_paths" in kwargs:
+        assert got.schema["p"] == pl.String and got.columns[-1] == "p"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        lambda lf: lf,
+        lambda lf: lf.filter(pl.col("score") > 2).select("name", "i"),
+        lambda lf: lf.filter(pl.col("i") >= 3).select("p"),
+        lambda lf: lf.select("p", "i").head(3),
+        lambda lf: lf.head(2),
+        lambda lf: lf.slice(3, 2),
+        lambda lf: lf.filter(pl.col("p").str.contains("sub")).head(1),
+        lambda lf: lf.select(pl.len()),
+        lambda lf: lf.select(pl.col("i").max()),
+    ],
+)
+@pytest.mark.parametrize("n_rows", [None, 5])
+def test_scan_queries_as_scan_csv(trees: Any, query: Callable[[Any], Any], n_rows: int | None) -> None:
+    opts: dict[str, Any] = dict(row_index_name="i", row_index_offset=1, include_file_paths="p", n_rows=n_rows)
+    got = query(tp.scan_toon("toon", **opts)).collect()
+    want = query(pl.scan_csv("csv", **opts)).collect()
+    _same(got, want, "p")
+    assert_frame_equal(tp.scan_toon("toon", **opts).collect(), tp.read_toon("toon", **opts))
+
+
+def test_n_rows_stops_reading(tmp_path: Path) -> None:
+    good = tmp_path / "good.toon"
+    good.write_text(_toon(FILES["f2"]))
+    # A broken row past the first chunks: reading the first rows never meets it.
+    n = 3 * _frames.CHUNK // 10
+    bad = tmp_path / "bad.toon"
+    bad.write_text(f"[{n + 1}]{{id,name,score}}:\n" + "  1,a,0.5\n" * n + "  2,b\n")
+    assert os.path.getsize(bad) > 2 * _frames.CHUNK
+    with pytest.raises(ToonDecodeError, match="cells"):
+        tp.read_toon(bad)
+    assert tp.read_toon(bad, n_rows=1).height == 1
+    assert tp.scan_toon(bad, n_rows=1).collect().height == 1
+    assert tp.scan_toon(bad).head(1).collect().height == 1
+    # later sources are not opened once n_rows rows are read
+    missing = tmp_path / "missing.toon"
+    assert tp.read_toon([good, missing], n_rows=2).height == 2
+    assert tp.scan_toon([good, missing], n_rows=2).collect().height == 2
+    assert tp.scan_toon([good, missing]).head(2).collect().height == 2
+    with pytest.raises(FileNotFoundError):
+        tp.read_toon([good, missing], n_rows=3)
+
+
+def test_names_that_collide_are_refused_as_polars_does(trees: Any) -> None:
+    cases: list[dict[str, Any]] = [{"row_index_name": "name"}, {"include_file_paths": "id"}]
+    for kwargs in cases:
+        with pytest.raises(pl.exceptions.DuplicateError):
+            pl.read_csv("csv/f1.csv", **kwargs)
+        with pytest.raises(pl.exceptions.DuplicateError):
+            tp.read_toon("toon/f1.toon", **kwargs)
+        with pytest.raises(pl.exceptions.ComputeError, match="DuplicateError"):  # at collect (see scan_toon)
+            tp.scan_toon("toon/f1.toon", **kwargs).collect()
+    with pytest.raises(ValueError):
+        pl.read_csv("csv/f1.csv", row_index_name="i", row_index_offset=-1)
+    with pytest.raises(ValueError):
+        tp.read_toon("toon/f1.toon", row_index_name="i", row_index_offset=-1)
+
+
+# ---------------------------------------------------------------- columns
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        [1],
+        [2, 0],
+        [-1],
+        [3],  # the file path column counts as the last one
+        ["score", "p"],
+        ["p", "id"],
+        ["name"],  # the file path column is dropped when not chosen
+    ],
+)
+def test_columns_by_name_or_index_as_read_csv(trees: Any, columns: list[Any]) -> None:
+    kwargs: dict[str, Any] = dict(columns=columns, include_file_paths="p", row_index_name="i")
+    got = tp.read_toon("toon", **kwargs)
+    want = pl.read_csv("csv", **kwargs)
+    _same(got, want, "p")
+
+
+def test_bad_columns_are_refused_as_read_csv_does(trees: Any) -> None:
+    for columns, error in (([5], pl.exceptions.ColumnNotFoundError), (["nope"], pl.exceptions.ColumnNotFoundError),
+                           (["id", "id"], ValueError)):
+        with pytest.raises(error):
+            pl.read_csv("csv/f1.csv", columns=columns)
+        with pytest.raises(error):
+            tp.read_toon("toon/f1.toon", columns=columns)
+    with pytest.raises(TypeError):
+        tp.read_toon("toon/f1.toon", columns=["id", 1])
+
+
+def test_columns_by_index_on_a_keyed_table() -> None:
+    data = b"[2:]{age}:\n  ada: 36\n  bob: 41\n"
+    assert tp.read_toon(data, columns=[1]).rows() == [(36,), (41,)]
+    assert tp.read_toon(data, columns=[0], key_field="who").rows() == [("ada",), ("bob",)]
+    assert ta.read_table(data, columns=["age"]).column_names == ["age"]
+
+
+# ---------------------------------------------------------------- several sources: one schema
+
+
+def test_sources_must_have_the_same_columns(tmp_path: Path) -> None:
+    (tmp_path / "a.toon").write_text("[1]{id,name}:\n  1,x\n")
+    (tmp_path / "b.toon").write_text("[1]{name,id}:\n  y,2\n")
+    (tmp_path / "a.csv").write_text("id,name\n1,x\n")
+    (tmp_path / "b.csv").write_text("name,id\ny,2\n")
+    with pytest.raises(pl.exceptions.PolarsError):  # Polars: a ComputeError
+        pl.read_csv([tmp_path / "a.csv", tmp_path / "b.csv"])
+    with pytest.raises(pl.exceptions.SchemaError, match="same columns"):
+        tp.read_toon([tmp_path / "a.toon", tmp_path / "b.toon"])
+    (tmp_path / "c.toon").write_text("[1]{id,name,extra}:\n  2,y,z\n")
+    with pytest.raises(pl.exceptions.SchemaError, match="c.toon"):
+        tp.read_toon([tmp_path / "a.toon", tmp_path / "c.toon"], columns=["id"])
+    (tmp_path / "d.toon").write_text("[1]{id,name{first}}:\n  2,y\n")
+    with pytest.raises(pl.exceptions.SchemaError):
+        tp.read_toon([tmp_path / "a.toon", tmp_path / "d.toon"])
+
+
+def test_types_come_from_the_first_source(tmp_path: Path) -> None:
+    (tmp_path / "a.toon").write_text("[1]{id,v}:\n  1,2\n")
+    (tmp_path / "b.toon").write_text("[2]{id,v}:\n  2,3\n  3,x\n")
+    with pytest.raises(ToonDecodeError) as info:
+        tp.read_toon([tmp_path / "a.toon", tmp_path / "b.toon"])
+    assert info.value.code == "type_mismatch" and info.value.line == 3
+    if hasattr(info.value, "__notes__"):
+        assert any("b.toon" in n for n in info.value.__notes__)
+    # an override (or a longer inference in the first file) is the fix
+    df = tp.read_toon([tmp_path / "a.toon", tmp_path / "b.toon"], schema_overrides={"v": pl.String})
+    assert df["v"].to_list() == ["2", "3", "x"]
+    # a column of nulls only in the first source is String (more may come), as in a longer table
+    (tmp_path / "nulls.toon").write_text("[1]{id,v}:\n  0,null\n")
+    df = tp.read_toon([tmp_path / "nulls.toon", tmp_path / "a.toon"])
+    assert df.schema == pl.Schema({"id": pl.Int64, "v": pl.String}) and df["v"].to_list() == [None, "2"]
+    assert tp.read_toon(tmp_path / "nulls.toon").schema["v"] == pl.Null  # the whole table seen
+    # a source without rows does not decide the types
+    (tmp_path / "empty.toon").write_text("[0]{id,v}:\n")
+    df = tp.read_toon([tmp_path / "empty.toon", tmp_path / "a.toon"])
+    assert df.schema == pl.Schema({"id": pl.Int64, "v": pl.Int64}) and df.height == 1
+
+
+# ---------------------------------------------------------------- scan_toon: laziness
+
+
+@pytest.fixture()
+def readers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The FrameReaders made (each reads its source)."""
+    made: list[Any] = []
+    real = _frames.FrameReader.__init__
+
+    def spy(self: Any, source: Any, **kw: Any) -> None:
+        made.append(source)
+        real(self, source, **kw)
+
+    monkeypatch.setattr(_frames.FrameReader, "__init__", spy)
+    return made
+
+
+def test_scan_does_no_io_until_the_schema_is_needed(trees: Any, readers: list[Any], monkeypatch: Any) -> None:
+    listed: list[Any] = []
+    real_walk = os.walk
+
+    def walk(*a: Any, **k: Any) -> Any:
+        listed.append(a)
+        return real_walk(*a, **k)
+
+    monkeypatch.setattr(os, "walk", walk)
+    lf = tp.scan_toon("toon", include_file_paths="p")
+    query = lf.filter(pl.col("id") > 1).select("name", "p")
+    assert readers == [] and listed == []
+    schema = lf.collect_schema()
+    assert schema == pl.Schema({"id": pl.Int64, "name": pl.String, "score": pl.Float64, "p": pl.String})
+    assert len(listed) == 1 and len(readers) == 1  # the probe: the first file's first rows
+    lf.collect_schema()
+    query.explain()
+    assert len(readers) == 1  # asked again: not probed again
+    query.collect()
+    assert len(listed) == 1  # the directory is listed once
+
+
+def test_scan_missing_file_fails_at_collect(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.toon"
+    lf = tp.scan_toon(missing)  # no error yet
+    # Polars turns an exception of a plugin's schema callable into a
+    # ComputeError that names it.
+    with pytest.raises(pl.exceptions.ComputeError, match="FileNotFoundError"):
+        lf.collect()
+    missing.write_text(_toon(FILES["f1"]))
+    assert lf.collect()["id"].to_list() == [3]  # (the failed probe is tried again)
+    # with the schema given, nothing is probed: the read's own error at collect
+    lf = tp.scan_toon(tmp_path / "gone.toon", schema={"id": pl.Int64})
+    with pytest.raises(FileNotFoundError):
+        lf.collect()
+    with pytest.raises(pl.exceptions.ComputeError, match="FileNotFoundError"):
+        tp.scan_toon(tmp_path / "none*.toon").collect()
+
+
+@pytest.mark.parametrize(
+    "doc, code, column",
+    [
+        (b"[3]{a,b}:\n  1,2\n  2,3\n  3,x\n", "type_mismatch", "b"),  # in the probed rows, past the window
+        (b"[3]{a,b}:\n  1,2\n  2,3\n  3\n", "width_mismatch", "a"),
+        (b"[2:]{key,v}:\n  a: 1,2\n  b: 3,4\n", "name_collision", "v"),  # in the header
+    ],
+)
+def test_scan_errors_once_the_columns_are_known_are_raised_as_they_are(doc: bytes, code: str, column: str) -> None:
+    with pytest.raises(ToonDecodeError) as want:
+        tp.read_toon(doc, infer_schema_length=2)
+    lf = tp.scan_toon(doc, infer_schema_length=2, row_index_name="i")
+    for query in (lf, lf.select(column), lf.filter(pl.col(column).is_not_null())):
+        with pytest.raises(ToonDecodeError) as got:
+            query.collect()
+        assert (got.value.code, got.value.line, got.value.column) == (want.value.code, want.value.line, want.value.column)
+        assert got.value.code == code
+    if code == "type_mismatch":  # the rows before the bad one read as read_toon reads them
+        assert_frame_equal(lf.head(2).collect(), tp.read_toon(doc, infer_schema_length=2, n_rows=2, row_index_name="i"))
+
+
+def test_scan_errors_before_the_columns_are_known_name_the_error() -> None:
+    # Polars wraps an IO plugin's schema error in a ComputeError naming it.
+    for doc in (b"", b"a: 1\n", b"[2]{a,b:\n  1,2\n"):
+        with pytest.raises(ToonDecodeError):
+            tp.read_toon(doc)
+        with pytest.raises(pl.exceptions.ComputeError, match="ToonDecodeError"):
+            tp.scan_toon(doc).collect()
+        # with the schema given there is no probe: the read's error as it is
+        with pytest.raises(ToonDecodeError):
+            tp.scan_toon(doc, schema={"a": pl.Int64, "b": pl.Int64}).collect()
+
+
+def test_scan_with_schema_skips_the_probe(trees: Any, readers: list[Any]) -> None:
+    schema = {"name": pl.String, "id": pl.Int32, "score": pl.Float64}
+    lf = tp.scan_toon("toon/f*.toon", schema=schema, row_index_name="i", include_file_paths="p")
+    assert lf.collect_schema() == pl.Schema({"i": pl.get_index_type(), **schema, "p": pl.String})
+    assert readers == []
+    df = lf.collect()
+    assert len(readers) == 2  # one read per file, no probe
+    assert df.columns == ["i", "name", "id", "score", "p"] and df["id"].to_list() == [3, 1, 2]
+    want = pl.scan_csv("csv/f*.csv", schema_overrides={"id": pl.Int32}, row_index_name="i", include_file_paths="p")
+    _same(df, want.select(df.columns).collect(), "p")
+    assert_frame_equal(lf.filter(pl.col("id") > 1).select("p").collect(), df.filter(pl.col("id") > 1).select("p"))
+
+
+def test_scan_schema_must_name_the_table_columns(trees: Any) -> None:
+    read_error = tp.read_toon  # read_toon: a column without a dtype is an error, a name of no column ignored
+    with pytest.raises(ValueError, match="does not give a dtype"):
+        read_error("toon/f1.toon", schema={"id": pl.Int64})
+    assert read_error("toon/f1.toon", schema={"id": pl.Int64, "name": pl.String, "score": pl.Float64, "x": pl.Int8}).width == 3
+    # a scan's plan has the schema's columns: both are errors at collect
+    for schema in ({"id": pl.Int64}, {"id": pl.Int64, "name": pl.String, "score": pl.Float64, "x": pl.Int8}):
+        lf = tp.scan_toon("toon/f1.toon", schema=schema)
+        for query in (lf, lf.select("id")):
+            with pytest.raises(ValueError, match="must name every column"):
+                query.collect()
+
+
+def test_scan_plan_names_the_source_toon(trees: Any) -> None:
+    plan = tp.scan_toon("toon/*.toon").filter(pl.col("id") > 1).select("name").explain()
+    assert "PYTHON[toon] SCAN" in plan and "toon/*.toon" in plan
+    assert 'SELECTION: col("id") > 1' in plan  # the predicate is pushed down
+
+
+def test_scan_refuses_file_objects() -> None:
+    import io
+
+    with pytest.raises(TypeError, match="scan_toon"):
+        tp.scan_toon(io.BytesIO(b"[1]{a}:\n  1\n"))
+
+
+# ---------------------------------------------------------------- write_toon
+
+
+def test_write_toon_without_a_file_returns_the_text(tmp_path: Path) -> None:
+    import io
+
+    df = pl.DataFrame({"a": [1, 2], "b": ["x", "y, z"]})
+    assert isinstance(df.write_csv(), str)  # the convention imitated
+    text = tp.write_toon(df)
+    assert text == '[2]{a,b}:\n  1,x\n  2,"y, z"'
+    assert tp.write_toon(df.lazy(), key="rows") == "rows" + text
+    buf = io.StringIO()
+    assert tp.write_toon(df, buf) is None and buf.getvalue() == text
+    assert tp.write_toon(df, file=tmp_path / "out.toon") is None
+    assert (tmp_path / "out.toon").read_text() == text
+    assert_frame_equal(tp.read_toon(text.encode()), df)
+
+
+# ---------------------------------------------------------------- options
+
+
+PUBLIC: list[tuple[str, Callable[..., Any]]] = [
+    ("read_toon", lambda **kw: tp.read_toon(b"[1]{a}:\n  1\n", **kw)),
+    ("scan_toon", lambda **kw: tp.scan_toon(b"[1]{a}:\n  1\n", **kw)),
+    ("iter_frames", lambda **kw: list(tp.iter_frames(b"[1]{a}:\n  1\n", **kw))),
+    ("iter_batches", lambda **kw: ta.iter_batches(b"[1]{a}:\n  1\n", **kw)),
+    ("read_table", lambda **kw: ta.read_table(b"[1]{a}:\n  1\n", **kw)),
+    ("write_toon", lambda **kw: tp.write_toon(pl.DataFrame({"a": [1]}), **kw)),
+]
+
+
+@pytest.mark.parametrize("name, call", PUBLIC, ids=[n for n, _ in PUBLIC])
+def test_unknown_keywords_name_the_public_function(name: str, call: Callable[..., Any]) -> None:
+    for bad in ("colums", "hold_rows", "fields"):
+        with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument '{bad}'$"):
+            call(**{bad: 1})
+
+
+@pytest.mark.parametrize("name, call", PUBLIC[:5], ids=[n for n, _ in PUBLIC[:5]])
+def test_value_hooks_are_refused_not_ignored(name: str, call: Callable[..., Any]) -> None:
+    for hook in ("parse_float", "parse_int", "object_hook", "object_pairs_hook", "map_type"):
+        with pytest.raises(TypeError, match=rf"^{name}\(\) does not take {hook}: table columns are typed as a whole"):
+            call(**{hook: str})
+    call(parse_float=None)  # json's "not set"
+    call(strict=False, indent_size=2, max_depth=10, max_line_length=1 << 20, max_number_length=100, max_fields=10)

@@ -1,0 +1,200 @@
+"""The engine seam: which engine runs the hot paths, and what an engine provides.
+
+Two engines implement TOON behind this one module:
+
+* ``python``, the reference: the package's own modules (``Decoder``, the
+  builders, the encoders).  It is complete: every API works on it alone.
+* ``native``, the Rust engine (``toonstream._native``, built from ``native/``
+  when a Rust toolchain is present at install time).  It provides whole hot
+  paths, each a *capability* below, and agrees with the reference exactly:
+  values, bytes, and errors with their code, line, column and line text.
+
+A driver asks :func:`current` for a capability.  Where the engine lacks it
+(the field is ``None``), or the call uses an option the capability does not
+take (a hook, say), the driver runs the reference path instead: capabilities
+are filled in from the reference, as ijson fills a backend's missing
+functions from its Python one.  Nothing above this module imports
+``toonstream._native`` directly.
+
+Selection: the environment variable ``TOONSTREAM_ENGINE`` (``python`` or
+``native``), read once, on first use; unset or empty, the fastest engine that
+can be imported.  Asking for ``native`` where it cannot be imported is an
+``ImportError`` saying why, not a silent fallback.  ``toonstream.engine``
+names the engine in use; its ``reason`` says why that one was chosen.
+
+>>> current().name in ("python", "native")
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, Protocol
+
+#: the environment variable that picks the engine
+ENGINE_VARIABLE = "TOONSTREAM_ENGINE"
+#: the version of the interface below that ``toonstream._native`` must implement
+#: (a stale build of the extension is refused, not half used)
+API_VERSION = 1
+#: the decoder options of ``loads``/``load`` that native value building takes
+VALUE_OPTIONS = frozenset(
+    ("indent_size", "strict", "parse_float", "max_depth", "max_line_length", "max_number_length", "max_fields")
+)
+
+
+class Unsupported(ValueError):
+    """Raised by a capability for an input it cannot take at all, before any effect: the driver
+    then runs the reference path (the native engine's ``Unsupported`` derives from it)."""
+
+
+class ValueDecoder(Protocol):
+    """A push decoder that builds one value: feed chunks, then close for the value."""
+
+    def feed(self, chunk: bytes | bytearray | memoryview | str) -> None: ...
+
+    def close(self) -> Any: ...
+
+
+class RowDecoder(Protocol):
+    """A push decoder of the rows at one prefix: each call returns the rows it completed; rows
+    decoded before an error come first, the error is raised by the next call."""
+
+    def feed(self, chunk: bytes | bytearray | memoryview | str) -> list[Any]: ...
+
+    def close(self) -> list[Any]: ...
+
+
+class EngineName(str):
+    """The name of an engine (``"python"`` or ``"native"``), with why it was chosen.
+
+    >>> name = EngineName("python", "TOONSTREAM_ENGINE=python")
+    >>> name == "python", name.reason
+    (True, 'TOONSTREAM_ENGINE=python')
+    """
+
+    reason: str
+
+    def __new__(cls, name: str, reason: str) -> EngineName:
+        self = super().__new__(cls, name)
+        self.reason = reason
+        return self
+
+
+class Engine:
+    """One engine: its name and the capabilities it provides (``None``: use the reference).
+
+    Capabilities take the public options by keyword and raise
+    :class:`~toonstream.ToonDecodeError` exactly as the reference does.
+
+    >>> Engine(EngineName("python", "example")).loads is None
+    True
+    """
+
+    __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder")
+
+    def __init__(
+        self,
+        name: EngineName,
+        *,
+        loads: Callable[..., Any] | None = None,
+        value_decoder: Callable[..., ValueDecoder] | None = None,
+        dumps: Callable[..., Any] | None = None,
+        row_decoder: Callable[..., RowDecoder] | None = None,
+    ) -> None:
+        self.name = name
+        #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
+        #: takes the options in :data:`VALUE_OPTIONS`
+        self.loads = loads
+        #: ``value_decoder(**options)``: a push decoder building one value (``load`` of a file)
+        self.value_decoder = value_decoder
+        #: ``dumps(obj, *, indent_size, delimiter, max_depth, missing_as_null)`` (never with a
+        #: ``default`` hook): the TOON text of ``obj``, or ``NotImplemented`` (at once, no side
+        #: effects) for anything it does not take (host types, subclasses, cycles...): the reference
+        #: then encodes the whole document, so errors and host-type mappings stay the reference's
+        self.dumps = dumps
+        #: ``row_decoder(prefix, *, header, as_dict, key_field, **options)`` (options as for
+        #: ``loads``): the push decoder of ``rows()``; ``header(start_table)`` is called at each
+        #: matching header and returns the column order (a list of leaf indexes) or None
+        self.row_decoder = row_decoder
+
+    def values(self, options: dict[str, Any]) -> bool:
+        """Whether value building with these options can run on this engine.
+
+        An option outside :data:`VALUE_OPTIONS` counts only when it is set
+        (not ``None``): hooks left at their default do not send a call back
+        to the reference.
+        """
+        return self.loads is not None and all(v is None or k in VALUE_OPTIONS for k, v in options.items())
+
+
+def _reference(reason: str) -> Engine:
+    return Engine(EngineName("python", reason))
+
+
+def _native(reason: str) -> Engine:
+    """The native engine, or ImportError saying why it cannot be used."""
+    from importlib import import_module
+
+    try:
+        native: Any = import_module(f"{__package__}._native")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}._native":
+            raise
+        # setuptools-rust builds it as an optional extension: no Rust toolchain, no module
+        raise ImportError("toonstream._native is not built (installing needs a Rust toolchain)") from e
+
+    version = getattr(native, "API_VERSION", None)
+    if version != API_VERSION:
+        raise ImportError(
+            f"toonstream._native implements engine API {version}, this package needs {API_VERSION}: "
+            "rebuild it (pip install -e .)"
+        )
+    return Engine(
+        EngineName("native", reason),
+        loads=native.loads,
+        value_decoder=native.ValueDecoder,
+        dumps=getattr(native, "dumps", None),
+        row_decoder=getattr(native, "RowDecoder", None),
+    )
+
+
+def select(choice: str | None = None) -> Engine:
+    """Choose the engine: ``"python"``, ``"native"``, or ``None`` / ``""`` for the fastest available.
+
+    Reads nothing from the environment (see :func:`current`).  Raises
+    ImportError when ``"native"`` is asked for and cannot be imported, and
+    ValueError on any other name.
+    """
+    if choice == "python":
+        return _reference(f"{ENGINE_VARIABLE}=python")
+    if choice == "native":
+        try:
+            return _native(f"{ENGINE_VARIABLE}=native")
+        except ImportError as e:
+            raise ImportError(f"{ENGINE_VARIABLE}=native, but the native engine cannot be used: {e}") from e
+    if choice:
+        raise ValueError(f"{ENGINE_VARIABLE} must be 'python' or 'native', not {choice!r}")
+    try:
+        return _native("the fastest engine available")
+    except ImportError as e:
+        return _reference(f"the native engine is not available ({e})")
+
+
+_current: Engine | None = None
+
+
+def current() -> Engine:
+    """The engine in use: chosen from ``TOONSTREAM_ENGINE`` on first call, then fixed."""
+    global _current
+    if _current is None:
+        _current = select(os.environ.get(ENGINE_VARIABLE, "").strip().lower() or None)
+    return _current
+
+
+def use(engine: Engine) -> Engine:
+    """Make ``engine`` the one in use (tests run every driver on each); returns the previous one."""
+    global _current
+    previous = current()
+    _current = engine
+    return previous
