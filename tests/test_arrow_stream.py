@@ -45,6 +45,7 @@ def test_iter_batches_is_a_record_batch_reader() -> None:
     assert pa.Table.from_batches(batches).to_pylist() == ROWS
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_the_reader_streams() -> None:
     # (the reader takes plain rows over in steps of a few MiB: the input is several of them)
     rows = [{"id": i, "name": f"n{i}"} for i in range(1_000_000)]

@@ -278,6 +278,7 @@ def _table_files(tmp_path: Path) -> tuple["pa.Table", dict[str, Path]]:  # noqa:
     return table, files
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_encode_parquet_and_arrow_inputs(tmp_path: Path) -> None:
     table, files = _table_files(tmp_path)
     rows = table.to_pylist()

@@ -296,6 +296,7 @@ COMPRESSORS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
 
 
 @pytest.mark.parametrize("ext", sorted(COMPRESSORS))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_compressed_inputs(tmp_path: Path, ext: str) -> None:
     compress = COMPRESSORS[ext]
     jsonl = "".join(json.dumps(r) + "\n" for r in RECORDS).encode()
@@ -321,6 +322,7 @@ def test_compressed_inputs(tmp_path: Path, ext: str) -> None:
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_compressed_jsonl_is_not_split_and_corrupt_streams_are_data_errors(tmp_path: Path) -> None:
     lines = [{"i": i, "s": f"row {i}"} for i in range(200_000)]
     src = tmp_path / "big.jsonl.gz"

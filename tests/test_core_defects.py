@@ -350,6 +350,7 @@ def primitive_lists(draw: Any) -> tuple[str, bool]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(primitive_lists(), st.sampled_from([None, 1, 7, 64]))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_primitive_item_runs_equal_the_per_line_path(case: tuple[str, bool], chunk: int | None) -> None:
     doc, strict = case
     assert _decode_items(doc, fast=True, chunk=chunk, strict=strict) == _decode_items(

@@ -270,6 +270,7 @@ _VALUES = st.one_of(
 @settings(max_examples=500, deadline=None)
 @given(st.one_of(st.lists(_DECIMAL_TEXTS, min_size=1), st.lists(_VALUES, min_size=1),
                  st.lists(st.one_of(_DECIMAL_TEXTS, st.integers(), st.none()), min_size=1)))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_column_texts_are_the_per_value_texts(col: list[Any]) -> None:
     assert _column_texts(col) == list(map(_scalar, col))
     assert _column_texts(tuple(col)) == list(map(_scalar, col))  # (row batches give tuples)
@@ -370,6 +371,7 @@ def test_an_option_given_with_its_default_value_is_still_given(tmp_path: Path, a
     assert r.returncode == 2 and b"applies to --to" in r.stderr and r.stdout == b""
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_cli_path_for_json_and_jsonl(tmp_path: Path) -> None:
     src = tmp_path / "doc.toon"
     src.write_text(DOC)

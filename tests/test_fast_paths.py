@@ -69,6 +69,7 @@ def tables(draw: Any) -> tuple[str, bool]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.sampled_from([None, 1, 7, 64]))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_fast_path_equals_per_line_path(case: tuple[str, bool], chunk: int | None) -> None:
     doc, strict = case
     assert decode(doc, True, chunk, strict) == decode(doc, False, None, strict)
@@ -187,6 +188,7 @@ def typed(values: Any) -> list[tuple[type, Any]]:
         [{}, {"parse_float": Decimal}, {"parse_float": decimal_float}, {"parse_float": tagged}, {"max_number_length": 6}]
     ),
 )
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_column_converter_equals_token_converter(col: list[str], options: dict[str, Any]) -> None:
     # Cells may be padded with spaces: the column converter trims them, as
     # the per-line path trims a token before converting it.
@@ -273,6 +275,7 @@ def objects(draw: Any) -> tuple[str, bool]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(objects(), st.sampled_from([None, 1, 5, 64]))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_members_batches_build_the_same_values(case: tuple[str, bool], chunk: int | None) -> None:
     doc, strict = case
     assert build(doc, True, chunk, strict) == build(doc, False, None, strict)
@@ -563,6 +566,7 @@ PREFIXES = ["item", "item.b", "item.c", "item.c.item", "item.c.item.f0", "item.k
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(item_lists(), st.sampled_from([7, 64, 4096]), st.sampled_from(PREFIXES), st.booleans())
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_item_runs_stream_the_same_items(case: tuple[str, bool], buf_size: int, prefix: str, kv: bool) -> None:
     # items()/kvitems() take list items in runs too: the same values (at the
     # list's items or inside them), in order, and the same error.
@@ -594,6 +598,7 @@ def parsed(doc: str, items: bool, buf_size: int, strict: bool) -> tuple[list[Any
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(item_lists(), st.sampled_from([7, 64, 4096]))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_item_runs_parse_to_the_same_events(case: tuple[str, bool], buf_size: int) -> None:
     doc, strict = case
     assert parsed(doc, True, buf_size, strict) == parsed(doc, False, buf_size, strict)

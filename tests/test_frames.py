@@ -293,6 +293,7 @@ def tables(draw: Any) -> tuple[list[dict[str, Any]], str]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(tables())
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_property_equals_rows(chunking: Any, table: Any) -> None:
     rows, delim = table
     if not rows:
@@ -433,6 +434,7 @@ def _cli(*args: str, input: bytes | None = None) -> Any:
     return subprocess.run([sys.executable, "-m", "toonstream", *args], input=input, capture_output=True, timeout=120)
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_cli_decode_to_table_formats(tmp_path: Any) -> None:
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
@@ -477,6 +479,7 @@ def test_scan_predicate_with_limit_and_unselected_columns() -> None:
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(tables(), st.integers(min_value=1, max_value=7))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_property_fixed_schema_batches_equal_rows(chunking: Any, table: Any, batch_size: int) -> None:
     # With the types given, every batch goes through the quick per-type
     # checks (not the full classification): same values as rows().

@@ -513,6 +513,7 @@ def _wrapped(draw: Any) -> tuple[Any, Any]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_wrapped(), st.sampled_from([",", "\t"]))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_wrapped_values_encode_as_their_plain_form(pair: tuple[Any, Any], delimiter: str) -> None:
     value, wrapped = pair
     text = same_everywhere(wrapped, delimiter=delimiter)

@@ -139,6 +139,7 @@ def test_cli_name_collisions_are_one_line_errors(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- infer_schema_length
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_one_default_and_one_meaning_of_infer_schema_length(tmp_path: Path) -> None:
     defaults = {
         f.__name__: inspect.signature(f).parameters["infer_schema_length"].default
@@ -204,6 +205,7 @@ def test_schema_overrides_lists() -> None:
             _frames.parse_schema_overrides(bad)
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_cli_schema_overrides(tmp_path: Path) -> None:
     src = tmp_path / "t.toon"
     src.write_text('[2]{id,price,t,g{x}}:\n  1,1.25,"2024-01-05T10:00:00Z",5\n  2,3.5,"2024-01-06T11:30:00+01:00",6\n')

@@ -116,9 +116,10 @@ def test_spec_fixture(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", [c for _, c in ENCODE], ids=[i for i, _ in ENCODE])
-@pytest.mark.parametrize("options", OPTION_GRID, ids=lambda o: f"{o['delimiter']!r}-{o['indent_size']}-{o['missing_as_null']}")
-def test_spec_fixture_inputs_every_option(case: dict[str, Any], options: dict[str, Any]) -> None:
-    same(case["input"], **options)
+def test_spec_fixture_inputs_every_option(case: dict[str, Any]) -> None:
+    # (one test per case, the option grid inside: 3,000 test items cost more than the encodes)
+    for options in OPTION_GRID:
+        same(case["input"], **options)
 
 
 @pytest.mark.parametrize("name", sorted(datasets.DATASETS))
@@ -262,6 +263,7 @@ def test_missing_as_null_unions() -> None:
             same([v], delimiter=d, missing_as_null=True)
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_deep() -> None:
     # (indentation makes the text quadratic in the depth: 10,000 levels of
     # one-space indents are 50 MB)
@@ -352,7 +354,7 @@ OPTIONS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(VALUES, OPTIONS)
 def test_random_values(value: Any, options: dict[str, Any]) -> None:
     out = same(value, **options)
@@ -361,7 +363,7 @@ def test_random_values(value: Any, options: dict[str, Any]) -> None:
         assert json_equal(back, as_lists(value), ordered=False)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record_lists(), OPTIONS)
 def test_random_records(value: Any, options: dict[str, Any]) -> None:
     out = same(value, **options)

@@ -196,6 +196,7 @@ def test_scan_queries_as_scan_csv(trees: Any, query: Callable[[Any], Any], n_row
     assert_frame_equal(tp.scan_toon("toon", **opts).collect(), tp.read_toon("toon", **opts))
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_n_rows_stops_reading(tmp_path: Path) -> None:
     good = tmp_path / "good.toon"
     good.write_text(_toon(FILES["f2"]))

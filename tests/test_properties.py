@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import ijson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(JSON, st.sampled_from([",", "\t", "|"]), st.sampled_from([1, 2, 4]))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_round_trip(value: Any, delimiter: str, indent: int) -> None:
     text = toonstream.dumps(value, delimiter=delimiter, indent_size=indent)
     assert not text.endswith("\n") and " \n" not in text
@@ -62,6 +64,7 @@ def test_round_trip(value: Any, delimiter: str, indent: int) -> None:
 
 @SETTINGS
 @given(JSON, st.data())
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_streamed_equals_whole(value: Any, data: st.DataObject) -> None:
     raw = toonstream.dumps(value).encode()
     cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=10)))

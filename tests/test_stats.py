@@ -195,6 +195,7 @@ def test_exact_count_of_a_multi_megabyte_input() -> None:
         assert abs(counter.total - estimate) / counter.total <= 0.10
 
 
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_stats_exact_cli_on_a_multi_megabyte_line(tmp_path: Path) -> None:
     pytest.importorskip("bpe_openai", reason="the exact o200k tokenizer is a test/bench extra")
     src = tmp_path / "long.jsonl"

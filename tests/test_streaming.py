@@ -32,6 +32,7 @@ def _exact(value: Any) -> Any:
 
 @SETTINGS
 @given(JSON, DELIMS)
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_events_encoder_matches_dumps(value: Any, delimiter: str) -> None:
     raw = json.dumps(value).encode()
     for events in (ijson.parse(raw), ijson.basic_parse(raw)):
@@ -362,6 +363,7 @@ def test_fast_path_matches_stdlib_path(records: list[Any], delimiter: str, space
 
 @SETTINGS
 @given(st.lists(st.tuples(NUMBER_TEXT, NUMBER_TEXT), min_size=1, max_size=20))
+@pytest.mark.slow  # (a long property sweep or subprocess run: CI runs it)
 def test_fast_path_number_texts(pairs: list[tuple[str, str]]) -> None:
     data = "".join(f'{{"a": {a}, "b": [{b}]}}\n{{"a": {b}, "b": "{a}"}}\n' for a, b in pairs).encode()
     assert _both(data) == (_expected(data).encode(), None)

@@ -54,6 +54,7 @@ class _State:
     over = False  # the output is committed, or a first signal was raised
     raised: int | None = None  # the signal whose exception was raised last
     unraisable_hook: Any = None  # sys.unraisablehook before install()
+    in_hook = False  # the main thread is inside _unraisable
 
 
 _state = _State()
@@ -73,18 +74,34 @@ def _handler(signum: int, frame: Any) -> None:
 def _unraisable(info: Any) -> None:
     # Our exception was swallowed where it could not propagate: the run is not over after all.
     # The signal is sent again; its handler raises at the next point where it can propagate.
-    if _state.raised is not None and isinstance(info.exc_value, (KeyboardInterrupt, Terminated)):
-        import _thread
+    _state.in_hook = True
+    try:
+        if _state.raised is not None and isinstance(info.exc_value, (KeyboardInterrupt, Terminated)):
+            import _thread
 
-        signum, _state.raised = _state.raised, None
-        _state.over = False
-        # Sent from another thread: any call made here (raise_signal, os.kill, interrupt_main)
-        # would run the handler as soon as it returns, inside this hook, where the exception is
-        # swallowed again. The thread needs the GIL first, so the main thread leaves the hook.
-        _thread.start_new_thread(_thread.interrupt_main, (signum,))  # type: ignore[arg-type]  # (an int is a valid signal number)
-        return
-    if _state.unraisable_hook is not None:
-        _state.unraisable_hook(info)
+            signum, _state.raised = _state.raised, None
+            _state.over = False
+            # Sent from another thread: any call made here (raise_signal, os.kill, interrupt_main)
+            # would run the handler as soon as it returns, inside this hook, where the exception
+            # is swallowed again.
+            _thread.start_new_thread(_send_after_hook, (signum,))
+            return
+        if _state.unraisable_hook is not None:
+            _state.unraisable_hook(info)
+    finally:
+        _state.in_hook = False
+
+
+def _send_after_hook(signum: int) -> None:
+    # Waits until the main thread has left the hook: the thread may get the GIL (a switch
+    # interval ends) while the main thread is still inside it, and a signal handled there would
+    # be swallowed again.  Past the flag, the hook has no bytecode left where a handler could run.
+    import _thread
+    import time
+
+    while _state.in_hook:
+        time.sleep(0.001)
+    _thread.interrupt_main(signum)  # type: ignore[arg-type]  # (an int is a valid signal number)
 
 
 def _exception(signum: int) -> BaseException:
