@@ -487,6 +487,11 @@ def test_a_signal_swallowed_in_a_weakref_callback_is_raised_again() -> None:
         for _ in range(1000):  # the handler runs here, inside the callback
             pass
 
+    # A run started in the background by a non-interactive shell inherits SIGINT ignored, and
+    # install() rightly leaves an ignored signal ignored: this test needs it handled.
+    inherited = signal.getsignal(signal.SIGINT)
+    if inherited == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     before = _signals.install()
     try:
         thing = Thing()
@@ -499,3 +504,4 @@ def test_a_signal_swallowed_in_a_weakref_callback_is_raised_again() -> None:
     finally:
         _signals.restore(before)
         _signals.finish()
+        signal.signal(signal.SIGINT, inherited)
