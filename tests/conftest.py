@@ -50,6 +50,18 @@ def engine(request: pytest.FixtureRequest) -> Iterator[str]:
         _engine.use(previous)
 
 
+def import_native() -> Any:
+    """``toonstream._native`` for a test module of the native engine alone; where it is not
+    built, the module is skipped with the reason (a failure in CI, see REQUIRE_NATIVE)."""
+    try:
+        from toonstream import _native
+    except ImportError as e:  # pragma: no cover - depends on the build
+        if REQUIRE_NATIVE:
+            raise
+        pytest.skip(f"toonstream._native is not built ({e}): pip install -e . with a Rust toolchain", allow_module_level=True)
+    return _native
+
+
 def load_fixtures(kind: str) -> list[tuple[str, dict[str, Any]]]:
     """(id, case) pairs for every case of fixtures/<kind>/*.json."""
     if not FIXTURES.is_dir():

@@ -34,14 +34,9 @@ import toonstream
 from toonstream import _engine
 from toonstream._errors import ToonEncodeError
 
-from conftest import REPO, REQUIRE_NATIVE, json_equal, load_fixtures
+from conftest import REPO, import_native, json_equal, load_fixtures
 
-try:
-    from toonstream import _native
-except ImportError as e:  # pragma: no cover - depends on the build
-    if REQUIRE_NATIVE:
-        raise
-    pytest.skip(f"toonstream._native is not built ({e}): pip install -e . with a Rust toolchain", allow_module_level=True)
+_native = import_native()
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import datasets  # noqa: E402

@@ -28,14 +28,9 @@ from toonstream import _engine
 from toonstream._engine import ENGINE_VARIABLE
 from toonstream._errors import ToonDecodeError
 
-from conftest import REPO, REQUIRE_NATIVE, identical, load_fixtures
+from conftest import REPO, identical, import_native, load_fixtures
 
-try:
-    from toonstream import _native
-except ImportError as e:  # pragma: no cover - depends on the build
-    if REQUIRE_NATIVE:
-        raise
-    pytest.skip(f"toonstream._native is not built ({e}): pip install -e . with a Rust toolchain", allow_module_level=True)
+_native = import_native()
 
 DECODE = load_fixtures("decode")
 CORPUS = sorted((REPO / "tests" / "corpus").glob("*.toon"))
