@@ -3,9 +3,11 @@
 For each dataset: the same data as TOON (``toonstream.dumps``) and as compact JSON
 (``orjson.dumps``), then ``loads`` and ``dumps`` on the python engine, the native
 engine and the peers (orjson on the JSON form; toons, the fastest TOON peer, from
-the ``bench`` extra), best of ``--repeat`` runs.  Ratios are taken within this run
-(the machine is shared and noisy): "x orjson" and "x toons" are time relative to
-that peer's same operation.  The native engine's results are checked against the
+the ``bench`` extra), and ``parse``/``items`` against ijson's C backend (yajl2_c) on
+the JSON form, best of ``--repeat`` runs.  Ratios are taken within this run
+(the machine is shared and noisy): "x orjson", "x toons" and "x ijson" are time
+relative to that peer's same operation (for ``parse`` the event counts are equal:
+the same data gives the same triples, so a time ratio is an events-per-second ratio).  The native engine's results are checked against the
 python engine's (same values, same text) before anything is timed.
 
     python benchmarks/engines.py              # 1M uniform rows, 100k orders, 200k events
@@ -21,6 +23,7 @@ import json
 import platform
 import sys
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,6 +47,17 @@ def _maybe(name: str) -> Any:
 
 orjson = _maybe("orjson")
 toons = _maybe("toons")
+ijson = _maybe("ijson")
+yajl2_c = None
+if ijson is not None:
+    try:
+        yajl2_c = ijson.get_backend("yajl2_c")
+    except ImportError:
+        pass
+
+
+def drain(it: Any) -> None:
+    deque(it, maxlen=0)
 
 
 def best(fn: Callable[[], Any], repeat: int) -> float:
@@ -72,6 +86,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", choices=sorted(SIZES), action="append")
+    ap.add_argument("--ops", default="loads,dumps,parse,items", help="comma-separated operations to time")
     args = ap.parse_args()
     sizes = QUICK if args.quick else SIZES
     python = _engine.select("python")
@@ -109,11 +124,30 @@ def main() -> None:
         ops.append(("dumps", "json (JSON)", lambda: json.dumps(value, separators=(",", ":"))))
         if toons is not None:
             ops.append(("dumps", "toons", lambda: toons.dumps(value)))
+        for op, engine_name, engine in (("parse", "python", python), ("parse", "native", native),
+                                        ("items", "python", python), ("items", "native", native)):
+            if engine is None:
+                continue
+            if op == "parse":
+                fn = on(engine, lambda: drain(toonstream.parse(toon_text)))
+            else:
+                fn = on(engine, lambda: drain(toonstream.items(toon_text, "item")))
+            ops.append((op, f"toonstream ({engine_name})", fn))
+        if native is not None:
+            assert on(native, lambda: list(toonstream.parse(toon_text)))() == on(
+                python, lambda: list(toonstream.parse(toon_text))
+            )(), f"native parse differs on {name}"
+        if yajl2_c is not None:
+            ops.append(("parse", "ijson yajl2_c (JSON)", lambda: drain(yajl2_c.parse(json_text))))
+            ops.append(("items", "ijson yajl2_c (JSON)", lambda: drain(yajl2_c.items(json_text, "item"))))
+        wanted = set(args.ops.split(","))
+        ops = [o for o in ops if o[0] in wanted]
         timed = {(op, impl): best(fn, args.repeat) for op, impl, fn in ops}
         for op, impl, _ in ops:
             t = timed[op, impl]
             base = timed.get((op, "orjson (JSON)"))
             peer = timed.get((op, "toons"))
+            ij = timed.get((op, "ijson yajl2_c (JSON)"))
             rows.append(
                 {
                     "dataset": f"{name} ({n:,})",
@@ -123,14 +157,16 @@ def main() -> None:
                     "MB/s": round(len(toon_text if "JSON" not in impl else json_text) / t / 1e6, 1),
                     "x orjson": round(t / base, 2) if base else None,
                     "x toons": round(t / peer, 2) if peer else None,
+                    "x ijson": round(t / ij, 2) if ij else None,
                 }
             )
         del value, want
-    print("| dataset | op | implementation | seconds | MB/s | × orjson | × toons |")
-    print("|---|---|---|---:|---:|---:|---:|")
+    print("| dataset | op | implementation | seconds | MB/s | × orjson | × toons | × ijson |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['dataset']} | {r['op']} | {r['impl']} | {r['seconds']:.3f} | {r['MB/s']} | {r['x orjson']} | {r['x toons']} |"
+            f"| {r['dataset']} | {r['op']} | {r['impl']} | {r['seconds']:.3f} | {r['MB/s']} | {r['x orjson']} "
+            f"| {r['x toons']} | {r['x ijson']} |"
         )
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / ("engines_quick.json" if args.quick else "engines.json")

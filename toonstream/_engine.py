@@ -65,6 +65,24 @@ class RowDecoder(Protocol):
     def close(self) -> list[Any]: ...
 
 
+class OutputDecoder(Protocol):
+    """A push decoder of ijson outputs (``parse`` triples, ``items`` values, ``kvitems`` pairs):
+    each call returns what it completed; outputs before an error come first, the error is raised
+    by the next call."""
+
+    def feed(self, chunk: bytes | bytearray | memoryview | str) -> list[Any]: ...
+
+    def close(self) -> list[Any]: ...
+
+
+class JsonWriter(Protocol):
+    """A push decoder of TOON into JSON text: each call returns the UTF-8 bytes it completed."""
+
+    def feed(self, chunk: bytes | bytearray | memoryview | str) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
 class EngineName(str):
     """The name of an engine (``"python"`` or ``"native"``), with why it was chosen.
 
@@ -91,7 +109,8 @@ class Engine:
     True
     """
 
-    __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder")
+    __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
+                 "json_writer")
 
     def __init__(
         self,
@@ -101,6 +120,9 @@ class Engine:
         value_decoder: Callable[..., ValueDecoder] | None = None,
         dumps: Callable[..., Any] | None = None,
         row_decoder: Callable[..., RowDecoder] | None = None,
+        parse_decoder: Callable[..., OutputDecoder] | None = None,
+        items_decoder: Callable[..., OutputDecoder] | None = None,
+        json_writer: Callable[..., JsonWriter] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -117,6 +139,15 @@ class Engine:
         #: ``loads``): the push decoder of ``rows()``; ``header(start_table)`` is called at each
         #: matching header and returns the column order (a list of leaf indexes) or None
         self.row_decoder = row_decoder
+        #: ``parse_decoder(**options)`` (options as for ``loads``): the push decoder of ``parse()``
+        self.parse_decoder = parse_decoder
+        #: ``items_decoder(prefix, *, kv, **options)``: the push decoder of ``items()`` (``kv=False``)
+        #: and ``kvitems()`` (``kv=True``)
+        self.items_decoder = items_decoder
+        #: ``json_writer(*, path, jsonl, indent, **options)`` (options as for ``loads``, without
+        #: ``parse_float``): the push decoder of ``decode_to_json``/``decode_to_jsonl``, TOON bytes
+        #: to JSON bytes
+        self.json_writer = json_writer
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
@@ -156,6 +187,9 @@ def _native(reason: str) -> Engine:
         value_decoder=native.ValueDecoder,
         dumps=getattr(native, "dumps", None),
         row_decoder=getattr(native, "RowDecoder", None),
+        parse_decoder=getattr(native, "ParseDecoder", None),
+        items_decoder=getattr(native, "ItemsDecoder", None),
+        json_writer=getattr(native, "JsonWriter", None),
     )
 
 

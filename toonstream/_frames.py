@@ -227,7 +227,9 @@ class TableScan:
     table(s) at ``path`` as :class:`Piece` objects.
 
     ``path``: the table's ijson prefix; None picks the root table, else the
-    root object's first tabular member.
+    root object's first tabular member (an array of records that is not a
+    table, coming first, ends the scan with ``not_tabular``: ``ahead.path``
+    then says where it is, for :mod:`toonstream._nested`).
     """
 
     def __init__(
@@ -246,6 +248,11 @@ class TableScan:
         self.adapter = _RowsAdapter(path, as_dict=False, key_field=key_field, where=lambda: self.decoder.line)
         self.adapter.on_table = self._table
         self.path = path
+        from ._nested import RecordsAhead
+
+        # The automatic target is an array of records (tabular or not): one
+        # that is not a table, first, ends this reader (see _nested).
+        self.ahead = RecordsAhead() if path is None else None
         self.chunks = chunks
         self.limit = limit
         self.fast = options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK
@@ -306,7 +313,10 @@ class TableScan:
             chunk = buf[pos:stop]
             src = self._before_feed(chunk)
             try:
-                rows = adapter.push(decoder.feed(chunk))
+                events = decoder.feed(chunk)
+                if self.ahead is not None and self.ahead.push(events):
+                    raise self._not_found()  # an array of records comes first (read by _nested)
+                rows = adapter.push(events)
             except ToonDecodeError as e:  # the rows before the bad line first (as above)
                 rows = adapter.push(decoder._events_before_error())
                 if rows:
@@ -331,14 +341,17 @@ class TableScan:
                 src = (src[0] + b"\n", *src[1:])
             yield from self._emit(Piece(None, rows, None, 0, src=src))
         if not adapter.found:
-            where = f"at path {self.path!r}" if self.path is not None else "at the root or as a member of the root object"
-            raise ToonDecodeError(
-                f"no tabular array or keyed table {where}",
-                code="not_tabular",
-                line=max(decoder.line, 1),  # (an empty input ends on line 1)
-                column=1,
-                line_text="",
-            )
+            raise self._not_found()
+
+    def _not_found(self) -> ToonDecodeError:
+        where = f"at path {self.path!r}" if self.path is not None else "at the root or as a member of the root object"
+        return ToonDecodeError(
+            f"no tabular array or keyed table {where}",
+            code="not_tabular",
+            line=max(self.decoder.line, 1),  # (an empty input ends on line 1)
+            column=1,
+            line_text="",
+        )
 
     def _full(self) -> bool:
         return self.limit is not None and self.done >= self.limit
@@ -1086,7 +1099,12 @@ class FrameReader:
             raise ValueError("batch_size must be >= 1")
         if infer_schema_length is not None and infer_schema_length < 0:
             raise ValueError("infer_schema_length must be >= 0 or None")
-        self.scan = TableScan(byte_chunks(source), path, key_field=key_field, limit=n_rows, options=options)
+        from ._nested import replayable
+
+        # (kept for a second read: an array of records is read by _nested
+        # once this reader finds no table)
+        chunks, self.reopen = replayable(source, lambda: not self.scan.adapter.found)
+        self.scan = TableScan(chunks, path, key_field=key_field, limit=n_rows, options=options)
         self.batch_size = batch_size
         self.columns = list(columns) if columns is not None else None
         self.schema = dict(schema) if schema is not None else None
@@ -1223,6 +1241,24 @@ class FrameReader:
     # -- batches
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
+        frames = self._table_frames()
+        try:
+            first = next(frames, None)
+        except ToonDecodeError as e:
+            # No table at the path: an array of records there is read by _nested.
+            ahead = self.scan.ahead
+            path = self.scan.path if ahead is None else ahead.path
+            if e.code != "not_tabular" or self.scan.adapter.found or path is None:
+                raise
+            from ._nested import RecordReader
+
+            yield from RecordReader(self, path=path, locate=self.reopen, first_error=e)
+            return
+        if first is not None:
+            yield first
+            yield from frames
+
+    def _table_frames(self) -> Iterator[pl.DataFrame]:
         # Typing a batch is polars work (the GIL is released); scanning the
         # next chunk is mostly Python.  A worker thread types batch k while
         # this thread scans for batch k+1; results and errors come out in

@@ -175,6 +175,7 @@ class Machine:
         fast = self.convert_column is not None
         i = 0
         n = len(lines)
+        mark = len(self.out)
         try:
             while i < n:
                 if stack and not self.blank_line:
@@ -207,9 +208,14 @@ class Machine:
                 text = lines[i]
                 self._lineno = first_lineno + i
                 self._text = text
+                mark = len(self.out)
                 self._line(text)
                 i += 1
         except ToonDecodeError as e:
+            # What a failing line had emitted goes: the events before an error are
+            # exactly those of the lines before it, however the input was chunked.
+            # (The block paths add a run's events only once it all decoded.)
+            del self.out[mark:]
             raise self._located(e) from None
         out = self.out
         self.out = []

@@ -19,7 +19,7 @@ from typing import Iterator
 __all__ = ["MissingExtraError", "EXTRAS", "requires"]
 
 #: top-level module -> the extra of the toonstream distribution that installs it
-EXTRAS = {"pyarrow": "arrow", "polars": "polars"}
+EXTRAS = {"pyarrow": "arrow", "polars": "polars", "dask": "dask", "distributed": "dask", "pyspark": "spark"}
 
 
 class MissingExtraError(ModuleNotFoundError):

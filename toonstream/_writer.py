@@ -138,6 +138,12 @@ class LineSink:
         if self._size >= 1 << 16:
             self.flush()
 
+    def utf8(self, data: bytes) -> None:
+        """Write text already encoded as UTF-8 (after what ``part`` gathered)."""
+        if data:
+            self.flush()
+            self._fp.write(data if self._binary else data.decode("utf-8"))  # type: ignore[arg-type]
+
     def flush(self) -> None:
         if not self._pending:
             return

@@ -64,10 +64,12 @@ def iter_batches(
     **options: Any,
 ) -> pa.RecordBatchReader:
     """A ``pyarrow.RecordBatchReader`` over the tabular array at ``path`` (an
-    ijson-style prefix; None: the root table, else the root object's first
-    tabular member) or a keyed table (its entry key as column
-    ``key_field``): RecordBatches of at most ``batch_size`` rows, one
-    schema.  Nested field groups are struct columns.
+    ijson-style prefix; None: the root array of records, else the root
+    object's first member that is one) or a keyed table (its entry key as
+    column ``key_field``): RecordBatches of at most ``batch_size`` rows, one
+    schema.  Nested field groups are struct columns; an array of records
+    that is not tabular gives struct and list columns, as
+    :func:`toonstream.polars.read_toon` reads it.
 
     The reader streams (iterating it, or ``read_next_batch``, reads the
     input as far as the next batch) and speaks the Arrow C stream interface

@@ -863,6 +863,9 @@ def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Nam
             return pa.Table.from_arrays(cols, names=t.column_names).combine_chunks().to_batches()[0]
 
         head = flat(first)
+        arrays = [f.name for f in head.schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)]
+        if arrays:  # (records with arrays in them: a List column)
+            raise _Usage(f"--to csv: column {arrays[0]!r} holds arrays, which CSV cannot: write parquet or arrow")
         seen: set[str] = set()
         for name in head.schema.names:
             if name in seen:

@@ -29,11 +29,14 @@ from typing import (
     NamedTuple,
     Protocol,
     Sequence,
+    TypeVar,
     Union,
     overload,
 )
 
 from . import _engine
+
+_T = TypeVar("_T")
 from ._build import HookedValueBuilder, ValueBuilder, leaf_names, object_finisher, remap_objects, row_maker
 from ._errors import ToonDecodeError
 from ._events import (
@@ -477,24 +480,40 @@ def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[
     code; a generator's ``yield from`` costs a frame resumption per item."""
 
     def batches() -> Iterator[list[Any]]:
-        for chunk in _chunks(source, buf_size):
-            yield push(decoder.feed(chunk))
-        yield push(decoder.flush())  # (held rows before a possible error at the end)
-        yield push(decoder.close())
+        try:
+            for chunk in _chunks(source, buf_size):
+                yield push(decoder.feed(chunk))
+            yield push(decoder.flush())  # (held rows before a possible error at the end)
+            yield push(decoder.close())
+        except ToonDecodeError:
+            yield _before_error(decoder, push)
+            raise
 
     return chain.from_iterable(batches())
+
+
+def _before_error(decoder: Decoder, push: Callable[[list[Event]], list[Any]]) -> list[Any]:
+    """After the decoder raised: the outputs of the lines before the failing one, which the
+    failing call did not return, so that a driver yields everything before an error whatever
+    the chunking (and an adapter's own error on an earlier line wins)."""
+    return push(decoder._events_before_error())
 
 
 async def _adrive(
     source: AsyncSource, decoder: Decoder, push: Callable[[list[Event]], list[Any]], buf_size: int
 ) -> AsyncIterator[Any]:
-    async for chunk in _achunks(source, buf_size):
-        for item in push(decoder.feed(chunk)):
+    try:
+        async for chunk in _achunks(source, buf_size):
+            for item in push(decoder.feed(chunk)):
+                yield item
+        for item in push(decoder.flush()):  # (held rows before a possible error at the end)
             yield item
-    for item in push(decoder.flush()):  # (held rows before a possible error at the end)
-        yield item
-    for item in push(decoder.close()):
-        yield item
+        for item in push(decoder.close()):
+            yield item
+    except ToonDecodeError:
+        for item in _before_error(decoder, push):
+            yield item
+        raise
 
 
 # ---------------------------------------------------------------------- values
@@ -1248,6 +1267,9 @@ def parse(
     """
     if _is_async_file(source):
         return parse_async(source, use_float=use_float, buf_size=buf_size, **options)
+    native = _native_parse(source, use_float, options)
+    if native is not None:
+        return _native_drive(source, native, buf_size)
     return _drive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
 
 
@@ -1277,6 +1299,9 @@ def items(
     """
     if _is_async_file(source):
         return items_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
+    native = _native_items(source, prefix, False, map_type, use_float, options)
+    if native is not None:
+        return _native_drive(source, native, buf_size)
     return _drive(source, *_items_setup(prefix, False, map_type, use_float, options), buf_size)
 
 
@@ -1303,6 +1328,9 @@ def kvitems(
     """
     if _is_async_file(source):
         return kvitems_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
+    native = _native_items(source, prefix, True, map_type, use_float, options)
+    if native is not None:
+        return _native_drive(source, native, buf_size)
     return _drive(source, *_items_setup(prefix, True, map_type, use_float, options), buf_size)
 
 
@@ -1360,6 +1388,71 @@ def rows(
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
 
 
+def _native_options(source: Any, use_float: bool, options: dict[str, Any]) -> dict[str, Any] | None:
+    """The options for one of the engine's push decoders (rows, parse, items), or None (decided
+    before any input is read) where it cannot run: an option it does not take, or a str source
+    with lone surrogates."""
+    # (another Decoder option, or an unknown one, which the reference refuses)
+    if not all(k in _engine.VALUE_OPTIONS or (k == "parse_int" and v is None) for k, v in options.items()):
+        return None
+    options = {k: v for k, v in options.items() if k in _engine.VALUE_OPTIONS}
+    if "parse_float" not in options:  # (as _decoder: an explicit parse_float=None means float)
+        options["parse_float"] = None if use_float else decimal_float
+    if isinstance(source, str) and not source.isascii():
+        try:
+            source.encode()
+        except UnicodeEncodeError:
+            return None  # lone surrogates are not UTF-8: the reference decodes such a str
+    return options
+
+
+def _native_push(make: Callable[..., _T], *args: Any, **options: Any) -> _T | None:
+    """``make(*args, **options)``, or None where the native side refuses an option value (a
+    negative limit, say): the reference then decides, with its own error."""
+    try:
+        return make(*args, **options)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) -> Iterator[Any]:
+    """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`)."""
+
+    def batches() -> Iterator[list[Any]]:
+        for chunk in _chunks(source, buf_size):
+            yield native.feed(chunk)
+        while batch := native.close():  # (outputs before an error, then the error on the next call)
+            yield batch
+
+    return chain.from_iterable(batches())
+
+
+async def _native_adrive(source: AsyncSource, native: _engine.OutputDecoder, buf_size: int) -> AsyncIterator[Any]:
+    async for chunk in _achunks(source, buf_size):
+        for item in native.feed(chunk):
+            yield item
+    while batch := native.close():
+        for item in batch:
+            yield item
+
+
+def _native_coro(target: Sendable, native: _engine.OutputDecoder) -> PushCoroutine:
+    send = target.send
+    while True:
+        try:
+            chunk = yield
+        except GeneratorExit:
+            while batch := native.close():
+                for out in batch:
+                    send(out)
+            return
+        outs = native.feed(chunk)
+        for out in outs:
+            send(out)
+        if outs:
+            native.feed(b"")  # (an error after these outputs is raised by this send, as on the reference)
+
+
 def _native_rows(
     source: Source,
     prefix: str | None,
@@ -1370,43 +1463,70 @@ def _native_rows(
     buf_size: int,
     options: dict[str, Any],
 ) -> RowReader | None:
-    """``rows()`` on the engine's row decoder, or None (decided before any input is read) where
-    it cannot run: no such capability, an option it does not take, a str with lone surrogates."""
+    """``rows()`` on the engine's row decoder, or None where it cannot run (see :func:`_native_options`)."""
     make = _engine.current().row_decoder
-    if (
-        make is None
-        or not (prefix is None or type(prefix) is str)
-        or type(key_field) is not str
-        # (another Decoder option, or an unknown one, which the reference refuses)
-        or not all(k in _engine.VALUE_OPTIONS or (k == "parse_int" and v is None) for k, v in options.items())
-    ):
+    if make is None or not (prefix is None or type(prefix) is str) or type(key_field) is not str:
         return None
-    options = {k: v for k, v in options.items() if k in _engine.VALUE_OPTIONS}
-    if "parse_float" not in options:  # (as _decoder: an explicit parse_float=None means float)
-        options["parse_float"] = None if use_float else decimal_float
-    if isinstance(source, str) and not source.isascii():
-        try:
-            source.encode()
-        except UnicodeEncodeError:
-            return None  # lone surrogates are not UTF-8: the reference decodes such a str
+    native_options = _native_options(source, use_float, options)
+    if native_options is None:
+        return None
     adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: 1, expect_fields=expect_fields)
-    try:
-        native = make(prefix, header=adapter.native_header, as_dict=bool(as_dict), key_field=key_field, **options)
-    except (ValueError, TypeError, OverflowError):
-        return None  # an option value the native side does not take (a negative limit): the reference decides
+    native = _native_push(
+        make, prefix, header=adapter.native_header, as_dict=bool(as_dict), key_field=key_field, **native_options
+    )
+    if native is None:
+        return None
+    return RowReader(adapter, _native_drive(source, native, buf_size))
 
-    def batches() -> Iterator[list[Any]]:
-        for chunk in _chunks(source, buf_size):
-            yield native.feed(chunk)
-        while batch := native.close():  # (rows before an error, then the error on the next call)
-            yield batch
 
-    return RowReader(adapter, chain.from_iterable(batches()))
+def _native_parse(source: Any, use_float: bool, options: dict[str, Any]) -> _engine.OutputDecoder | None:
+    """The engine's push decoder of ``parse`` triples, or None: the reference runs."""
+    make = _engine.current().parse_decoder
+    native_options = None if make is None else _native_options(source, use_float, options)
+    return None if make is None or native_options is None else _native_push(make, **native_options)
+
+
+def _native_items(
+    source: Any, prefix: Any, kv: bool, map_type: MapType | None, use_float: bool, options: dict[str, Any]
+) -> _engine.OutputDecoder | None:
+    """The engine's push decoder of ``items`` values or ``kvitems`` pairs (``map_type`` applied
+    to what it returns), or None: the reference runs."""
+    make = _engine.current().items_decoder
+    if make is None or type(prefix) is not str:
+        return None
+    native_options = _native_options(source, use_float, options)
+    native = None if native_options is None else _native_push(make, prefix, kv=kv, **native_options)
+    if native is None or map_type is None:
+        return native
+    return _Remapped(native, map_type, kv)
+
+
+class _Remapped:
+    """An items decoder whose objects are rebuilt as ``map_type`` (ijson's option)."""
+
+    __slots__ = ("_native", "_remap")
+
+    def __init__(self, native: _engine.OutputDecoder, map_type: MapType, kv: bool) -> None:
+        self._native = native
+        make = map_type
+        if kv:
+            self._remap: Callable[[list[Any]], list[Any]] = lambda out: [(k, remap_objects(v, make)) for k, v in out]
+        else:
+            self._remap = lambda out: [remap_objects(v, make) for v in out]
+
+    def feed(self, chunk: Chunk) -> list[Any]:
+        return self._remap(self._native.feed(chunk))
+
+    def close(self) -> list[Any]:
+        return self._remap(self._native.close())
 
 
 def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, str, Any]]:
     """Async :func:`parse`: ``source`` is an async file-like object (``await read(n)``)
     or an async iterable of chunks."""
+    native = _native_parse(None, use_float, options)
+    if native is not None:
+        return _native_adrive(source, native, buf_size)
     return _adrive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
 
 
@@ -1415,6 +1535,9 @@ def items_async(
     buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
 ) -> AsyncIterator[Any]:
     """Async :func:`items`."""
+    native = _native_items(None, prefix, False, map_type, use_float, options)
+    if native is not None:
+        return _native_adrive(source, native, buf_size)
     return _adrive(source, *_items_setup(prefix, False, map_type, use_float, options), buf_size)
 
 
@@ -1423,6 +1546,9 @@ def kvitems_async(
     buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
 ) -> AsyncIterator[tuple[str, Any]]:
     """Async :func:`kvitems`."""
+    native = _native_items(None, prefix, True, map_type, use_float, options)
+    if native is not None:
+        return _native_adrive(source, native, buf_size)
     return _adrive(source, *_items_setup(prefix, True, map_type, use_float, options), buf_size)
 
 
@@ -1465,12 +1591,24 @@ def _coro(target: Sendable, decoder: Decoder, push: Callable[[list[Event]], list
         try:
             chunk = yield
         except GeneratorExit:
-            for out in push(decoder.flush()):  # (held rows before a possible error at the end)
-                send(out)
-            for out in push(decoder.close()):
-                send(out)
+            try:
+                for out in push(decoder.flush()):  # (held rows before a possible error at the end)
+                    send(out)
+                for out in push(decoder.close()):
+                    send(out)
+            except ToonDecodeError:
+                for out in _before_error(decoder, push):
+                    send(out)
+                raise
             return
-        for out in push(decoder.feed(chunk)):
+        try:
+            outs = push(decoder.feed(chunk))
+        except ToonDecodeError:
+            outs = _before_error(decoder, push)
+            for out in outs:
+                send(out)
+            raise
+        for out in outs:
             send(out)
 
 
@@ -1493,6 +1631,9 @@ def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> 
     >>> events[-3:]
     [('a.item', 'string', 'x'), ('a', 'end_array', None), ('', 'end_map', None)]
     """
+    native = _native_parse(None, use_float, options)
+    if native is not None:
+        return _started(_native_coro(target, native))
     return _started(_coro(target, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push))
 
 
@@ -1511,6 +1652,9 @@ def items_coro(
     >>> values
     [{'id': 1}, {'id': 2}]
     """
+    native = _native_items(None, prefix, False, map_type, use_float, options)
+    if native is not None:
+        return _started(_native_coro(target, native))
     return _started(_coro(target, *_items_setup(prefix, False, map_type, use_float, options)))
 
 
@@ -1518,6 +1662,9 @@ def kvitems_coro(
     target: Sendable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False, **options: Any
 ) -> PushCoroutine:
     """Push counterpart of :func:`kvitems`, as ``ijson.kvitems_coro``."""
+    native = _native_items(None, prefix, True, map_type, use_float, options)
+    if native is not None:
+        return _started(_native_coro(target, native))
     return _started(_coro(target, *_items_setup(prefix, True, map_type, use_float, options)))
 
 

@@ -5,9 +5,12 @@ Follows Polars' reader conventions (``columns``, ``n_rows``, ``schema``,
 ``include_file_paths``).  ``source`` is a path, a glob, a directory, bytes, a
 file object or a list of these (as for ``polars.read_csv``: a ``str`` is a
 path; several sources are read as one table).  The table
-is the root tabular array, else the root object's first tabular member, or
-the one at ``path`` (an ijson-style prefix such as ``"users"`` or
-``"data.users"``).  Column types: see the README ("Arrow and Polars").
+is the root array of records, else the root object's first member that is
+an array of records, or the one at ``path`` (an ijson-style prefix such as
+``"users"`` or ``"data.users"``).  An array of records that is not tabular
+(list items with nested objects and arrays) becomes Struct and List
+columns, as ``polars.read_ndjson`` reads the same records as JSON Lines.
+Column types: see the README ("Arrow and Polars").
 
 >>> import io, toonstream.polars as tp
 >>> df = tp.read_toon(io.BytesIO(b"users[2]{id,name}:\\n  1,Ada\\n  2,Bob\\n"))
@@ -140,7 +143,7 @@ def read_toon(
     glob: bool = True,
     **options: Any,
 ) -> pl.DataFrame:
-    """Read a TOON table into a DataFrame.
+    """Read a TOON table (or any array of records) into a DataFrame.
 
     ``source``: a path, a glob (``"logs/*.toon"``, ``**`` for any depth;
     with ``glob=False`` a path with ``*`` is literal), a directory (every
@@ -170,6 +173,14 @@ def read_toon(
     (``parse_float``, ``parse_int``, ...) are refused (TypeError): columns are
     typed as a whole.
 
+    Records that are not tabular (list items with nested objects and
+    arrays) are read as ``polars.read_ndjson`` reads them as JSON Lines:
+    objects as Struct columns, arrays as List columns, the schema from the
+    first ``infer_schema_length`` records; a later key or value the schema
+    does not take is a ``ToonDecodeError`` at its line, never dropped.
+
+    >>> read_toon(b"[2]:\\n  - id: 1\\n    tags[2]: x,y\\n  - id: 2\\n    tags[0]:\\n").schema
+    Schema([('id', Int64), ('tags', List(String))])
     >>> read_toon(b"[2]{a,b}:\\n  1,x\\n  2,y\\n").schema
     Schema([('a', Int64), ('b', String)])
     >>> read_toon(b"[2]{a,b}:\\n  1,x\\n  2,y\\n", columns=[1], row_index_name="i").rows()
@@ -423,3 +434,56 @@ def write_toon(
     else:
         encode_arrow(batches, file, key=key, delimiter=delimiter, **options)
     return None
+
+
+@pl.api.register_dataframe_namespace("toon")
+@pl.api.register_lazyframe_namespace("toon")
+class ToonNamespace:
+    """``df.toon`` and ``lf.toon``: TOON for a Polars frame, there once
+    ``toonstream.polars`` is imported (Polars' namespace extension API;
+    ``import toonstream`` alone does not add it).
+
+    >>> pl.DataFrame({"a": [1, 2], "b": ["x", "y"]}).toon.write()
+    '[2]{a,b}:\\n  1,x\\n  2,y'
+    """
+
+    def __init__(self, frame: pl.DataFrame | pl.LazyFrame) -> None:
+        self._frame = frame
+
+    @overload
+    def write(
+        self, file: None = None, *, key: str | None = None, delimiter: str = ",", batch_size: int = 65_536, **options: Any
+    ) -> str: ...
+
+    @overload
+    def write(
+        self,
+        file: str | os.PathLike[str] | IO[Any],
+        *,
+        key: str | None = None,
+        delimiter: str = ",",
+        batch_size: int = 65_536,
+        **options: Any,
+    ) -> None: ...
+
+    def write(
+        self,
+        file: str | os.PathLike[str] | IO[Any] | None = None,
+        *,
+        key: str | None = None,
+        delimiter: str = ",",
+        batch_size: int = 65_536,
+        **options: Any,
+    ) -> str | None:
+        """:func:`write_toon` of the frame, with its options: the text
+        (``file`` None) or written to a path or file.
+
+        >>> pl.DataFrame({"id": [1], "tags": [["x", "y"]]}).toon.write()
+        '[1]:\\n  - id: 1\\n    tags[2]: x,y'
+        """
+        try:
+            return write_toon(self._frame, file, key=key, delimiter=delimiter, batch_size=batch_size, **options)
+        except TypeError as e:
+            if str(e).startswith("write_toon() got"):  # (named as the caller wrote it)
+                raise TypeError(str(e).replace("write_toon()", "toon.write()", 1)) from None
+            raise

@@ -33,7 +33,8 @@ from ._errors import ToonDecodeError
 from ._events import Columns, Entries, Event, Fields, Rows
 from ._scalars import _INT_STR_SAFE_BITS, encode_decimal, encode_int
 from ._writer import LineSink
-from .decoder import DEFAULT_BUF_SIZE, Source, _chunks, _decoder, _ParseAdapter
+from . import _engine
+from .decoder import DEFAULT_BUF_SIZE, Source, _chunks, _decoder, _native_options, _native_push, _ParseAdapter
 
 __all__ = ["decode_to_json", "decode_to_jsonl"]
 
@@ -359,6 +360,13 @@ def _run(
 ) -> None:
     """The one loop behind both functions; ``table_rows=False`` writes table
     rows through the per-triple path too (the reference the tests compare with)."""
+    native = _native_writer(source, indent=indent, jsonl=jsonl, path=path, options=options) if table_rows else None
+    if native is not None:  # the engine writes the JSON bytes itself
+        out_sink = LineSink(out)
+        for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+            out_sink.utf8(native.feed(chunk))
+        out_sink.utf8(native.close())
+        return
     decoder = _decoder(False, options, batches=True, items=True)  # (parse's batched events)
     adapter = _ParseAdapter()
     sink = LineSink(out)
@@ -373,11 +381,33 @@ def _run(
         def push(events: list[Event]) -> None:
             writer.push(adapter.push(events))
 
-    for chunk in _chunks(source, DEFAULT_BUF_SIZE):
-        push(decoder.feed(chunk))
-    push(decoder.close())
+    try:
+        for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+            push(decoder.feed(chunk))
+        push(decoder.close())
+    except ToonDecodeError:
+        # the lines before the failing one are written first: of two errors, the writer's
+        # own on an earlier line (a root that is not an array, say) is the one raised
+        push(decoder._events_before_error())
+        raise
     writer.finish()
     sink.flush()
+
+
+def _native_writer(
+    source: Source, *, indent: int | None, jsonl: bool, path: str | None, options: dict[str, Any]
+) -> _engine.JsonWriter | None:
+    """The engine's TOON-to-JSON writer, or None where it cannot run: no such capability, a
+    ``parse_float`` hook, another option it does not take, an input it cannot read."""
+    make = _engine.current().json_writer
+    if make is None or "parse_float" in options or not (path is None or type(path) is str):
+        return None
+    native_options = _native_options(source, True, options)
+    if native_options is None:
+        return None
+    del native_options["parse_float"]
+    writer: _engine.JsonWriter | None = _native_push(make, path=path, jsonl=jsonl, indent=indent, **native_options)
+    return writer
 
 
 def decode_to_json(

@@ -41,6 +41,13 @@ pub trait Sink {
     /// One entry row of the innermost keyed table.
     fn entry(&mut self, key: &str, cells: &Cells<'_>) -> Result<(), Self::Error>;
     fn end_table(&mut self, keyed: bool) -> Result<(), Self::Error>;
+    /// Line `number` is handed to the machine: the calls until the next
+    /// `start_line` (or the end) are its own.  For consumers that report
+    /// where a value was (the JSON writer's path errors).
+    #[inline]
+    fn start_line(&mut self, _number: u64) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// One step of a header's field list, flattened in pre-order (the Python

@@ -40,6 +40,7 @@
 
 pub mod error;
 pub mod events;
+pub mod json;
 mod lines;
 mod machine;
 pub mod scalars;
@@ -149,14 +150,23 @@ impl Decoder {
     /// End of input: the last line, then every open scope is closed (count
     /// checks run).  Calling it again does nothing.
     pub fn close<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error> {
+        self.end_input(sink)?;
+        let r = self.machine.close(sink);
+        self.finish(r)
+    }
+
+    /// The first half of [`Decoder::close`]: the last line (one without a
+    /// terminator) is handed to the machine, but no scope is closed yet.  A
+    /// consumer that keeps what each line produced (ijson events) marks
+    /// here, so that of an error at the end it keeps the last line's output
+    /// and drops the scope ends before the failing check, as the Python
+    /// engine does.  Calling it again (or `close` after it) does not repeat it.
+    pub fn end_input<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error> {
         self.check()?;
         let machine = &mut self.machine;
-        let mut r = self
+        let r = self
             .lines
             .close(&mut |no, line| machine.line(no, line, sink));
-        if r.is_ok() {
-            r = self.machine.close(sink);
-        }
         self.finish(r)
     }
 

@@ -289,6 +289,7 @@ impl Machine {
     /// One complete line (without its terminator).
     pub(crate) fn line<S: Sink>(&mut self, lineno: u64, text: &str, sink: &mut S) -> R<S::Error> {
         self.lineno = lineno;
+        emit!(sink.start_line(lineno));
         let b = text.as_bytes();
         let indent = b.iter().take_while(|&&c| c == b' ').count();
         let content = &b[indent..];

@@ -139,23 +139,50 @@ const INT_STR_SAFE_DIGITS: usize = 4000;
 /// build lets Python run its signal handlers, so Ctrl-C interrupts it.
 const SIGNAL_EVERY: u32 = 1024;
 
+/// Lets Python run its signal handlers every [`SIGNAL_EVERY`] sink calls,
+/// so that Ctrl-C interrupts a long decode (every sink of the binding has one).
+#[derive(Default)]
+pub(crate) struct Ticker(u32);
+
+impl Ticker {
+    #[inline]
+    pub(crate) fn tick(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.0 += 1;
+        if self.0 >= SIGNAL_EVERY {
+            self.0 = 0;
+            py.check_signals()?;
+        }
+        Ok(())
+    }
+}
+
 /// A direct-mapped cache of key strings: the same key in many objects (a
 /// list of objects, repeated nested objects) is one `str`, made once, whose
 /// hash Python then also computes once.
-struct KeyCache {
+pub(crate) struct KeyCache {
     slots: Vec<Option<(Box<str>, Py<PyString>)>>,
+    /// longer strings are made each time (rarely repeated, costly to compare)
+    max_len: usize,
 }
 
 const KEY_CACHE_SLOTS: usize = 4096; // a power of two
 const KEY_CACHE_MAX_LEN: usize = 64;
 
 impl KeyCache {
-    fn new() -> Self {
-        KeyCache { slots: Vec::new() }
+    pub(crate) fn new() -> Self {
+        Self::with_max_len(KEY_CACHE_MAX_LEN)
     }
 
-    fn get<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
-        if key.len() > KEY_CACHE_MAX_LEN {
+    /// A cache of strings up to `max_len` bytes (ijson prefixes are longer than keys).
+    pub(crate) fn with_max_len(max_len: usize) -> Self {
+        KeyCache {
+            slots: Vec::new(),
+            max_len,
+        }
+    }
+
+    pub(crate) fn get<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if key.len() > self.max_len {
             return PyString::new(py, key);
         }
         if self.slots.is_empty() {
@@ -193,15 +220,15 @@ fn hash(bytes: &[u8]) -> u64 {
 }
 
 /// One step of a header's field list, with its name as a Python `str`.
-enum Op {
+pub(crate) enum Op {
     Leaf(Py<PyString>),
     Open(Py<PyString>),
     Close,
 }
 
 /// A table header's row shape: its field names made once, reused per row.
-struct Shape {
-    ops: Vec<Op>,
+pub(crate) struct Shape {
+    pub(crate) ops: Vec<Op>,
     /// No field groups: a row is `dict(zip(names, cells))`.
     flat: Vec<Py<PyString>>,
     grouped: bool,
@@ -227,7 +254,7 @@ pub struct Builder {
     root: Option<Py<PyAny>>,
     keys: KeyCache,
     parse_float: Option<Py<PyAny>>,
-    calls: u32,
+    ticker: Ticker,
     /// The last header's shape: a header repeated in every list item (the
     /// core shares its field list) gets its names made once.
     last_shape: Option<(Vec<FieldOp>, Arc<Shape>)>,
@@ -240,14 +267,34 @@ impl Builder {
             root: None,
             keys: KeyCache::new(),
             parse_float,
-            calls: 0,
+            ticker: Ticker::default(),
             last_shape: None,
         }
     }
 
-    /// The finished value (None if the core never completed one).
+    /// The finished value (None if the core never completed one).  The
+    /// builder can then build the next value (items at a prefix reuse one).
     pub fn take_value(&mut self) -> Option<Py<PyAny>> {
         self.root.take()
+    }
+
+    pub(crate) fn parse_float(&self) -> Option<&Py<PyAny>> {
+        self.parse_float.as_ref()
+    }
+
+    /// The shape of a header's rows (names made once), for other sinks' rows.
+    pub(crate) fn shape(&mut self, py: Python<'_>, fields: &[FieldOp]) -> Arc<Shape> {
+        self.sink(py).shape(fields)
+    }
+
+    /// A row's dict by `shape` (as the built value has it).
+    pub(crate) fn row<'py>(
+        &mut self,
+        py: Python<'py>,
+        shape: &Shape,
+        cells: &Cells<'_>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.sink(py).row_object(shape, cells)
     }
 
     /// Bind to the interpreter for a feed or close.
@@ -265,12 +312,7 @@ pub struct PySink<'a, 'py> {
 impl<'py> PySink<'_, 'py> {
     #[inline]
     fn tick(&mut self) -> Result<(), BindError> {
-        self.b.calls += 1;
-        if self.b.calls >= SIGNAL_EVERY {
-            self.b.calls = 0;
-            self.py.check_signals()?;
-        }
-        Ok(())
+        Ok(self.b.ticker.tick(self.py)?)
     }
 
     #[inline]

@@ -25,6 +25,10 @@
 
 mod builder;
 mod encode;
+mod events;
+mod json;
+mod prefix;
+mod push;
 mod rows;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -34,7 +38,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
 use toonstream_native::{
     Decoder, Options, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FIELDS, DEFAULT_MAX_LINE_LENGTH,
     DEFAULT_MAX_NUMBER_LENGTH,
@@ -63,9 +67,9 @@ fn unsupported(py: Python<'_>, message: &str) -> PyErr {
 
 /// The options of `loads` / `ValueDecoder`, checked as the Python
 /// `Decoder` checks them.
-struct Opts {
-    options: Options,
-    parse_float: Option<Py<PyAny>>,
+pub(crate) struct Opts {
+    pub(crate) options: Options,
+    pub(crate) parse_float: Option<Py<PyAny>>,
 }
 
 /// A limit option: an int >= 0.  Python's engine only compares limits, so
@@ -88,19 +92,42 @@ fn limit(name: &str, v: Option<&Bound<'_, PyAny>>, default: usize) -> PyResult<u
     }
 }
 
-/// The options as Python passes them (None: the default, as for the
-/// Python `Decoder`'s keyword defaults).
-#[allow(clippy::too_many_arguments)]
-fn options(
-    indent_size: Option<&Bound<'_, PyAny>>,
-    strict: Option<&Bound<'_, PyAny>>,
-    parse_float: Option<&Bound<'_, PyAny>>,
-    max_depth: Option<&Bound<'_, PyAny>>,
-    max_line_length: Option<&Bound<'_, PyAny>>,
-    max_number_length: Option<&Bound<'_, PyAny>>,
-    max_fields: Option<&Bound<'_, PyAny>>,
-    start_line: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Opts> {
+/// The decoder options, as keywords (a missing or `None` one: the default,
+/// as for the Python `Decoder`'s keyword defaults).  One list for every
+/// class and function of the module; an unknown keyword is a `TypeError`.
+pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
+    const NAMES: [&str; 8] = [
+        "indent_size",
+        "strict",
+        "parse_float",
+        "max_depth",
+        "max_line_length",
+        "max_number_length",
+        "max_fields",
+        "start_line",
+    ];
+    let mut got: [Option<Bound<'_, PyAny>>; 8] = Default::default();
+    if let Some(kwargs) = kwargs {
+        for (k, v) in kwargs.iter() {
+            let name = k.cast::<PyString>()?.to_cow()?;
+            let Some(i) = NAMES.iter().position(|n| *n == name) else {
+                return Err(PyTypeError::new_err(format!(
+                    "unexpected keyword argument '{name}'"
+                )));
+            };
+            got[i] = (!v.is_none()).then_some(v);
+        }
+    }
+    let [indent_size, strict, parse_float, max_depth, max_line_length, max_number_length, max_fields, start_line] =
+        got;
+    let (indent_size, strict, parse_float) =
+        (indent_size.as_ref(), strict.as_ref(), parse_float.as_ref());
+    let (max_depth, max_line_length) = (max_depth.as_ref(), max_line_length.as_ref());
+    let (max_number_length, max_fields, start_line) = (
+        max_number_length.as_ref(),
+        max_fields.as_ref(),
+        start_line.as_ref(),
+    );
     let indent_size: usize = match indent_size {
         None => 2,
         Some(v) => {
@@ -145,7 +172,7 @@ fn options(
 /// Run `f`, turning a Rust panic (a bug) into a `RuntimeError`: PyO3 would
 /// raise a `PanicException`, which derives from `BaseException` and so
 /// escapes `except Exception`.
-fn guarded<T>(panicked: &mut bool, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guarded<T>(panicked: &mut bool, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
@@ -182,7 +209,7 @@ impl Chunk<'_> {
     }
 }
 
-fn chunk<'py>(data: &Bound<'py, PyAny>) -> PyResult<Chunk<'py>> {
+pub(crate) fn chunk<'py>(data: &Bound<'py, PyAny>) -> PyResult<Chunk<'py>> {
     let py = data.py();
     if let Ok(b) = data.cast::<PyBytes>() {
         return Ok(Chunk::Bytes(b.clone()));
@@ -229,33 +256,13 @@ fn chunk<'py>(data: &Bound<'py, PyAny>) -> PyResult<Chunk<'py>> {
 /// {'users': [{'id': 1, 'name': 'Ada'}, {'id': 2, 'name': 'Bob'}]}
 /// ```
 #[pyfunction]
-#[pyo3(signature = (
-    data, *, indent_size=None, strict=None, parse_float=None, max_depth=None,
-    max_line_length=None, max_number_length=None, max_fields=None, start_line=None,
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (data, **options))]
 fn loads<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    indent_size: Option<&Bound<'py, PyAny>>,
-    strict: Option<&Bound<'py, PyAny>>,
-    parse_float: Option<&Bound<'py, PyAny>>,
-    max_depth: Option<&Bound<'py, PyAny>>,
-    max_line_length: Option<&Bound<'py, PyAny>>,
-    max_number_length: Option<&Bound<'py, PyAny>>,
-    max_fields: Option<&Bound<'py, PyAny>>,
-    start_line: Option<&Bound<'py, PyAny>>,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
-    let o = options(
-        indent_size,
-        strict,
-        parse_float,
-        max_depth,
-        max_line_length,
-        max_number_length,
-        max_fields,
-        start_line,
-    )?;
+    let o = self::options(options)?;
     let data = chunk(data)?;
     guarded(&mut false, || {
         let mut decoder =
@@ -295,31 +302,9 @@ struct ValueDecoder {
 #[pymethods]
 impl ValueDecoder {
     #[new]
-    #[pyo3(signature = (
-        *, indent_size=None, strict=None, parse_float=None, max_depth=None,
-        max_line_length=None, max_number_length=None, max_fields=None, start_line=None,
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        indent_size: Option<&Bound<'_, PyAny>>,
-        strict: Option<&Bound<'_, PyAny>>,
-        parse_float: Option<&Bound<'_, PyAny>>,
-        max_depth: Option<&Bound<'_, PyAny>>,
-        max_line_length: Option<&Bound<'_, PyAny>>,
-        max_number_length: Option<&Bound<'_, PyAny>>,
-        max_fields: Option<&Bound<'_, PyAny>>,
-        start_line: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let o = options(
-            indent_size,
-            strict,
-            parse_float,
-            max_depth,
-            max_line_length,
-            max_number_length,
-            max_fields,
-            start_line,
-        )?;
+    #[pyo3(signature = (**options))]
+    fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let o = self::options(options)?;
         let decoder =
             Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
         Ok(ValueDecoder {
@@ -384,5 +369,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ValueDecoder>()?;
     m.add_function(wrap_pyfunction!(encode::dumps, m)?)?;
     m.add_class::<rows::RowDecoder>()?;
+    m.add_class::<events::ParseDecoder>()?;
+    m.add_class::<events::ItemsDecoder>()?;
+    m.add_class::<json::JsonWriter>()?;
     Ok(())
 }

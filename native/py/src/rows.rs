@@ -17,92 +17,39 @@
 //! r.feed(b"t[2]{a,b}:\n  1,x\n  2,y\n");  r.close()   # [(1, 'x'), (2, 'y')]
 //! ```
 
-use pyo3::exceptions::PyRuntimeError;
+use std::sync::Arc;
+
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, Decoder, FieldOp, Scalar, Sink, Table};
 
-use crate::builder::{scalar_object, BindError};
-use crate::{chunk, guarded, options};
+use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
+use crate::prefix::{value_prefix, Kind, Scope};
+use crate::push::{Collect, Push};
 
 static DECODE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static FIELD: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static START_TABLE: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 
-/// How often (in sink calls) the reader lets Python run signal handlers.
-const SIGNAL_EVERY: u32 = 1024;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Map,
-    Array,
-    Table,
-    Keyed,
-}
-
 /// A matching table: how its rows are made.
 struct Mark {
     /// The column order (`expect_fields` in another order); None: header order.
     order: Option<Vec<usize>>,
-    /// With `as_dict`: the header's field ops with their names as `str`.
-    ops: Option<Vec<Op>>,
+    /// With `as_dict`: the header's row shape (as values are built).
+    shape: Option<Arc<Shape>>,
 }
 
-enum Op {
-    Leaf(Py<PyString>),
-    Open(Py<PyString>),
-    Close,
-}
-
-/// An open container, as `_Scope` sees it.
-struct Scope {
-    kind: Kind,
-    prefix: String,
-    root: bool,
-    /// The prefix of the next child value.
-    child: String,
-    mark: Option<Mark>,
-}
-
-impl Scope {
-    fn new(kind: Kind, prefix: String, root: bool) -> Self {
-        let child = if matches!(kind, Kind::Array | Kind::Table) {
-            if prefix.is_empty() {
-                "item".to_string()
-            } else {
-                format!("{prefix}.item")
-            }
-        } else {
-            prefix.clone()
-        };
-        Scope {
-            kind,
-            prefix,
-            root,
-            child,
-            mark: None,
-        }
-    }
-
-    fn key(&self, name: &str) -> String {
-        if self.root {
-            format!("{}{name}", self.prefix)
-        } else {
-            format!("{}.{name}", self.prefix)
-        }
-    }
-}
-
-struct State {
-    scopes: Vec<Scope>,
+pub(crate) struct State {
+    scopes: Vec<Scope<Option<Mark>>>,
     target: Option<String>,
     as_dict: bool,
     key_field: Py<PyString>,
     header: Py<PyAny>,
-    parse_float: Option<Py<PyAny>>,
+    /// row dicts (`as_dict`) are made as the value builder makes them
+    builder: Builder,
     out: Vec<Py<PyAny>>,
-    calls: u32,
+    ticker: Ticker,
     /// The driver refused the input (the value at the target is not a
     /// table, or the header callback raised).  The rest of the line is still
     /// decoded, events ignored: as on the Python engine, which sees a line's
@@ -116,7 +63,7 @@ enum Refusal {
     Raised(PyErr),
 }
 
-struct RowSink<'a, 'py> {
+pub(crate) struct RowSink<'a, 'py> {
     py: Python<'py>,
     s: &'a mut State,
 }
@@ -124,16 +71,11 @@ struct RowSink<'a, 'py> {
 impl<'py> RowSink<'_, 'py> {
     #[inline]
     fn tick(&mut self) -> Result<(), BindError> {
-        self.s.calls += 1;
-        if self.s.calls >= SIGNAL_EVERY {
-            self.s.calls = 0;
-            self.py.check_signals()?;
-        }
-        Ok(())
+        Ok(self.s.ticker.tick(self.py)?)
     }
 
     fn value_prefix(&self) -> &str {
-        self.s.scopes.last().map_or("", |s| s.child.as_str())
+        value_prefix(&self.s.scopes)
     }
 
     fn at_target(&self) -> bool {
@@ -151,7 +93,7 @@ impl<'py> RowSink<'_, 'py> {
         }
         let vp = self.value_prefix().to_string();
         let root = self.s.scopes.is_empty();
-        self.s.scopes.push(Scope::new(kind, vp, root));
+        self.s.scopes.push(Scope::new(kind, vp, root, None));
         Ok(())
     }
 
@@ -160,7 +102,7 @@ impl<'py> RowSink<'_, 'py> {
         cells: &Cells<'_>,
         order: Option<&[usize]>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let pf = self.s.parse_float.as_ref();
+        let pf = self.s.builder.parse_float();
         let mut v: Vec<Bound<'py, PyAny>> = Vec::with_capacity(cells.len() + 1);
         match order {
             None => {
@@ -176,42 +118,6 @@ impl<'py> RowSink<'_, 'py> {
             }
         }
         Ok(v)
-    }
-
-    /// A row's dict by the header's ops: a leaf takes the next cell (`None`
-    /// past the row's end), a group opens a nested dict (as `row_maker`).
-    fn dict(
-        &self,
-        ops: &[Op],
-        cells: &Cells<'_>,
-        top: Bound<'py, PyDict>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let py = self.py;
-        let pf = self.s.parse_float.as_ref();
-        let mut next = cells.iter();
-        let mut stack: Vec<(Bound<'py, PyDict>, Option<&Py<PyString>>)> = vec![(top, None)];
-        for op in ops {
-            match op {
-                Op::Leaf(k) => {
-                    let v = match next.next() {
-                        Some(c) => scalar_object(py, pf, c)?,
-                        None => py.None().into_bound(py),
-                    };
-                    if let Some((d, _)) = stack.last() {
-                        d.set_item(k.bind(py), v)?;
-                    }
-                }
-                Op::Open(k) => stack.push((PyDict::new(py), Some(k))),
-                Op::Close => close_group(py, &mut stack)?,
-            }
-        }
-        while stack.len() > 1 {
-            close_group(py, &mut stack)?;
-        }
-        Ok(match stack.pop() {
-            Some((d, _)) => d,
-            None => PyDict::new(py),
-        })
     }
 
     /// The Python `StartTable` event for a header (what the driver's callback takes).
@@ -264,37 +170,12 @@ impl<'py> RowSink<'_, 'py> {
         let ev = self.start_table_event(table)?;
         let order = self.s.header.bind(py).call1((ev,))?;
         let order: Option<Vec<usize>> = order.extract()?;
-        let ops = if self.s.as_dict {
-            Some(
-                table
-                    .fields
-                    .iter()
-                    .map(|op| match op {
-                        FieldOp::Leaf(n) => Op::Leaf(PyString::new(py, n).unbind()),
-                        FieldOp::Open(n) => Op::Open(PyString::new(py, n).unbind()),
-                        FieldOp::Close => Op::Close,
-                    })
-                    .collect(),
-            )
-        } else {
-            None
-        };
-        Ok(Mark { order, ops })
+        let shape = self
+            .s
+            .as_dict
+            .then(|| self.s.builder.shape(py, table.fields));
+        Ok(Mark { order, shape })
     }
-}
-
-fn close_group<'py>(
-    py: Python<'py>,
-    stack: &mut Vec<(Bound<'py, PyDict>, Option<&Py<PyString>>)>,
-) -> PyResult<()> {
-    if stack.len() > 1 {
-        if let Some((done, Some(name))) = stack.pop() {
-            if let Some((d, _)) = stack.last() {
-                d.set_item(name.bind(py), done)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 impl Sink for RowSink<'_, '_> {
@@ -312,7 +193,7 @@ impl Sink for RowSink<'_, '_> {
     fn key(&mut self, key: &str) -> Result<(), BindError> {
         self.tick()?;
         if let Some(top) = self.s.scopes.last_mut() {
-            top.child = top.key(key);
+            top.set_key(key);
         }
         Ok(())
     }
@@ -349,6 +230,7 @@ impl Sink for RowSink<'_, '_> {
             },
             vp.clone(),
             root,
+            None,
         );
         let scopes = &self.s.scopes;
         if self.s.target.is_none()
@@ -376,8 +258,8 @@ impl Sink for RowSink<'_, '_> {
         if self.s.refused.is_some() {
             return Ok(());
         }
-        let row = match &mark.ops {
-            Some(ops) => self.dict(ops, cells, PyDict::new(py))?.into_any(),
+        let row = match &mark.shape {
+            Some(shape) => self.s.builder.row(py, shape, cells)?.into_any(),
             None => PyTuple::new(py, self.cells(cells, mark.order.as_deref())?)?.into_any(),
         };
         self.s.out.push(row.unbind());
@@ -394,13 +276,13 @@ impl Sink for RowSink<'_, '_> {
             return Ok(());
         }
         let k = PyString::new(py, key);
-        let row = match &mark.ops {
-            Some(ops) => {
+        let row = match &mark.shape {
+            Some(shape) => {
                 let d = PyDict::new(py);
                 d.set_item(self.s.key_field.bind(py), k)?;
                 // (the row's fields after the key: a field named like the
                 // key field overwrites it, as `d.update(row)` does)
-                let row = self.dict(ops, cells, PyDict::new(py))?;
+                let row = self.s.builder.row(py, shape, cells)?;
                 d.update(row.as_mapping())?;
                 d.into_any()
             }
@@ -423,68 +305,39 @@ impl Sink for RowSink<'_, '_> {
 /// The push decoder behind `toonstream.rows()` on the native engine: feed
 /// chunks (bytes or str, split anywhere) and get the rows they complete;
 /// `close()` gives the rest.  Rows decoded before an error come first: the
-/// error is raised by the next call.
+/// error is raised by the next call (see [`Push`]).
 #[pyclass(module = "toonstream._native")]
-pub struct RowDecoder {
-    decoder: Decoder,
-    state: State,
-    broken: bool,
-    pending: Option<PyErr>,
-    closed: bool,
-}
+pub struct RowDecoder(Push<State>);
 
 #[pymethods]
 impl RowDecoder {
     #[new]
-    #[pyo3(signature = (
-        prefix, *, header, as_dict=false, key_field=None, indent_size=None, strict=None,
-        parse_float=None, max_depth=None, max_line_length=None, max_number_length=None,
-        max_fields=None,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (prefix, *, header, as_dict=false, key_field=None, **options))]
     fn new(
         py: Python<'_>,
         prefix: Option<String>,
         header: Py<PyAny>,
         as_dict: bool,
         key_field: Option<Py<PyString>>,
-        indent_size: Option<&Bound<'_, PyAny>>,
-        strict: Option<&Bound<'_, PyAny>>,
-        parse_float: Option<&Bound<'_, PyAny>>,
-        max_depth: Option<&Bound<'_, PyAny>>,
-        max_line_length: Option<&Bound<'_, PyAny>>,
-        max_number_length: Option<&Bound<'_, PyAny>>,
-        max_fields: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let o = options(
-            indent_size,
-            strict,
-            parse_float,
-            max_depth,
-            max_line_length,
-            max_number_length,
-            max_fields,
-            None,
-        )?;
+        let o = crate::options(options)?;
         let decoder = Decoder::new(o.options)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.0.to_string()))?;
-        Ok(RowDecoder {
+        Ok(RowDecoder(Push::new(
             decoder,
-            state: State {
+            State {
                 scopes: Vec::new(),
                 target: prefix,
                 as_dict,
                 key_field: key_field.unwrap_or_else(|| PyString::new(py, "key").unbind()),
                 header,
-                parse_float: o.parse_float,
+                builder: Builder::new(o.parse_float),
                 out: Vec::new(),
-                calls: 0,
+                ticker: Ticker::default(),
                 refused: None,
             },
-            broken: false,
-            pending: None,
-            closed: false,
-        })
+        )))
     }
 
     /// Add a chunk; returns the rows it completed.
@@ -493,80 +346,39 @@ impl RowDecoder {
         py: Python<'py>,
         chunk: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        self.check(py)?;
-        let data = self::chunk(chunk)?;
-        let (decoder, state) = (&mut self.decoder, &mut self.state);
-        let r = guarded(&mut self.broken, || {
-            let mut rest = data.bytes()?;
-            // A line at a time, so that a refusal is raised once its line is done.
-            while !rest.is_empty() && state.refused.is_none() {
-                let n = rest
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(rest.len(), |i| i + 1);
-                let (line, more) = rest.split_at(n);
-                decoder
-                    .feed(line, &mut RowSink { py, s: state })
-                    .map_err(|e: BindError| e.into_py(py))?;
-                rest = more;
-            }
-            Ok(())
-        });
-        self.finish(py, r)
+        self.0.feed(py, chunk)
     }
 
     /// End of input: the rest of the rows (the count checks run); `[]` once done.
     fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.check(py)?;
-        if self.closed {
-            return Ok(PyList::empty(py));
-        }
-        let (decoder, state) = (&mut self.decoder, &mut self.state);
-        let r = guarded(&mut self.broken, || {
-            decoder
-                .close(&mut RowSink { py, s: state })
-                .map_err(|e: BindError| e.into_py(py))
-        });
-        let out = self.finish(py, r)?;
-        self.closed = true;
-        Ok(out)
+        self.0.close(py)
     }
 }
 
-impl RowDecoder {
-    fn check(&mut self, py: Python<'_>) -> PyResult<()> {
-        if let Some(e) = &self.pending {
-            return Err(e.clone_ref(py));
-        }
-        if self.broken {
-            return Err(PyRuntimeError::new_err(
-                "toonstream._native: this decoder failed with an internal error",
-            ));
-        }
-        Ok(())
+impl Collect for State {
+    type Sink<'a, 'py> = RowSink<'a, 'py>;
+
+    fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> RowSink<'a, 'py> {
+        RowSink { py, s: self }
     }
 
-    fn finish<'py>(&mut self, py: Python<'py>, r: PyResult<()>) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::new(py, std::mem::take(&mut self.state.out))?;
-        let e = match (r, self.state.refused.take()) {
-            (Err(e), _) => e,
-            (Ok(()), None) => return Ok(out),
-            (Ok(()), Some(Refusal::NotTabular)) => self.not_tabular(py),
-            (Ok(()), Some(Refusal::Raised(e))) => e,
-        };
-        // every later call raises this error again
-        self.pending = Some(e.clone_ref(py));
-        if out.is_empty() {
-            Err(e)
-        } else {
-            Ok(out)
-        }
+    fn out(&mut self) -> &mut Vec<Py<PyAny>> {
+        &mut self.out
     }
 
+    fn refusal(&mut self, py: Python<'_>, line: u64) -> Option<PyErr> {
+        Some(match self.refused.take()? {
+            Refusal::NotTabular => self.not_tabular(py, line),
+            Refusal::Raised(e) => e,
+        })
+    }
+}
+
+impl State {
     /// The rows driver's own error for a non-tabular value at the prefix,
     /// at the line the core stopped on (the value's line).
-    fn not_tabular(&self, py: Python<'_>) -> PyErr {
-        let target = self.state.target.clone().unwrap_or_default();
+    fn not_tabular(&self, py: Python<'_>, line: u64) -> PyErr {
+        let target = self.target.clone().unwrap_or_default();
         let made = (|| -> PyResult<PyErr> {
             let cls = DECODE_ERROR.import(py, "toonstream._errors", "ToonDecodeError")?;
             let message = format!(
@@ -575,7 +387,7 @@ impl RowDecoder {
             );
             let kwargs = PyDict::new(py);
             kwargs.set_item("code", "not_tabular")?;
-            kwargs.set_item("line", self.decoder.line().max(1))?;
+            kwargs.set_item("line", line.max(1))?;
             kwargs.set_item("column", 1)?;
             kwargs.set_item("line_text", "")?;
             Ok(PyErr::from_value(cls.call((message,), Some(&kwargs))?))

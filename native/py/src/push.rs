@@ -1,0 +1,150 @@
+//! The push driver of the decoders that return outputs per feed (`rows`,
+//! `parse`, `items`/`kvitems`): feed chunks (bytes or str, split anywhere)
+//! and get the outputs they completed; `close()` gives the rest.
+//!
+//! What comes before an error is fixed by the document, not by the
+//! chunking, and is the Python engine's: the outputs of every line before
+//! the failing one (a failing line's own outputs are dropped; at the end,
+//! the last line's outputs are kept and the scope ends before a failing
+//! count check are not).  Those come first; the error is raised by the next
+//! call, and by every call after it.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use toonstream_native::{Decoder, Sink};
+
+use crate::builder::BindError;
+use crate::guarded;
+
+/// A consumer's state: the sink it lends the core, and its outputs so far.
+pub(crate) trait Collect {
+    type Sink<'a, 'py>: Sink<Error = BindError>
+    where
+        Self: 'a;
+
+    fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> Self::Sink<'a, 'py>;
+
+    fn out(&mut self) -> &mut Vec<Py<PyAny>>;
+
+    /// An error the consumer raises itself, once the line that caused it is
+    /// done (so that a decode error on the same line wins): rows' refusal of
+    /// a non-tabular value.  `line` is the number of the last line decoded.
+    fn refusal(&mut self, _py: Python<'_>, _line: u64) -> Option<PyErr> {
+        None
+    }
+}
+
+pub(crate) struct Push<C> {
+    decoder: Decoder,
+    pub(crate) state: C,
+    /// a panic happened inside a call: nothing here can be trusted any more
+    broken: bool,
+    pending: Option<PyErr>,
+    closed: bool,
+}
+
+impl<C: Collect> Push<C> {
+    pub(crate) fn new(decoder: Decoder, state: C) -> Self {
+        Push {
+            decoder,
+            state,
+            broken: false,
+            pending: None,
+            closed: false,
+        }
+    }
+
+    /// Add a chunk; returns the outputs it completed.
+    pub(crate) fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.check(py)?;
+        let data = crate::chunk(chunk)?;
+        let (decoder, state) = (&mut self.decoder, &mut self.state);
+        let r = guarded(&mut self.broken, || {
+            let mut rest = data.bytes()?;
+            // A line at a time: each feed completes at most one line, so a
+            // failing line's outputs are exactly those after the mark.
+            while !rest.is_empty() {
+                let n = find_newline(rest).map_or(rest.len(), |i| i + 1);
+                let (line, more) = rest.split_at(n);
+                let mark = state.out().len();
+                let r = decoder.feed(line, &mut state.sink(py));
+                if let Err(e) = r {
+                    state.out().truncate(mark);
+                    return Err(e.into_py(py));
+                }
+                if let Some(e) = state.refusal(py, decoder.line()) {
+                    return Err(e);
+                }
+                rest = more;
+            }
+            Ok(())
+        });
+        self.finish(py, r)
+    }
+
+    /// End of input: the rest of the outputs (the count checks run); `[]` once done.
+    pub(crate) fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.check(py)?;
+        if self.closed {
+            return Ok(PyList::empty(py));
+        }
+        let (decoder, state) = (&mut self.decoder, &mut self.state);
+        let r = guarded(&mut self.broken, || {
+            for last in [false, true] {
+                let mark = state.out().len();
+                let r = {
+                    let mut sink = state.sink(py);
+                    if last {
+                        decoder.close(&mut sink)
+                    } else {
+                        decoder.end_input(&mut sink)
+                    }
+                };
+                if let Err(e) = r {
+                    state.out().truncate(mark);
+                    return Err(e.into_py(py));
+                }
+                if let Some(e) = state.refusal(py, decoder.line()) {
+                    return Err(e);
+                }
+            }
+            Ok(())
+        });
+        let out = self.finish(py, r)?;
+        self.closed = true;
+        Ok(out)
+    }
+
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(e) = &self.pending {
+            return Err(e.clone_ref(py));
+        }
+        if self.broken {
+            return Err(PyRuntimeError::new_err(
+                "toonstream._native: this decoder failed with an internal error",
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish<'py>(&mut self, py: Python<'py>, r: PyResult<()>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::new(py, std::mem::take(self.state.out()))?;
+        let Err(e) = r else { return Ok(out) };
+        // every later call raises this error again
+        self.pending = Some(e.clone_ref(py));
+        if out.is_empty() {
+            Err(e)
+        } else {
+            Ok(out)
+        }
+    }
+}
+
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', bytes)
+}
