@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toonstream
+from toonstream import _engine
 from conftest import chunkings
 from toonstream import ToonDecodeError
 from toonstream.tojson import _column_texts, _run, _scalar, decode_to_json, decode_to_jsonl
@@ -218,7 +219,10 @@ MODES = [("json", None), ("json", 2), ("json", 0), ("jsonl", None)]
 
 
 def outcome(chunks: list[bytes], mode: tuple[str, int | None], path: str | None, strict: bool, table_rows: bool) -> Any:
+    """The reference engine's two ways of writing a table's rows (tests/test_native_json.py
+    compares the native writer with it)."""
     out = io.BytesIO()
+    previous = _engine.use(_engine.select("python"))
     try:
         _run(
             iter(chunks), out, indent=mode[1], jsonl=mode[0] == "jsonl", path=path,
@@ -226,6 +230,8 @@ def outcome(chunks: list[bytes], mode: tuple[str, int | None], path: str | None,
         )
     except ToonDecodeError as e:
         return out.getvalue(), (e.code, e.line, e.column, e.msg)
+    finally:
+        _engine.use(previous)
     return out.getvalue(), None
 
 

@@ -377,16 +377,13 @@ def test_big_headers_use_the_fallbacks(width: int, depth: int) -> None:
     assert list(maker.rows([row])) == [row_maker(fields)(row)]
 
 
-# ---------------------------------------------------------------- list items of one shape (loads)
-
-from toonstream import _items  # noqa: E402
-from toonstream._events import Items  # noqa: E402
+# ------------------------------------------- lists of records: the value drivers' events vs per line
 
 
 def build_lists(doc: str, items: bool, chunk: int | None, strict: bool, **options: Any) -> tuple[str, Any]:
-    """``loads``' way (Members, Columns and, if ``items``, Items events) or
-    the per-line way (none of them); the value as key/value pairs, so that
-    key order counts, or the error."""
+    """``loads``' way (Members, Columns and, if ``items``, runs of primitive
+    list items) or the per-line way (none of them); the value as key/value
+    pairs, so that key order counts, or the error."""
     d = Decoder(strict=strict, fields=items, **options)
     d._machine.items = items
     if not items:
@@ -481,8 +478,8 @@ def item_lists(draw: Any) -> tuple[str, bool]:
 @pytest.mark.slow
 def test_item_runs_build_the_same_values(case: tuple[str, bool], chunk: int | None) -> None:
     # Whatever the items hold (odd lines, bad counts and widths, quotes,
-    # colons, duplicates, items split across feeds), the Items path gives
-    # the per-line path's value or its error (line, code, column, text).
+    # colons, duplicates, items split across feeds), the value drivers'
+    # events give the per-line path's value or its error (line, code, column, text).
     doc, strict = case
     assert build_lists(doc, True, chunk, strict) == build_lists(doc, False, None, strict)
 
@@ -498,15 +495,10 @@ def _orders(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def test_item_runs_are_taken_for_records_with_nested_parts() -> None:
+def test_records_with_nested_parts() -> None:
     doc = _orders(3000)
     assert build_lists(doc, True, None, True) == build_lists(doc, False, None, True)
     assert as_pairs_deep(loads(doc)) == build_lists(doc, False, None, True)[1]
-    d = Decoder(fields=True)
-    d._machine.items = True
-    events = d.feed(doc.encode()) + d.close()
-    taken = sum(len(e.values) for e in events if type(e) is Items)
-    assert taken >= 2900  # nearly all (an item cut by the feed's end goes the per-line way)
 
 
 @pytest.mark.parametrize("max_depth", [1, 2, 3, 4, 5])
@@ -523,26 +515,6 @@ def test_a_bad_item_in_a_run_is_reported_like_the_per_line_path() -> None:
         doc = "[20]:\n" + "".join(items)
         for chunk in (None, 5, 64):
             assert build_lists(doc, True, chunk, True) == build_lists(doc, False, None, True)
-
-
-def test_item_templates_reject_what_they_cannot_take() -> None:
-    parse_header = Decoder()._machine._parse_header
-
-    def compiled(text: str) -> bool:
-        lines = text.split("\n")
-        return _items.compile_item(lines, 0, 0, 2, parse_header, room=100, max_depth=100, length_digits=19) is not None
-
-    assert compiled("- a: 1\n  b: 2\n- a: 3")
-    assert compiled("- a: 1\n  o:\n    p: 1\n  t[2|]{x|y}:\n    1|2\n- a: 3")
-    assert not compiled("- a: 1\n  b: 2")  # may go on in the next feed
-    assert not compiled("- a: 1\n  a: 2\n- a: 3")  # duplicate key
-    assert not compiled('- "a": 1\n- a: 3')  # quoted key
-    assert not compiled("- a: 1\n\n  b: 2\n- a: 3")  # blank line
-    assert not compiled("- a: 1\n  # c\n  b: 2\n- a: 3")  # comment
-    assert not compiled("- a: 1\n  t[2]: 1,2\n- a: 3")  # inline array
-    assert not compiled("- a: 1\n  t[2:]{x}:\n    k: 1\n- a: 3")  # keyed table
-    assert not compiled("- a:\n    b: 1\n- a: 3")  # nested object first
-    assert not compiled("- a: 1\n   b: 2\n- a: 3")  # odd indentation
 
 
 from toonstream.decoder import _decoder, _drive, _ItemsAdapter  # noqa: E402
@@ -630,46 +602,7 @@ def test_json_output_of_nested_records() -> None:
     assert out.getvalue().startswith('[\n  {\n    "id": 0,\n    "at": "2024-01-01T10:00:00Z",\n    "customer": {\n')
 
 
-@pytest.mark.parametrize(
-    "item",
-    [
-        "  - id: {i}\n    tags: {odd}\n",  # "[]" every other item: an empty array, not a value
-        "  - id: {i}\n    t[1]{{a,b}}:\n      x,{odd}\n",  # a colon in a cell every other item
-    ],
-)
-def test_items_a_template_refuses_cost_no_repeated_work(item: str, monkeypatch: Any) -> None:
-    # An item the template must not take ends the run when it is matched
-    # (not after the whole window was converted), and the window shrinks
-    # after short runs: the work stays proportional to the input (counted
-    # in items converted and lines joined, not timed).
-    n = 4000
-    odd = "[]" if "tags" in item else "a:b"
-    doc = f"[{n}]:\n" + "".join(item.format(i=i, odd=odd if i % 2 else "y") for i in range(n))
-    built = joined = 0
-    real_build = _items.build_run
-
-    def counting_build(templates: Any, which: list[int], groups: list[Any], *a: Any) -> Any:
-        nonlocal built
-        built += len(groups)
-        return real_build(templates, which, groups, *a)
-
-    from toonstream import _machine
-
-    real_match = _items.match_items
-
-    def counting_match(templates: Any, text: str, limit: int) -> Any:
-        nonlocal joined
-        joined += text.count("\n")
-        return real_match(templates, text, limit)
-
-    monkeypatch.setattr(_machine, "build_run", counting_build)
-    monkeypatch.setattr(_machine, "match_items", counting_match)
-    assert as_pairs_deep(loads(doc)) == build_lists(doc, False, None, True)[1]
-    lines = doc.count("\n")
-    assert built <= n and joined <= 3 * lines, (built, joined, lines)
-
-
-def test_item_runs_take_rows_with_quoted_cells() -> None:
+def test_rows_with_quoted_cells_in_list_items() -> None:
     # Quoted cells (delimiters, escapes, spaces inside) are split one by one
     # within the run, as the per-line path splits them.
     cells = ['"a,b"', '"x\\"y"', '" pad "', '"42"', "plain", '"q"']
@@ -679,9 +612,6 @@ def test_item_runs_take_rows_with_quoted_cells() -> None:
     value = loads(doc)
     assert value[0]["t"] == [{"a": "a,b", "b": 0}, {"a": "u", "b": 'x"y'}]
     assert value[3]["t"][0] == {"a": "42", "b": 3}
-    d = Decoder(fields=True)
-    d._machine.items = True
-    assert sum(len(e.values) for e in d.feed(doc.encode()) + d.close() if type(e) is Items) >= 59
 
 
 @pytest.mark.parametrize("delim", [",", "|", "\t"])
@@ -704,23 +634,3 @@ def test_a_quoted_row_does_not_hide_rows_of_the_wrong_width(delim: str) -> None:
             loads(doc)
 
 
-def test_small_lists_of_many_shapes_compile_little(monkeypatch: Any) -> None:
-    # Compiling a template pays only over many items: short lists are read
-    # line by line, and one decoder's compiles are budgeted over all its
-    # lists (counted, not timed).
-    from toonstream import _machine
-
-    compiled = 0
-    real = _machine.compile_item
-
-    def counting(*a: Any, **k: Any) -> Any:
-        nonlocal compiled
-        compiled += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(_machine, "compile_item", counting)
-    small = "\n".join(f"l{j}[2]:\n  - a{j}: 1\n    b{j}: 2\n  - a{j}: 3\n    b{j}: 4" for j in range(300))
-    assert loads(small)["l7"] == [{"a7": 1, "b7": 2}, {"a7": 3, "b7": 4}] and compiled == 0
-    shapes = "\n".join(f"l{j}[9]:\n" + "".join(f"  - a{j}_{i}: 1\n    b: 2\n" for i in range(9)) for j in range(300))
-    assert loads(shapes)["l5"][8] == {"a5_8": 1, "b": 2}
-    assert compiled <= 8  # a shape per item: the budget runs out, not one compile per item

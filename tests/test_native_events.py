@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import OrderedDict
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from toonstream import _engine
 from toonstream._errors import ToonDecodeError
 
 from conftest import REPO, identical, import_native, load_fixtures
+from differential import KEYS, LEAVES, error_key, fixture_options, mutate, plain, prefixes, split
 
 _native = import_native()
 
@@ -39,23 +39,13 @@ PYTHON = _engine.select("python")
 NATIVE = _engine.select("native")
 
 
-def _error(e: BaseException) -> tuple[Any, ...]:
-    if isinstance(e, ToonDecodeError):
-        return (type(e), e.code, str(e), e.msg, e.line, e.column, e.line_text)
-    return (type(e), str(e))
 
 
-def split(data: bytes, size: int) -> Iterator[bytes]:
-    if size == 0:
-        yield data
-        return
-    for i in range(0, len(data), size):
-        yield data[i : i + size]
 
 
-def _plain(outputs: list[Any]) -> list[Any]:
-    """Tuples as lists, so that ``identical`` compares their members' types too."""
-    return [list(o) if isinstance(o, tuple) else o for o in outputs]
+
+
+
 
 
 def run(engine: _engine.Engine, api: str, source: Any, prefix: str | None, **opts: Any) -> tuple[list[Any], Any]:
@@ -68,10 +58,14 @@ def run(engine: _engine.Engine, api: str, source: Any, prefix: str | None, **opt
             for o in it:
                 out.append(o)
         except (ToonDecodeError, ValueError, TypeError) as e:
-            return out, _error(e)
+            return out, error_key(e)
         return out, None
     finally:
         _engine.use(previous)
+
+
+def _paths_of(data: bytes, **opts: Any) -> list[str]:
+    return prefixes(data, ["", "nope"], 14, **opts)
 
 
 def check(data: bytes, api: str, prefix: str | None = None, *, sizes: tuple[int, ...] = CHUNK_SIZES, **opts: Any) -> None:
@@ -82,36 +76,18 @@ def check(data: bytes, api: str, prefix: str | None = None, *, sizes: tuple[int,
         got, error = run(NATIVE, api, source, prefix, **opts)
         where = (data, api, prefix, opts, size)
         assert error == want_error, (*where, error, want_error)
-        assert identical(_plain(got), _plain(want)), (*where, got, want)
+        assert identical(plain(got), plain(want)), (*where, got, want)
     # the reference, chunked, gives what it gives whole (before an error too)
     for size in sizes[:2]:
         got, error = run(PYTHON, api, split(data, size), prefix, **opts)
         assert error == want_error, (data, api, prefix, opts, size)
-        assert identical(_plain(got), _plain(want)), (data, api, prefix, opts, size)
+        assert identical(plain(got), plain(want)), (data, api, prefix, opts, size)
 
 
-def _prefixes(data: bytes, **opts: Any) -> list[str]:
-    """Prefixes worth asking for: every container's and some members', and one that is not there."""
-    out: list[str] = ["", "nope"]
-    previous = _engine.use(PYTHON)
-    try:
-        for prefix, event, value in toonstream.parse(data, **opts):
-            if event in ("start_array", "start_map") and prefix not in out:
-                out.append(prefix)
-            elif event == "map_key" and len(out) < 14:
-                p = prefix + "." + value if prefix else value
-                if p not in out:
-                    out.append(p)
-    except (ToonDecodeError, ValueError):
-        pass
-    finally:
-        _engine.use(previous)
-    return out[:14]
 
 
-def _fixture_options(case: dict[str, Any]) -> dict[str, Any]:
-    o = case.get("options", {})
-    return {"indent_size": o.get("indentSize", 2), "strict": o.get("strict", True)}
+
+
 
 
 # ----------------------------------------------------------------- spec fixtures
@@ -120,10 +96,10 @@ def _fixture_options(case: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("case", [c for _, c in DECODE], ids=[i for i, _ in DECODE])
 def test_spec_fixture(case: dict[str, Any]) -> None:
     data = case["input"].encode("utf-8")
-    opts = _fixture_options(case)
+    opts = fixture_options(case)
     check(data, "parse", **opts)
     check(data, "parse", use_float=True, sizes=(0,), **opts)
-    for prefix in _prefixes(data, **opts):
+    for prefix in _paths_of(data, **opts):
         check(data, "items", prefix, sizes=(1, 0), **opts)
         check(data, "kvitems", prefix, sizes=(1, 0), **opts)
 
@@ -138,26 +114,12 @@ def test_corpus(path: Path) -> None:
     sizes = CHUNK_SIZES if len(data) < 4096 else (7, 4096, 0)
     for strict in (True, False):
         check(data, "parse", sizes=sizes, strict=strict)
-        for prefix in _prefixes(data, strict=strict)[:8]:
+        for prefix in _paths_of(data, strict=strict)[:8]:
             check(data, "items", prefix, sizes=sizes[-2:], strict=strict)
             check(data, "kvitems", prefix, sizes=sizes[-2:], strict=strict, use_float=True)
 
 
-def _mutations(rng: random.Random, data: bytes) -> bytes:
-    b = bytearray(data)
-    for _ in range(rng.randint(1, 3)):
-        if not b:
-            break
-        i = rng.randrange(len(b))
-        op = rng.choice(("delete", "insert", "replace"))
-        byte = rng.choice(b" \n-:,|\t\"[]{}#\\0a\xff\xc3")
-        if op == "delete":
-            del b[i]
-        elif op == "insert":
-            b.insert(i, byte)
-        else:
-            b[i] = byte
-    return bytes(b)
+
 
 
 def test_mutated_documents() -> None:
@@ -167,27 +129,20 @@ def test_mutated_documents() -> None:
     n = 0
     for data in seeds:
         for _ in range(3):
-            doc = _mutations(rng, data)
+            doc = mutate(rng, data)
             strict = rng.random() < 0.7
             size = rng.randint(1, 40)
             check(doc, "parse", sizes=(size, 0), strict=strict)
             api = rng.choice(("items", "kvitems"))
-            check(doc, api, rng.choice(_prefixes(doc, strict=strict)), sizes=(size, 0), strict=strict)
+            check(doc, api, rng.choice(_paths_of(doc, strict=strict)), sizes=(size, 0), strict=strict)
             n += 1
     assert n > 100
 
 
 # --------------------------------------------------------------------- generated
 
-_keys = st.text(st.sampled_from("ab.é :#\\\""), min_size=0, max_size=4)
-_leaves = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(10**30), max_value=10**30)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.decimals(allow_nan=False, allow_infinity=False, places=3)
-    | st.text(max_size=6)
-)
+_keys = KEYS
+_leaves = LEAVES | st.decimals(allow_nan=False, allow_infinity=False, places=3)
 _values = st.recursive(
     _leaves,
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_keys, kids, max_size=4)
@@ -201,7 +156,7 @@ _values = st.recursive(
 def test_generated_documents(value: Any, size: int, use_float: bool) -> None:
     data = toonstream.dumps(value).encode()
     check(data, "parse", sizes=(size,), use_float=use_float)
-    for prefix in _prefixes(data)[:6]:
+    for prefix in _paths_of(data)[:6]:
         check(data, "items", prefix, sizes=(size,), use_float=use_float)
         check(data, "kvitems", prefix, sizes=(size,), use_float=use_float)
 
@@ -227,9 +182,9 @@ def test_same_as_ijson_on_the_json_of_a_document() -> None:
 
 def test_keyed_tables_and_groups() -> None:
     doc = b"k[2:]{v,g{x,y}}:\n  q: 7,1,2\n  r.s: 8,3,4\nt[2]{a.b,c}:\n  1,2\n  3,4\n"
-    for api, prefixes in (("parse", [None]), ("items", ["k", "k.q", "k.q.g", "k.r.s.g.x", "t.item.a.b"]),
-                          ("kvitems", ["k", "k.q", "k.q.g", "t.item"])):
-        for p in prefixes:
+    for api, targets in (("parse", [None]), ("items", ["k", "k.q", "k.q.g", "k.r.s.g.x", "t.item.a.b"]),
+                         ("kvitems", ["k", "k.q", "k.q.g", "t.item"])):
+        for p in targets:
             check(doc, api, p, strict=True)
             check(doc, api, p, strict=False)
 
@@ -270,7 +225,7 @@ def test_async_and_coroutines() -> None:
             async for v in toonstream.items(Chunks(), "t.item"):
                 out.append(v)
         except ToonDecodeError as e:
-            return out, _error(e)
+            return out, error_key(e)
         finally:
             _engine.use(previous)
         return out, None
@@ -290,7 +245,7 @@ def test_async_and_coroutines() -> None:
                     sent += 1
                 coro.close()
             except ToonDecodeError as e:
-                return list(got), _error(e), sent
+                return list(got), error_key(e), sent
         finally:
             _engine.use(previous)
         return list(got), None, sent

@@ -30,6 +30,7 @@ from toonstream._errors import ToonDecodeError, ToonEncodeError
 from toonstream.tojson import decode_to_json, decode_to_jsonl
 
 from conftest import REPO, import_native, load_fixtures
+from differential import KEYS, LEAVES, error_key, fixture_options, mutate, prefixes, split
 
 _native = import_native()
 
@@ -41,18 +42,10 @@ NATIVE = _engine.select("native")
 PATH_ERRORS = ("not_array", "ambiguous_path", "not_found")
 
 
-def split(data: bytes, size: int) -> Iterator[bytes]:
-    if size == 0:
-        yield data
-        return
-    for i in range(0, len(data), size):
-        yield data[i : i + size]
 
 
-def _error(e: BaseException) -> tuple[Any, ...]:
-    if isinstance(e, ToonDecodeError):
-        return (type(e), e.code, str(e), e.line, e.column, e.line_text)
-    return (type(e), str(e))
+
+
 
 
 def run(engine: _engine.Engine, source: Any, jsonl: bool, **opts: Any) -> tuple[bytes, Any]:
@@ -62,9 +55,13 @@ def run(engine: _engine.Engine, source: Any, jsonl: bool, **opts: Any) -> tuple[
         (decode_to_jsonl if jsonl else decode_to_json)(source, out, **opts)
         return out.getvalue(), None
     except (ToonDecodeError, ToonEncodeError, ValueError, TypeError) as e:
-        return b"", _error(e)
+        return b"", error_key(e)
     finally:
         _engine.use(previous)
+
+
+def _paths_of(data: bytes, **opts: Any) -> list[str | None]:
+    return prefixes(data, [None, "", "nope"], 12, **opts)
 
 
 def check(data: bytes, jsonl: bool, *, sizes: tuple[int, ...] = (1, 7, 0), **opts: Any) -> tuple[bytes, Any]:
@@ -82,37 +79,19 @@ def check(data: bytes, jsonl: bool, *, sizes: tuple[int, ...] = (1, 7, 0), **opt
     return want, want_error
 
 
-def _paths(data: bytes, **opts: Any) -> list[str | None]:
-    """Paths worth asking for: every container's prefix and some members', and one not there."""
-    out: list[str | None] = [None, "", "nope"]
-    previous = _engine.use(PYTHON)
-    try:
-        for prefix, event, value in toonstream.parse(data, **opts):
-            if event in ("start_array", "start_map") and prefix not in out:
-                out.append(prefix)
-            elif event == "map_key" and len(out) < 12:
-                p = prefix + "." + value if prefix else value
-                if p not in out:
-                    out.append(p)
-    except (ToonDecodeError, ValueError):
-        pass
-    finally:
-        _engine.use(previous)
-    return out[:12]
 
 
-def _fixture_options(case: dict[str, Any]) -> dict[str, Any]:
-    o = case.get("options", {})
-    return {"indent_size": o.get("indentSize", 2), "strict": o.get("strict", True)}
+
+
 
 
 @pytest.mark.parametrize("case", [c for _, c in DECODE], ids=[i for i, _ in DECODE])
 def test_spec_fixture(case: dict[str, Any]) -> None:
     data = case["input"].encode("utf-8")
-    opts = _fixture_options(case)
+    opts = fixture_options(case)
     check(data, False, **opts)
     check(data, False, indent=2, sizes=(0,), **opts)
-    for path in _paths(data, **opts):
+    for path in _paths_of(data, **opts):
         check(data, True, path=path, sizes=(1, 0), **opts)
         check(data, False, path=path, sizes=(0,), **opts)
 
@@ -125,7 +104,7 @@ def test_corpus(path: Path) -> None:
     for strict in (True, False):
         check(data, False, sizes=sizes, strict=strict)
         check(data, False, indent=4, sizes=(0,), strict=strict)
-        for p in _paths(data, strict=strict)[:8]:
+        for p in _paths_of(data, strict=strict)[:8]:
             check(data, True, path=p, sizes=sizes[-2:], strict=strict)
 
 
@@ -157,35 +136,16 @@ def test_mutated_documents() -> None:
     n = 0
     for data in seeds:
         for _ in range(3):
-            b = bytearray(data)
-            for _ in range(rng.randint(1, 3)):
-                if not b:
-                    break
-                i = rng.randrange(len(b))
-                byte = rng.choice(b" \n-:,|\t\"[]{}#\\0a\xff\xc3")
-                op = rng.choice(("delete", "insert", "replace"))
-                if op == "delete":
-                    del b[i]
-                elif op == "insert":
-                    b.insert(i, byte)
-                else:
-                    b[i] = byte
-            doc = bytes(b)
+            doc = mutate(rng, data)
             strict = rng.random() < 0.7
             check(doc, False, sizes=(rng.randint(1, 40), 0), strict=strict)
-            check(doc, True, path=rng.choice(_paths(doc, strict=strict)), sizes=(0,), strict=strict)
+            check(doc, True, path=rng.choice(_paths_of(doc, strict=strict)), sizes=(0,), strict=strict)
             n += 1
     assert n > 100
 
 
-_keys = st.text(st.sampled_from("ab.é :#\\\"\n\x01"), min_size=0, max_size=4)
-_leaves = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(10**30), max_value=10**30)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=6)
-)
+_keys = KEYS
+_leaves = LEAVES
 _values = st.recursive(
     _leaves,
     lambda kids: st.lists(kids, max_size=4)
@@ -200,7 +160,7 @@ _values = st.recursive(
 def test_generated_documents(value: Any, size: int, indent: int | None) -> None:
     data = toonstream.dumps(value).encode()
     check(data, False, indent=indent, sizes=(size,))
-    for p in _paths(data)[:5]:
+    for p in _paths_of(data)[:5]:
         check(data, True, path=p, sizes=(size,))
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 import signal
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from toonstream import _engine
 from toonstream._errors import ToonDecodeError
 
 from conftest import REPO, identical, import_native, load_fixtures
+from differential import KEYS, LEAVES, error_key, fixture_options, mutate, plain, prefixes, split
 
 _native = import_native()
 
@@ -42,23 +42,13 @@ PYTHON = _engine.select("python")
 NATIVE = _engine.select("native")
 
 
-def _error(e: BaseException) -> tuple[Any, ...]:
-    if isinstance(e, ToonDecodeError):
-        return (type(e), e.code, str(e), e.msg, e.line, e.column, e.line_text)
-    return (type(e), str(e))
 
 
-def _plain(rows: list[Any]) -> list[Any]:
-    """Rows with tuples as lists, so that ``identical`` compares their cells' types too."""
-    return [list(r) if isinstance(r, tuple) else r for r in rows]
 
 
-def split(data: bytes, size: int) -> Iterator[bytes]:
-    if size == 0:
-        yield data
-        return
-    for i in range(0, len(data), size):
-        yield data[i : i + size]
+
+
+
 
 
 class Run:
@@ -74,11 +64,16 @@ class Run:
                 for row in reader:
                     self.rows.append(row)
             except (ToonDecodeError, ValueError, TypeError) as e:
-                self.error = _error(e)
+                self.error = error_key(e)
             self.columns = reader.columns
             self.fields = reader.fields
         finally:
             _engine.use(previous)
+
+
+def _paths_of(data: bytes, **opts: Any) -> list[Any]:
+    """Prefixes worth asking for: every container's (tables and others), the root, auto (None)."""
+    return prefixes(data, ["", None, "nope"], 12, **opts)
 
 
 def check(data: bytes, prefix: Any, *, sizes: tuple[int, ...] = CHUNK_SIZES, **opts: Any) -> Run:
@@ -97,7 +92,7 @@ def check(data: bytes, prefix: Any, *, sizes: tuple[int, ...] = CHUNK_SIZES, **o
         where = (data, prefix, opts, size)
         assert got.error == (by_byte or want).error, (*where, got.error, want.error)
         if want.error is None:
-            assert identical(_plain(got.rows), _plain(want.rows)), (*where, got.rows, want.rows)
+            assert identical(plain(got.rows), plain(want.rows)), (*where, got.rows, want.rows)
             assert got.columns == want.columns, where
             assert got.fields == want.fields, where
         else:
@@ -105,33 +100,17 @@ def check(data: bytes, prefix: Any, *, sizes: tuple[int, ...] = CHUNK_SIZES, **o
             # failing one, save those that only the end of input checks) are a prefix of these
             assert by_byte is not None
             for ref in (by_byte, want):
-                assert identical(_plain(got.rows[: len(ref.rows)]), _plain(ref.rows)), (*where, got.rows, ref.rows)
+                assert identical(plain(got.rows[: len(ref.rows)]), plain(ref.rows)), (*where, got.rows, ref.rows)
             if first is None:
                 first = got.rows
-            assert identical(_plain(got.rows), _plain(first)), where  # the same under any chunking
+            assert identical(plain(got.rows), plain(first)), where  # the same under any chunking
     return want
 
 
-def _prefixes(data: bytes, **opts: Any) -> list[Any]:
-    """Prefixes worth asking for: every container's (tables and others), the root, auto (None)."""
-    out: list[Any] = ["", None, "nope"]
-    previous = _engine.use(PYTHON)
-    try:
-        for prefix, event, _ in toonstream.parse(data, **opts):
-            if event in ("start_array", "start_map") and prefix not in out:
-                out.append(prefix)
-            elif event == "map_key" and len(out) < 12:
-                out.append(prefix + "." + _ if prefix else _)
-    except (ToonDecodeError, ValueError):
-        pass
-    finally:
-        _engine.use(previous)
-    return out[:12]
 
 
-def _fixture_options(case: dict[str, Any]) -> dict[str, Any]:
-    o = case.get("options", {})
-    return {"indent_size": o.get("indentSize", 2), "strict": o.get("strict", True)}
+
+
 
 
 # ----------------------------------------------------------------- spec fixtures
@@ -142,8 +121,8 @@ TABLES = [(i, c) for i, c in DECODE if "{" in c["input"]]
 @pytest.mark.parametrize("case", [c for _, c in TABLES], ids=[i for i, _ in TABLES])
 def test_spec_fixture(case: dict[str, Any]) -> None:
     data = case["input"].encode("utf-8")
-    opts = _fixture_options(case)
-    for prefix in _prefixes(data, **opts):
+    opts = fixture_options(case)
+    for prefix in _paths_of(data, **opts):
         check(data, prefix, **opts)
         check(data, prefix, as_dict=True, **opts)
 
@@ -152,16 +131,16 @@ def test_fixture_str_input() -> None:
     """A str source (and bytes-likes) gives what bytes give."""
     for _, case in TABLES:
         text = case["input"]
-        opts = _fixture_options(case)
-        for prefix in _prefixes(text.encode(), **opts)[:4]:
+        opts = fixture_options(case)
+        for prefix in _paths_of(text.encode(), **opts)[:4]:
             want = check(text.encode(), prefix, sizes=(0,), **opts)
             native_bytes = Run(NATIVE, text.encode(), prefix, **opts)
             for source in (text, bytearray(text.encode()), memoryview(text.encode())):
                 got = Run(NATIVE, source, prefix, **opts)
                 assert got.error == native_bytes.error, (text, prefix)
-                assert identical(_plain(got.rows), _plain(native_bytes.rows)), (text, prefix)
+                assert identical(plain(got.rows), plain(native_bytes.rows)), (text, prefix)
                 if want.error is None:
-                    assert identical(_plain(got.rows), _plain(want.rows)), (text, prefix)
+                    assert identical(plain(got.rows), plain(want.rows)), (text, prefix)
 
 
 # ------------------------------------------------------------------------ corpus
@@ -173,7 +152,7 @@ def test_corpus(path: Path) -> None:
     data = path.read_bytes()
     sizes = CHUNK_SIZES if len(data) < 4096 else (7, 64, 4096, 0)
     for strict in (True, False):
-        for prefix in _prefixes(data, strict=strict)[:6]:
+        for prefix in _paths_of(data, strict=strict)[:6]:
             check(data, prefix, sizes=sizes, strict=strict)
             check(data, prefix, sizes=(64, 0), strict=strict, as_dict=True, use_float=False)
 
@@ -185,21 +164,8 @@ def test_mutated_documents() -> None:
     n = 0
     for data in seeds:
         for _ in range(4):
-            b = bytearray(data)
-            for _ in range(rng.randint(1, 3)):
-                if not b:
-                    break
-                i = rng.randrange(len(b))
-                op = rng.choice(("delete", "insert", "replace"))
-                byte = rng.choice(b" \n-:,|\t\"[]{}#\\0a\xff\xc3")
-                if op == "delete":
-                    del b[i]
-                elif op == "insert":
-                    b.insert(i, byte)
-                else:
-                    b[i] = byte
-            doc = bytes(b)
-            prefix = rng.choice(_prefixes(doc))
+            doc = mutate(rng, data)
+            prefix = rng.choice(_paths_of(doc))
             check(doc, prefix, sizes=(rng.randint(1, 40), 0), strict=rng.random() < 0.7)
             n += 1
     assert n > 100
@@ -220,21 +186,13 @@ def test_random_splits() -> None:
             i += n
         got = Run(NATIVE, iter(parts), "t")
         assert got.error == want.error
-        assert identical(_plain(got.rows), _plain(want.rows))
+        assert identical(plain(got.rows), plain(want.rows))
 
 
 # --------------------------------------------------------------------- generated
 
-_keys = st.text(st.sampled_from("ab_-. :,|\"#[]{}\\é\t"), min_size=1, max_size=5)
-_leaves = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=-(10**40), max_value=10**40)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8)
-    | st.sampled_from(["", "true", "null", "-", "-0", "1e5", "1e999", "0x1", "05", " a ", "a,b", "a|b", "a\tb", '"', "\\"])
-)
+_keys = KEYS.filter(bool)
+_leaves = LEAVES
 _records = st.lists(_keys, min_size=1, max_size=4, unique=True).flatmap(
     lambda ks: st.lists(st.fixed_dictionaries({k: _leaves for k in ks}), min_size=1, max_size=6)
 )
@@ -348,7 +306,7 @@ def test_options_and_fallback() -> None:
             _engine.use(previous)
         with pytest.raises((TypeError, ValueError)) as reference_error:
             Run(PYTHON, floats, "t", **bad)
-        assert _error(native_error.value) == _error(reference_error.value)
+        assert error_key(native_error.value) == error_key(reference_error.value)
     # a str with lone surrogates: the reference decodes it (the native side cannot take it)
     text = "t[1]{a}:\n  \ud800\n"
     assert Run(NATIVE, text, "t").error == Run(PYTHON, text, "t").error

@@ -16,7 +16,6 @@ from ._events import (
     EndObject,
     EndTable,
     Entries,
-    Items,
     Event,
     Fields,
     Key,
@@ -314,7 +313,7 @@ class ValueBuilder:
                     self.value = done
                     self.done = True
                     return i
-            elif t is Values or t is Items:
+            elif t is Values:
                 stack[-1].extend(ev.values)
             elif t is Entries:
                 maker = makers[-1]
@@ -373,8 +372,7 @@ class HookedValueBuilder:
     json gives them to ``object_pairs_hook``) and finished when it closes,
     so every object (nested ones, table rows and their field groups, keyed
     tables) reaches the hook after the objects inside it.  Takes the events
-    of a ``fields=True`` decoder whose machine does not make ``Items``
-    (finished values would have skipped the hook).  A separate class: the
+    of a ``fields=True`` decoder.  A separate class: the
     builder without hooks keeps its in-place dicts (no pair lists).
     """
 
@@ -439,7 +437,7 @@ class HookedValueBuilder:
                 maker = self.makers[-1]
                 assert maker is not None
                 stack[-1].extend([(k, maker(row)) for k, row in ev.entries])
-            else:  # pragma: no cover - Items are not made for this builder (see the docstring)
+            else:  # pragma: no cover - every event kind is handled above
                 raise AssertionError(f"unexpected event {t.__name__}")
         return -1
 

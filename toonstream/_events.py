@@ -16,9 +16,9 @@ Order of events for a value:
   an object may come as one ``Members`` event instead of ``Key`` + ``Scalar``
   pairs, and a block of rows as one ``Columns`` event instead of ``Rows``
   (value builders opt in; the ijson-style adapters do not)
-- for the drivers whose consumers take finished values (``loads``,
-  ``items``/``kvitems``, ``parse``, the JSON writer) only: a run of list
-  items as one ``Items`` event of their finished objects
+- for the drivers that set ``Machine.items`` (``loads``, ``items``/``kvitems``,
+  ``parse``, the JSON writer) only: a run of primitive list items as one
+  ``Values`` event
 """
 
 from __future__ import annotations
@@ -119,14 +119,6 @@ class Columns(NamedTuple):
     columns: list[Any]
 
 
-class Items(NamedTuple):
-    """Several complete elements (objects) of the innermost list at once.
-    Internal: only made for the drivers that set ``Machine.items`` (see
-    ``_items``), never by a public Decoder."""
-
-    values: list[Any]
-
-
 class EndTable(NamedTuple):
     """The innermost table ends."""
 
@@ -134,7 +126,7 @@ class EndTable(NamedTuple):
 
 
 Event = Union[
-    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members, Columns, Items
+    StartObject, EndObject, Key, Scalar, StartArray, EndArray, Values, StartTable, Rows, Entries, EndTable, Members, Columns
 ]
 
 START_OBJECT = StartObject()

@@ -34,7 +34,6 @@ from ._events import (
     Fields,
     Key,
     Columns,
-    Items,
     Members,
     Rows,
     Scalar,
@@ -43,7 +42,6 @@ from ._events import (
     Values,
 )
 from ._grammar import LENGTH, UNQUOTED_KEY
-from ._items import Template, _Bad, build_run, compile_item, match_items
 from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
@@ -150,19 +148,10 @@ class Machine:
         self._lineno = 0
         self._text = ""
         self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
-        # Runs of list items of one shape as Items events (see _items): set
-        # by the drivers whose consumers take finished values (loads, items,
-        # parse, the JSON writer).
+        # Runs of primitive list items (``- value`` lines) as one Values event:
+        # set by the drivers whose consumers take them (loads, items, parse,
+        # the JSON writer).
         self.items = False
-        self._templates: dict[int, list[Template]] = {}  # by the list's indentation, latest first
-        self._item_list: _Frame | None = None  # the list whose items are being taken
-        self._item_index = 0  # its place in the stack
-        self._item_head = ""  # its items' first characters ("  - ")
-        self._item_window = _ITEM_WINDOW_MIN  # lines looked at per attempt
-        self._item_misses = 0  # attempts in a row that took nothing
-        self._item_compiles = 0  # templates compiled (all lists)
-        self._item_taken = 0  # lines taken in runs (all lists)
-        self._item_joined = self._item_kept = 0  # lines joined, and taken, for this list
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
 
     # ------------------------------------------------------------------ driving
@@ -198,13 +187,6 @@ class Machine:
                             if j > i:
                                 i = j
                                 continue
-                    if self.items and (
-                        kind == LIST or (self._item_list is not None and lines[i].startswith(self._item_head))
-                    ):
-                        j = self._item_block(lines, i, first_lineno)
-                        if j > i:
-                            i = j
-                            continue
                 text = lines[i]
                 self._lineno = first_lineno + i
                 self._text = text
@@ -965,114 +947,6 @@ class Machine:
             self.out.append(_new(Members, (pairs,)))
         return j
 
-    def _item_block(self, lines: list[str], i: int, first_lineno: int) -> int:
-        """A run of list items of one shape, as one Items event (see ``_items``).
-
-        Called with the list on top of the stack, or on the first line of a
-        new item of the list last taken (its previous item went the per-line
-        way): the scopes above the list are closed first, as ``_line``
-        would close them for this line.  Returns the index after the run.
-        """
-        stack = self.stack
-        frame = stack[-1]
-        if frame.kind != LIST:
-            frame = self._item_list  # type: ignore[assignment]
-            k = self._item_index
-            if k >= len(stack) or stack[k] is not frame:
-                self._item_list = None  # that list has ended
-                return i
-            self._lineno = first_lineno + i
-            self._text = lines[i]
-            while len(stack) > k + 1:
-                self._pop()
-        if not self.strict or frame.length is None or frame.length - frame.count < _ITEM_RUN_MIN:
-            return i  # (a short list: the per-line path is cheaper than a template)
-        size = self.indent_size
-        plen = frame.depth * size
-        head = " " * plen + "- "
-        if not lines[i].startswith(head):
-            return i
-        if frame is not self._item_list:
-            self._item_list, self._item_index, self._item_head = frame, len(stack) - 1, head
-            self._item_misses = self._item_joined = self._item_kept = 0
-            self._item_window = _ITEM_WINDOW_MIN
-        if self._item_misses >= _ITEM_MISSES or self._item_joined > 2 * self._item_kept + _ITEM_JOIN_SLACK:
-            # This list's items do not fit templates (or only now and then:
-            # the lines joined to look for runs would outweigh those taken).
-            return i
-        window = min(len(lines), i + self._item_window)
-        self._item_joined += window - i
-        text = "\n".join(lines[i:window]) + "\n"
-        limit = frame.length - frame.count
-        templates = self._templates.setdefault(plen, [])
-        which: list[int] = []
-        groups: list[tuple[str, ...]] = []
-        ends: list[int] = []
-        if templates:
-            which, groups, ends = match_items(templates, text, limit)
-        if not groups:
-            # A new shape (or the first).  Compiling costs more than reading
-            # an item line by line: a list whose shapes rarely repeat stops.
-            # (The budget is the decoder's, over all its lists: many small
-            # lists of many shapes would each pay for compiles; a list with
-            # many items still due may always try.)
-            if (
-                self._item_compiles >= _ITEM_COMPILES
-                and self._item_taken < _ITEM_LINES_PER_COMPILE * self._item_compiles
-                and frame.length - frame.count < _ITEM_LINES_PER_COMPILE
-            ):
-                self._item_misses = _ITEM_MISSES  # (this list goes the per-line way)
-                return i
-            self._item_compiles += 1
-            template = compile_item(
-                lines, i, plen, size, self._parse_header,
-                room=self.max_depth - len(stack), max_depth=self.max_depth, length_digits=_MAX_LENGTH_DIGITS,
-            )  # fmt: skip
-            if template is not None:
-                if all(t.pattern is not template.pattern for t in templates):  # (re hands back a cached pattern)
-                    templates.insert(0, template)
-                    del templates[_ITEM_TEMPLATES:]
-                which, groups, ends = match_items(templates, text, limit)
-                if not groups and window < len(lines) and self._item_window < _ITEM_WINDOW_MAX:
-                    self._item_window *= 4  # (an item longer than the window)
-        values: list[Any] = []
-        column = self.convert_column or (lambda col: list(map(self.convert, col)))
-        while groups:
-            try:
-                values = build_run(templates, which, groups, column, self.convert)
-                break
-            except _Bad as bad:  # take the items before it; it goes the per-line way
-                del groups[bad.index :]
-                del which[bad.index :]
-        if not values:
-            self._item_misses += 1
-            if window == i + self._item_window:  # (not an item cut by the feed's end)
-                self._item_window = max(_ITEM_WINDOW_MIN, self._item_window // 4)
-            return i
-        self._item_misses = 0
-        nlines = text.count("\n", 0, ends[len(values) - 1])
-        self._item_taken += nlines
-        self._item_kept += nlines
-        # The window follows the runs: a run that fills most of it looks
-        # further next time; a short one (items of another shape around)
-        # makes it smaller, so that a join is not much longer than a run.
-        # (A run that ends within two items of the text's end was cut by the
-        # window or the feed, not by an item of another shape.)
-        end = ends[len(values) - 1]
-        if len(text) - end < 2 * end // len(values):
-            if window == i + self._item_window:  # the window's end, not the feed's
-                self._item_window = min(_ITEM_WINDOW_MAX, self._item_window * 4)
-        elif nlines * 8 < self._item_window:
-            self._item_window = max(_ITEM_WINDOW_MIN, self._item_window // 4)
-        if frame.count == 0:
-            self.started_arrays += 1
-        frame.count += len(values)
-        j = i + nlines
-        self._lineno = first_lineno + j - 1
-        self._text = lines[j - 1]
-        self.out.append(_new(Items, (values,)))
-        return j
-
     def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
         """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
         colon = find_unquoted(c, ":")
@@ -1129,24 +1003,6 @@ class Machine:
 
 
 _FIELDS_CACHE_SIZE = 256  # distinct field lists remembered per decoder
-# Lines joined for one attempt of _item_block: the window starts small (a
-# list of a few items costs a short join) and grows while runs fill it.
-_ITEM_WINDOW_MIN = 64
-_ITEM_WINDOW_MAX = 4096
-# Attempts in a row that take no item before a list stops trying.
-_ITEM_MISSES = 8
-# Templates kept per list indentation.  Compiling one costs about as much as
-# reading 50 lines the per-line way: past _ITEM_COMPILES compiled by one
-# decoder, it compiles only while they took _ITEM_LINES_PER_COMPILE lines each
-# on average (or for a list with that many items still due).
-_ITEM_TEMPLATES = 8
-_ITEM_COMPILES = 4
-_ITEM_LINES_PER_COMPILE = 64
-# Lists with fewer items than this still due are read line by line.
-_ITEM_RUN_MIN = 8
-# A list stops trying once the lines joined exceed twice those taken by more
-# than this (items of one shape only now and then).
-_ITEM_JOIN_SLACK = 256
 
 _KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
 

@@ -56,7 +56,7 @@ def _pyarrow() -> Any:
 
 from ._build import ValueBuilder
 from ._errors import ToonDecodeError
-from ._events import EndArray, EndObject, EndTable, Field, Items, Key, Scalar, StartArray, StartObject, StartTable, Values
+from ._events import EndArray, EndObject, EndTable, Field, Key, Scalar, StartArray, StartObject, StartTable, Values
 from ._frames import (
     K_NULL,
     K_STR,
@@ -277,13 +277,7 @@ class _Records:
             i += 1
             t = type(ev)
             if self.inside:
-                if t is Items:
-                    for v in ev.values:
-                        if type(v) is not dict:
-                            raise self._item_error(v)
-                    out.extend(ev.values)
-                    self.count += len(ev.values)
-                elif t is StartObject:
+                if t is StartObject:
                     self.builder = ValueBuilder()
                     i -= 1
                 elif t is EndArray:
@@ -310,7 +304,7 @@ class _Records:
                     raise self._not_array()
             elif t is EndObject or t is EndArray or t is EndTable:
                 self._close()
-            # (Values, Rows, Entries, Items outside the targets: not records)
+            # (Values, Rows, Entries outside the targets: not records)
         return out
 
     def _open(self, array: bool, prefix: str) -> None:

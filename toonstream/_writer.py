@@ -139,10 +139,10 @@ class LineSink:
             self.flush()
 
     def utf8(self, data: bytes) -> None:
-        """Write text already encoded as UTF-8 (after what ``part`` gathered)."""
+        """``part`` of text already encoded as UTF-8 (buffered alike: what reaches the file
+        before an error does not depend on who made the text)."""
         if data:
-            self.flush()
-            self._fp.write(data if self._binary else data.decode("utf-8"))  # type: ignore[arg-type]
+            self.part(data.decode("utf-8"))
 
     def flush(self) -> None:
         if not self._pending:

@@ -55,7 +55,6 @@ from ._events import (
     StartObject,
     StartTable,
     Values,
-    Items,
 )
 from ._lines import LineSplitter
 from ._machine import Machine
@@ -643,7 +642,7 @@ def _build(source: Source, **options: Any) -> Any:
     decoder = Decoder(fields=True, **options)
     builder: ValueBuilder | HookedValueBuilder
     if object_hook is None and object_pairs_hook is None:
-        decoder._machine.items = True  # (Items events of finished values: the builder takes them as they are)
+        decoder._machine.items = True  # (runs of primitive list items as Values events)
         builder = ValueBuilder()
     else:
         builder = HookedValueBuilder(object_finisher(object_hook, object_pairs_hook))
@@ -759,47 +758,6 @@ def _row_triples(prefix: str, fields: Fields, row: tuple[Any, ...], out: list[tu
             todo.append((vp, iter(f.children)))
 
 
-def _values_triples(prefix: str, values: list[Any], out: list[tuple[str, str, Any]]) -> None:
-    """ijson triples of finished values at ``prefix`` (list items, all inside
-    an array: never the root), iteratively: a stack of open containers."""
-    app = out.append
-    kind = _kind_of_type
-    for root in values:
-        t = type(root)
-        if t is dict:
-            app((prefix, "start_map", None))
-            stack: list[tuple[str, Iterator[Any], str, bool]] = [(prefix, iter(root.items()), "end_map", True)]
-        elif t is list:
-            app((prefix, "start_array", None))
-            stack = [(prefix, iter(root), "end_array", False)]
-        else:
-            app((prefix, kind(t), root))
-            continue
-        while stack:
-            p, it, end, is_map = stack[-1]
-            for x in it:
-                if is_map:
-                    app((p, "map_key", x[0]))
-                    vp = p + "." + x[0]
-                    v = x[1]
-                else:
-                    vp = p + ".item"
-                    v = x
-                t = type(v)
-                if t is dict:
-                    app((vp, "start_map", None))
-                    stack.append((vp, iter(v.items()), "end_map", True))
-                    break
-                if t is list:
-                    app((vp, "start_array", None))
-                    stack.append((vp, iter(v), "end_array", False))
-                    break
-                app((vp, kind(t), v))
-            else:  # (this container is done)
-                stack.pop()
-                app((p, end, None))
-
-
 class _ParseAdapter:
     """Events -> ``(prefix, event, value)`` triples, as ``ijson.parse`` yields them."""
 
@@ -837,8 +795,6 @@ class _ParseAdapter:
                 p = scopes[-1].child
                 for v in ev.values:
                     app((p, _kind(v), v))
-            elif t is Items:
-                _values_triples(scopes[-1].child, ev.values, out)
             elif t is StartObject:
                 vp = _value_prefix(scopes)
                 app((vp, "start_map", None))
@@ -949,8 +905,6 @@ class _ItemsAdapter:
             elif t is Rows:
                 top = scopes[-1]
                 self._values(top.child, map(top.mark, ev.rows), out)
-            elif t is Items:
-                self._values(scopes[-1].child, ev.values, out)
             elif t is Entries:
                 top = scopes[-1]
                 make = top.mark
@@ -1199,8 +1153,8 @@ def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[
 
 
 def _decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False) -> Decoder:
-    """The driver's Decoder; ``items``: runs of list items come as Items
-    events of finished values (for consumers that take whole values)."""
+    """The driver's Decoder; ``items``: runs of primitive list items come as
+    one Values event (for consumers that take values, not lines)."""
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
     decoder = Decoder(fields=batches, **options)

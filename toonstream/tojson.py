@@ -366,6 +366,7 @@ def _run(
         for chunk in _chunks(source, DEFAULT_BUF_SIZE):
             out_sink.utf8(native.feed(chunk))
         out_sink.utf8(native.close())
+        out_sink.flush()
         return
     decoder = _decoder(False, options, batches=True, items=True)  # (parse's batched events)
     adapter = _ParseAdapter()

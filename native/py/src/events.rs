@@ -25,18 +25,11 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
-use toonstream_native::{Cells, Decoder, FieldOp, Scalar, Sink, Table};
+use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
 use crate::prefix::{item_prefix, value_prefix, Kind, Scope};
-use crate::push::{Collect, Push};
-
-fn decoder(options: Option<&Bound<'_, PyDict>>) -> PyResult<(Decoder, Option<Py<PyAny>>)> {
-    let o = crate::options(options)?;
-    let d = Decoder::new(o.options)
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.0.to_string()))?;
-    Ok((d, o.parse_float))
-}
+use crate::push::{collect_into_out, push_class, Collect, Push};
 
 // ------------------------------------------------------------------ parse
 
@@ -412,12 +405,13 @@ impl Sink for ParseSink<'_, '_> {
 #[pyclass(module = "toonstream._native")]
 pub struct ParseDecoder(Push<ParseState>);
 
-#[pymethods]
-impl ParseDecoder {
+push_class!(
+    ParseDecoder,
+    "triples",
     #[new]
     #[pyo3(signature = (**options))]
     fn new(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let (decoder, parse_float) = decoder(options)?;
+        let (decoder, parse_float) = crate::decoder(options)?;
         Ok(ParseDecoder(Push::new(
             decoder,
             ParseState {
@@ -432,32 +426,10 @@ impl ParseDecoder {
             },
         )))
     }
-
-    /// Add a chunk; returns the triples it completed.
-    fn feed<'py>(
-        &mut self,
-        py: Python<'py>,
-        chunk: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.0.feed(py, chunk)
-    }
-
-    /// End of input: the rest of the triples; `[]` once done.
-    fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.0.close(py)
-    }
-}
+);
 
 impl Collect for ParseState {
-    type Sink<'a, 'py> = ParseSink<'a, 'py>;
-
-    fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> ParseSink<'a, 'py> {
-        ParseSink { py, s: self }
-    }
-
-    fn out(&mut self) -> &mut Vec<Py<PyAny>> {
-        &mut self.out
-    }
+    collect_into_out!(ParseSink);
 }
 
 // ------------------------------------------------------------------ items
@@ -753,12 +725,13 @@ impl Sink for ItemsSink<'_, '_> {
 #[pyclass(module = "toonstream._native")]
 pub struct ItemsDecoder(Push<ItemsState>);
 
-#[pymethods]
-impl ItemsDecoder {
+push_class!(
+    ItemsDecoder,
+    "values",
     #[new]
     #[pyo3(signature = (prefix, *, kv, **options))]
     fn new(prefix: String, kv: bool, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let (decoder, parse_float) = decoder(options)?;
+        let (decoder, parse_float) = crate::decoder(options)?;
         Ok(ItemsDecoder(Push::new(
             decoder,
             ItemsState {
@@ -773,30 +746,8 @@ impl ItemsDecoder {
             },
         )))
     }
-
-    /// Add a chunk; returns the values it completed.
-    fn feed<'py>(
-        &mut self,
-        py: Python<'py>,
-        chunk: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.0.feed(py, chunk)
-    }
-
-    /// End of input: the rest of the values; `[]` once done.
-    fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.0.close(py)
-    }
-}
+);
 
 impl Collect for ItemsState {
-    type Sink<'a, 'py> = ItemsSink<'a, 'py>;
-
-    fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> ItemsSink<'a, 'py> {
-        ItemsSink { py, s: self }
-    }
-
-    fn out(&mut self) -> &mut Vec<Py<PyAny>> {
-        &mut self.out
-    }
+    collect_into_out!(ItemsSink);
 }

@@ -45,13 +45,11 @@ impl JsonWriter {
         indent: Option<usize>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let o = crate::options(options)?;
-        if o.parse_float.is_some() {
+        let (decoder, parse_float) = crate::decoder(options)?;
+        if parse_float.is_some() {
             // (numbers are written from their text; a hook's values are the reference's business)
             return Err(PyValueError::new_err("JsonWriter takes no parse_float"));
         }
-        let decoder =
-            Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
         Ok(JsonWriter {
             decoder,
             writer: Writer::new(JsonOptions {

@@ -169,6 +169,16 @@ pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
     })
 }
 
+/// A core decoder for the decoder options given as keywords, and the
+/// `parse_float` hook among them (the builders' business).
+pub(crate) fn decoder(
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(Decoder, Option<Py<PyAny>>)> {
+    let o = options(kwargs)?;
+    let d = Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
+    Ok((d, o.parse_float))
+}
+
 /// Run `f`, turning a Rust panic (a bug) into a `RuntimeError`: PyO3 would
 /// raise a `PanicException`, which derives from `BaseException` and so
 /// escapes `except Exception`.
@@ -304,12 +314,10 @@ impl ValueDecoder {
     #[new]
     #[pyo3(signature = (**options))]
     fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let o = self::options(options)?;
-        let decoder =
-            Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
+        let (decoder, parse_float) = self::decoder(options)?;
         Ok(ValueDecoder {
             decoder,
-            builder: Builder::new(o.parse_float),
+            builder: Builder::new(parse_float),
             broken: false,
             done: None,
         })

@@ -35,6 +35,49 @@ pub(crate) trait Collect {
     }
 }
 
+/// The items of an `impl Collect` for a state whose sink is `$sink { py, s }`
+/// and whose outputs are its `out` field.
+macro_rules! collect_into_out {
+    ($sink:ident) => {
+        type Sink<'a, 'py> = $sink<'a, 'py>;
+
+        fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> $sink<'a, 'py> {
+            $sink { py, s: self }
+        }
+
+        fn out(&mut self) -> &mut Vec<Py<PyAny>> {
+            &mut self.out
+        }
+    };
+}
+pub(crate) use collect_into_out;
+
+/// The `#[pymethods]` of a `#[pyclass]` newtype over a [`Push`]: the given
+/// constructor, and `feed`/`close` returning lists of `$what`.
+macro_rules! push_class {
+    ($class:ident, $what:literal, $($new:tt)*) => {
+        #[pymethods]
+        impl $class {
+            $($new)*
+
+            #[doc = concat!("Add a chunk; returns the ", $what, " it completed.")]
+            fn feed<'py>(
+                &mut self,
+                py: Python<'py>,
+                chunk: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyList>> {
+                self.0.feed(py, chunk)
+            }
+
+            #[doc = concat!("End of input: the rest of the ", $what, " (the count checks run); `[]` once done.")]
+            fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+                self.0.close(py)
+            }
+        }
+    };
+}
+pub(crate) use push_class;
+
 pub(crate) struct Push<C> {
     decoder: Decoder,
     pub(crate) state: C,

@@ -22,11 +22,11 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use toonstream_native::{Cells, Decoder, FieldOp, Scalar, Sink, Table};
+use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
 use crate::prefix::{value_prefix, Kind, Scope};
-use crate::push::{Collect, Push};
+use crate::push::{collect_into_out, push_class, Collect, Push};
 
 static DECODE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static FIELD: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
@@ -309,8 +309,9 @@ impl Sink for RowSink<'_, '_> {
 #[pyclass(module = "toonstream._native")]
 pub struct RowDecoder(Push<State>);
 
-#[pymethods]
-impl RowDecoder {
+push_class!(
+    RowDecoder,
+    "rows",
     #[new]
     #[pyo3(signature = (prefix, *, header, as_dict=false, key_field=None, **options))]
     fn new(
@@ -321,9 +322,7 @@ impl RowDecoder {
         key_field: Option<Py<PyString>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let o = crate::options(options)?;
-        let decoder = Decoder::new(o.options)
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.0.to_string()))?;
+        let (decoder, parse_float) = crate::decoder(options)?;
         Ok(RowDecoder(Push::new(
             decoder,
             State {
@@ -332,39 +331,17 @@ impl RowDecoder {
                 as_dict,
                 key_field: key_field.unwrap_or_else(|| PyString::new(py, "key").unbind()),
                 header,
-                builder: Builder::new(o.parse_float),
+                builder: Builder::new(parse_float),
                 out: Vec::new(),
                 ticker: Ticker::default(),
                 refused: None,
             },
         )))
     }
-
-    /// Add a chunk; returns the rows it completed.
-    fn feed<'py>(
-        &mut self,
-        py: Python<'py>,
-        chunk: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.0.feed(py, chunk)
-    }
-
-    /// End of input: the rest of the rows (the count checks run); `[]` once done.
-    fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.0.close(py)
-    }
-}
+);
 
 impl Collect for State {
-    type Sink<'a, 'py> = RowSink<'a, 'py>;
-
-    fn sink<'a, 'py>(&'a mut self, py: Python<'py>) -> RowSink<'a, 'py> {
-        RowSink { py, s: self }
-    }
-
-    fn out(&mut self) -> &mut Vec<Py<PyAny>> {
-        &mut self.out
-    }
+    collect_into_out!(RowSink);
 
     fn refusal(&mut self, py: Python<'_>, line: u64) -> Option<PyErr> {
         Some(match self.refused.take()? {

@@ -1,0 +1,106 @@
+"""toonstream.spark, the "toon" data source, on a local Spark session
+(two executor threads, Python workers in other processes): reads by byte
+range against the single-process read_table, in values and types; writes
+that read back.  Slow (a JVM starts): CI runs them with ``-m slow``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("spark")]  # (one JVM, once)
+
+pytest.importorskip("pyspark", reason="toonstream.spark needs the spark extra: pip install 'toonstream[spark]'")
+pa = pytest.importorskip("pyarrow")
+
+import toonstream.arrow as ta  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    import shutil
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java 17+ (no java found)")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    import toonstream.spark
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("toonstream-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    toonstream.spark.register(session)
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+def _rows(n: int, *, crlf: bool = False) -> bytes:
+    out = [f"[{n}]{{id,name,g{{a,b}}}}:"]
+    for i in range(n):
+        if i % 7 == 3:
+            out.append("# a comment" if i % 2 else "  # an indented comment")
+        name = f'"n,{i}:x"' if i % 3 == 0 else f"n{i}"
+        a = "null" if i % 5 == 0 else f"{i}.5"
+        out.append(f"  {i},{name},{a},{'true' if i % 2 else 'false'}")
+    nl = "\r\n" if crlf else "\n"
+    return (nl.join(out) + nl).encode()
+
+
+def _spark_form(table: Any) -> Any:
+    """read_table's table as Spark hands it back (strings as string)."""
+    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+    return table.cast(to_arrow_schema(from_arrow_schema(table.schema)))
+
+
+def test_ranges_read_as_the_whole_file(tmp_path: Path, spark: Any) -> None:
+    for crlf in (False, True):
+        data = _rows(40, crlf=crlf)
+        path = tmp_path / f"t{int(crlf)}.toon"
+        path.write_bytes(data)
+        want = _spark_form(ta.read_table(str(path)))
+        at = data.index(b'"n,3:x"') - data.index(b"\n") - 1
+        # Many ranges; the first cut inside the quoted cell holding the delimiter.
+        for blocksize in (at + 2, 61):
+            df = spark.read.format("toon").option("blocksize", str(blocksize)).load(str(path))
+            assert df.rdd.getNumPartitions() > 5
+            got = df.toArrow()
+            assert got.schema == want.schema
+            assert got.to_pylist() == want.to_pylist()
+
+
+def test_wrong_declared_count_names_the_file(tmp_path: Path, spark: Any) -> None:
+    path = tmp_path / "wrong.toon"
+    path.write_bytes(_rows(20).replace(b"[20]", b"[21]", 1))
+    with pytest.raises(Exception) as e:
+        spark.read.format("toon").option("blocksize", "64").load(str(path)).collect()
+    assert "declared 21 rows, found 20" in str(e.value) and str(path) in str(e.value)
+
+
+def test_write_then_read_back(tmp_path: Path, spark: Any) -> None:
+    src = tmp_path / "t.toon"
+    src.write_bytes(_rows(30))
+    df = spark.read.format("toon").option("blocksize", "200").load(str(src))
+    out = tmp_path / "out"
+    df.write.format("toon").mode("overwrite").save(str(out))
+    files = sorted(os.listdir(out))
+    assert files and all(f.endswith(".toon") for f in files)  # (no staging left)
+    for f in files:
+        ta.read_table(str(out / f))  # each a valid one-table file
+    back = spark.read.format("toon").load(str(out)).toArrow()
+    assert back.to_pylist() == _spark_form(ta.read_table(str(src))).to_pylist()
+    # Overwrite replaces the files; an empty DataFrame leaves one empty table.
+    df.limit(0).write.format("toon").mode("overwrite").save(str(out))
+    (only,) = os.listdir(out)
+    assert (out / only).read_text() == "[0]{id,name,g{a,b}}:"
