@@ -78,9 +78,11 @@ def test_signal_right_after_spawn_never_shows_our_traceback(tmp_path: Path) -> N
         time.sleep(rnd.uniform(0, 0.05))
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
-        # no traceback from a line of ours (one from Python loading our first module is before it)
+        # no traceback from a line of ours (one from Python loading our first module is before it:
+        # runpy, or a console script, runs the package's __init__ before any line of ours can
+        # install the handlers; it only defines names, lazily, to keep that window short)
         frames = [line for line in err.decode(errors="replace").splitlines() if line.lstrip().startswith('File "')]
-        assert not frames or "/toonstream/" not in frames[-1], (trial, err)
+        assert not frames or "/toonstream/" not in frames[-1] or "/toonstream/__init__.py" in frames[-1], (trial, err)
         if proc.returncode in (130, 143):
             assert err == b"" and proc.returncode == (130 if sig == signal.SIGINT else 143)
         else:

@@ -722,3 +722,12 @@ def test_the_first_misfit_in_the_document_is_reported_whatever_its_column(batch_
     with pytest.raises(ToonDecodeError) as e:
         tp.read_toon(toonstream.dumps(rows).encode(), batch_size=batch_size)
     assert (e.value.code, e.value.line) == ("type_mismatch", 122) and "'s'" in str(e.value)
+
+
+def test_an_override_polars_cannot_cast_to_is_a_type_mismatch() -> None:
+    # (polars raises InvalidOperationError for Int64 -> List even with strict=False)
+    doc = b"t[2]{a,b}:\n  1,x\n  2,y\n"
+    with pytest.raises(ToonDecodeError) as info:
+        tp.read_toon(doc, schema_overrides={"a": pl.List(pl.Int64)})
+    assert info.value.code == "type_mismatch" and info.value.line == 2
+    assert "does not convert to List(Int64)" in str(info.value)

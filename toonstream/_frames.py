@@ -1640,7 +1640,10 @@ class FrameReader:
         try:
             return _cast(s, dtype, strict=True)
         except Exception:
-            loose = _cast(s, dtype, strict=False)
+            try:
+                loose = _cast(s, dtype, strict=False)
+            except Exception:  # (a cast polars cannot do at all, a List override of a number column say)
+                loose = pl.Series(s.name, [None] * len(s), dtype=dtype)
             bad = (loose.is_null() & s.is_not_null()).arg_true()
             row = int(bad[0]) if len(bad) else 0
             fast_row, exact_row = batch.split_row(row)
