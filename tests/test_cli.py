@@ -178,7 +178,25 @@ def _started(*args: str) -> subprocess.Popen[bytes]:
     Python's own start-up and site, a signal gets the interpreter's
     behaviour, which is not ours to change)."""
     r, w = os.pipe()
-    entry = f"import os, sys; from toonstream.__main__ import run; os.write({w}, b'.'); os.close({w}); sys.exit(run())"
+    # run()'s own steps, with the "started" byte written once the handlers are in: written before
+    # run(), a signal under load could land between the write and run()'s first line, in this
+    # harness's frame (as it could in a console script's, before any line of ours)
+    entry = (
+        "import os, sys\n"
+        "from toonstream import _signals\n"
+        "_signals.install()\n"
+        "try:\n"
+        f"    os.write({w}, b'.'); os.close({w})\n"
+        "    from toonstream.cli import main\n"
+        "    status = main(installed=True)\n"
+        "except KeyboardInterrupt:\n"
+        "    status = _signals.EXIT_SIGINT\n"
+        "except _signals.Terminated:\n"
+        "    status = _signals.EXIT_SIGTERM\n"
+        "finally:\n"
+        "    _signals.finish()\n"
+        "sys.exit(status)\n"
+    )
     proc = subprocess.Popen([sys.executable, "-c", entry, *args], stderr=subprocess.PIPE, preexec_fn=default_signals,
                             pass_fds=(w,))
     os.close(w)
