@@ -27,6 +27,7 @@
 use std::sync::Arc;
 
 use crate::events::{Cells, FieldOp, Sink, Table};
+use crate::prefix::{value_prefix, Kind, Scope};
 use crate::scalars::Scalar;
 use crate::DecodeError;
 
@@ -92,23 +93,10 @@ impl Ev<'_> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Map,
-    Array,
-    Table,
-    Keyed,
-}
-
-/// An open container of the input.
+/// What the writer keeps of an open container of the input, besides its prefixes.
 struct Frame {
-    kind: Kind,
     /// part of the value being written: its prefixes are not needed
     inside: bool,
-    prefix: String,
-    root: bool,
-    /// the prefix of the next child value
-    child: String,
     fields: Option<Arc<Header>>,
 }
 
@@ -119,23 +107,13 @@ struct Header {
     keys: Vec<Vec<u8>>,
 }
 
-impl Frame {
-    fn key(&self, name: &str) -> String {
-        if self.root {
-            format!("{}{name}", self.prefix)
-        } else {
-            format!("{}.{name}", self.prefix)
-        }
-    }
-}
-
 pub struct JsonWriter {
     out: Vec<u8>,
     jsonl: bool,
     unit: Option<usize>,
     path: Option<String>,
     target: String,
-    frames: Vec<Frame>,
+    frames: Vec<Scope<Frame>>,
     /// children written so far, per open container of the value being
     /// written (empty between values at the path)
     counts: Vec<u64>,
@@ -215,7 +193,7 @@ impl JsonWriter {
     }
 
     fn value_prefix(&self) -> &str {
-        self.frames.last().map_or("", |f| f.child.as_str())
+        value_prefix(&self.frames)
     }
 
     fn inside(&self) -> bool {
@@ -371,21 +349,21 @@ impl JsonWriter {
         };
         self.ev(&prefix, ev)?;
         let root = self.frames.is_empty();
-        let child = if self.inside() || !matches!(kind, Kind::Array | Kind::Table) {
-            prefix.clone()
-        } else if prefix.is_empty() {
-            "item".to_owned()
-        } else {
-            format!("{prefix}.item")
-        };
         // (the value at the path is itself inside: its children need no prefixes)
-        self.frames.push(Frame {
-            kind,
+        let mark = Frame {
             inside: inside || self.inside(),
-            prefix,
-            root,
-            child,
             fields,
+        };
+        self.frames.push(if mark.inside {
+            Scope {
+                kind,
+                prefix,
+                root,
+                child: String::new(),
+                mark,
+            }
+        } else {
+            Scope::new(kind, prefix, root, mark)
         });
         Ok(())
     }
@@ -504,11 +482,10 @@ impl Sink for JsonWriter {
         let Some(top) = self.frames.last_mut() else {
             return Ok(());
         };
-        if top.inside {
+        if top.mark.inside {
             return self.ev("", Ev::Key(key));
         }
-        let child = top.key(key);
-        top.child = child;
+        top.set_key(key);
         let prefix = top.prefix.clone();
         self.ev(&prefix, Ev::Key(key))
     }
@@ -554,7 +531,7 @@ impl Sink for JsonWriter {
         let Some(top) = self.frames.last() else {
             return Ok(());
         };
-        let Some(fields) = top.fields.clone() else {
+        let Some(fields) = top.mark.fields.clone() else {
             return Ok(());
         };
         if self.inside() {
@@ -571,7 +548,7 @@ impl Sink for JsonWriter {
         let Some(top) = self.frames.last() else {
             return Ok(());
         };
-        let Some(fields) = top.fields.clone() else {
+        let Some(fields) = top.mark.fields.clone() else {
             return Ok(());
         };
         if self.inside() {

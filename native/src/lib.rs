@@ -43,6 +43,7 @@ pub mod events;
 pub mod json;
 mod lines;
 mod machine;
+pub mod prefix;
 pub mod scalars;
 pub mod value;
 

@@ -28,8 +28,8 @@ use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
-use crate::prefix::{item_prefix, value_prefix, Kind, Scope};
 use crate::push::{collect_into_out, push_class, Collect, Push};
+use toonstream_native::prefix::{item_prefix, value_prefix, Kind, Scope};
 
 // ------------------------------------------------------------------ parse
 

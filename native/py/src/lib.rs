@@ -27,7 +27,6 @@ mod builder;
 mod encode;
 mod events;
 mod json;
-mod prefix;
 mod push;
 mod rows;
 

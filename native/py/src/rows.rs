@@ -25,8 +25,8 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
-use crate::prefix::{value_prefix, Kind, Scope};
 use crate::push::{collect_into_out, push_class, Collect, Push};
+use toonstream_native::prefix::{value_prefix, Kind, Scope};
 
 static DECODE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static FIELD: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();

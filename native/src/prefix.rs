@@ -1,5 +1,6 @@
 //! ijson prefixes of the open containers, shared by the sinks that report
-//! values by prefix (`rows`, `parse`, `items`/`kvitems`).
+//! or select values by prefix: the JSON writer here, and the binding's
+//! `rows`, `parse` and `items`/`kvitems`.
 //!
 //! The rules are the Python drivers' (`_Scope` in `toonstream/decoder.py`),
 //! which follow ijson's yajl2_c backend edge cases included: an object
@@ -8,7 +9,7 @@
 //! `parent.item`, or `item` when the parent prefix is empty.
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Kind {
+pub enum Kind {
     Map,
     Array,
     /// a tabular array (its rows are objects at `child`)
@@ -18,19 +19,19 @@ pub(crate) enum Kind {
 }
 
 /// An open container and its consumer's mark `M` (what it needs of it).
-pub(crate) struct Scope<M> {
-    pub(crate) kind: Kind,
+pub struct Scope<M> {
+    pub kind: Kind,
     /// the container's own prefix
-    pub(crate) prefix: String,
+    pub prefix: String,
     /// the root container (its members are not dotted)
-    pub(crate) root: bool,
+    pub root: bool,
     /// the prefix of the next child value (set per key in a map)
-    pub(crate) child: String,
-    pub(crate) mark: M,
+    pub child: String,
+    pub mark: M,
 }
 
 impl<M> Scope<M> {
-    pub(crate) fn new(kind: Kind, prefix: String, root: bool, mark: M) -> Self {
+    pub fn new(kind: Kind, prefix: String, root: bool, mark: M) -> Self {
         let child = if matches!(kind, Kind::Array | Kind::Table) {
             item_prefix(&prefix)
         } else {
@@ -46,7 +47,7 @@ impl<M> Scope<M> {
     }
 
     /// The prefix of the value under `name` in this object.
-    pub(crate) fn key(&self, name: &str) -> String {
+    pub fn key(&self, name: &str) -> String {
         let mut p = String::with_capacity(self.prefix.len() + 1 + name.len());
         self.write_key(name, &mut p);
         p
@@ -54,7 +55,7 @@ impl<M> Scope<M> {
 
     /// A key of this object was read: the next value's prefix is the key's
     /// (the buffer is reused: no allocation per member once it is long enough).
-    pub(crate) fn set_key(&mut self, name: &str) {
+    pub fn set_key(&mut self, name: &str) {
         let mut child = std::mem::take(&mut self.child);
         child.clear();
         self.write_key(name, &mut child);
@@ -71,7 +72,7 @@ impl<M> Scope<M> {
 }
 
 /// The prefix of an array's elements.
-pub(crate) fn item_prefix(prefix: &str) -> String {
+pub fn item_prefix(prefix: &str) -> String {
     if prefix.is_empty() {
         "item".to_string()
     } else {
@@ -80,6 +81,6 @@ pub(crate) fn item_prefix(prefix: &str) -> String {
 }
 
 /// The prefix of the next value: the innermost scope's child, or `""` at the root.
-pub(crate) fn value_prefix<M>(scopes: &[Scope<M>]) -> &str {
+pub fn value_prefix<M>(scopes: &[Scope<M>]) -> &str {
     scopes.last().map_or("", |s| s.child.as_str())
 }
