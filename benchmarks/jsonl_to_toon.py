@@ -3,8 +3,10 @@
     python benchmarks/jsonl_to_toon.py                  # 1M rows (~160 MB), all converters
     python benchmarks/jsonl_to_toon.py --rows 14000000 --only toonstream   # >= 2 GB memory check
 
-Each converter runs in its own process.  `toonstream` forks a worker per CPU
-for a big file (the default; `toonstream-1proc` is the same with --jobs 1);
+Each converter runs in its own process.  `toonstream` is the default command:
+on the native engine it writes a table on two threads (`toonstream-1proc`: the
+same with --jobs 1, one thread); `toonstream-python` is the reference engine
+(TOONSTREAM_ENGINE=python), which forks a worker per CPU for a big file;
 peak RSS is given for the largest process and for all of them together.  Peers need
 the `bench` extra (pip install -e '.[bench]').  `toonstream` parses with orjson
 when it is installed (the bench extra installs it); `toonstream-stdlib` is the
@@ -81,8 +83,9 @@ NO_ORJSON = (
 )
 
 
-def measure(cmd: list[str]) -> dict[str, float]:
-    out = subprocess.run([sys.executable, str(HERE / "_measure.py"), *cmd], capture_output=True, text=True, check=True)
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
+    out = subprocess.run([sys.executable, str(HERE / "_measure.py"), *cmd], capture_output=True, text=True, check=True,
+                         env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -98,7 +101,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument(
-        "--only", help="comma-separated subset: toonstream,toonstream-1proc,toonstream-stdlib,orjson+toons,json+toon_format"
+        "--only", help="comma-separated subset: toonstream,toonstream-1proc,toonstream-python,toonstream-stdlib,orjson+toons,json+toon_format"
     )
     ap.add_argument("--keep", action="store_true", help="keep the generated input")
     ap.add_argument("--rounds", type=int, default=3, help="runs per converter (median time, max RSS)")
@@ -111,20 +114,24 @@ def main() -> None:
         generate(src, args.rows)
         print(f"generated {src} in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     size = src.stat().st_size
-    names = ["toonstream", "toonstream-1proc", "toonstream-stdlib", *PEERS] if not args.only else args.only.split(",")
+    names = ["toonstream", "toonstream-1proc", "toonstream-python", "toonstream-stdlib", *PEERS] if not args.only else args.only.split(",")
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for _ in range(args.rounds):  # alternate the converters, so load drifts hit all alike
         for name in names:
             dst = WORK / f"out_{name}.toon"
+            env = None
             if name == "toonstream":
                 cmd = [sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(dst), "--no-progress"]
             elif name == "toonstream-1proc":
                 cmd = [sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(dst), "--no-progress", "--jobs", "1"]
+            elif name == "toonstream-python":
+                cmd = [sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(dst), "--no-progress"]
+                env = {**os.environ, "TOONSTREAM_ENGINE": "python"}
             elif name == "toonstream-stdlib":
                 cmd = [sys.executable, "-c", NO_ORJSON, "encode", str(src), "-o", str(dst), "--no-progress"]
             else:
                 cmd = [sys.executable, "-c", PEERS[name], str(src), str(dst)]
-            r = measure(cmd)
+            r = measure(cmd, env)
             r.update(output_bytes=dst.stat().st_size if dst.exists() else 0, sha=digest(dst) if dst.exists() else "")
             runs[name].append(r)
             dst.unlink(missing_ok=True)
@@ -138,14 +145,16 @@ def main() -> None:
             "rows_per_s": args.rows / seconds, "output_bytes": rs[-1]["output_bytes"], "sha": rs[-1]["sha"],
         })
     base = next((r for r in results if r["name"] == "toonstream"), None)
+    peer = next((r for r in results if r["name"] == "orjson+toons"), None)
     print(f"\ninput: {args.rows:,} JSONL rows, {size / 1e6:.0f} MB; Python {platform.python_version()}\n")
     print("| converter | seconds | MB/s | rows/s | peak RSS, largest process (MB) | peak RSS, all processes (MB) "
-          "| time vs toonstream | output sha256[:12] |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+          "| time vs toonstream | time vs orjson+toons | output sha256[:12] |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         ratio = r["seconds"] / base["seconds"] if base else float("nan")
+        vs_peer = r["seconds"] / peer["seconds"] if peer else float("nan")
         print(f"| {r['name']} | {r['seconds']:.2f} | {r['mb_per_s']:.1f} | {r['rows_per_s']:,.0f} | {r['peak_rss_mb']:.0f} "
-              f"| {r['peak_tree_rss_mb']:.0f} | {ratio:.2f}x | {r['sha']} |")
+              f"| {r['peak_tree_rss_mb']:.0f} | {ratio:.2f}x | {vs_peer:.2f}x | {r['sha']} |")
     (RESULTS / f"jsonl_to_toon_{args.rows}.json").write_text(json.dumps(
         {"date": time.strftime("%Y-%m-%d"), "rows": args.rows, "rounds": args.rounds, "cpus": os.cpu_count(), "input_bytes": size, "results": results}, indent=2))
     if not args.keep:

@@ -27,6 +27,23 @@ from conftest import default_signals
 
 pytestmark = pytest.mark.skipif(_parallel.workers_for(1, 2) == 1, reason="forking workers needs Linux and os.fork")
 
+
+
+@pytest.fixture(autouse=True)
+def reference_engine() -> Any:
+    """The forked workers are the reference engine's way to speed up a big file: the native
+    engine writes a table itself, on threads (tests/test_native_jsonl.py), and only declines to
+    these workers' path; so these tests run on the reference."""
+    from toonstream import _engine
+
+    previous = _engine.use(_engine.select("python"))
+    yield
+    _engine.use(previous)
+
+
+#: The environment of a CLI run on the reference engine (see ``reference_engine``).
+PYTHON_ENV = {**os.environ, "TOONSTREAM_ENGINE": "python"}
+
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
@@ -418,8 +435,10 @@ def test_random_tables_match_dumps(tmp_path: Path, rows: list[Any], odd: list[An
 def test_cli_jobs(tmp_path: Path) -> None:
     src = write(tmp_path / "c.jsonl", table(20_000))
     cli = [sys.executable, "-m", "toonstream", "encode", str(src)]
-    one = subprocess.run([*cli, "-j", "1"], capture_output=True, timeout=120)
-    two = subprocess.run([*cli, "--jobs", "2"], capture_output=True, timeout=120)
+    one = subprocess.run([*cli, "-j", "1"], capture_output=True, timeout=120, env=PYTHON_ENV)
+    two = subprocess.run([*cli, "--jobs", "2"], capture_output=True, timeout=120, env=PYTHON_ENV)
+    native = subprocess.run([*cli, "--jobs", "2"], capture_output=True, timeout=120)
+    assert native.returncode == 0 and native.stdout == one.stdout
     assert one.returncode == two.returncode == 0 and one.stdout == two.stdout and two.stderr == b""
     assert subprocess.run([*cli, "--jobs", "0"], capture_output=True, timeout=120).returncode == 2
 
@@ -435,7 +454,7 @@ def test_signal_kills_the_workers_too(tmp_path: Path, sig: int, code: int) -> No
     out = tmp_path / "out.toon"
     out.write_text("before")
     proc = subprocess.Popen([sys.executable, "-m", "toonstream", "encode", str(src), "-o", str(out), "-j", "3"],
-                            stderr=subprocess.PIPE, preexec_fn=default_signals)
+                            stderr=subprocess.PIPE, preexec_fn=default_signals, env=PYTHON_ENV)
     deadline = time.monotonic() + 30
     while len(_descendants(proc.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)

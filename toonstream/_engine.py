@@ -83,6 +83,17 @@ class JsonWriter(Protocol):
     def close(self) -> bytes: ...
 
 
+class JsonlTable(Protocol):
+    """A push encoder of JSON Lines bytes into the row lines of one flat TOON table: ``feed``
+    returns the rows of the lines a chunk completes (UTF-8, each ``"\\n" + indent + cells``),
+    ``close`` the last rows, the fields and the row count; both return None once the input is not
+    such a table (the driver then runs the reference over the whole input)."""
+
+    def feed(self, chunk: bytes) -> bytes | None: ...
+
+    def close(self) -> tuple[bytes, list[str], int] | None: ...
+
+
 class EngineName(str):
     """The name of an engine (``"python"`` or ``"native"``), with why it was chosen.
 
@@ -110,7 +121,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer")
+                 "json_writer", "jsonl_table")
 
     def __init__(
         self,
@@ -123,6 +134,7 @@ class Engine:
         parse_decoder: Callable[..., OutputDecoder] | None = None,
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
+        jsonl_table: Callable[..., JsonlTable] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -148,6 +160,9 @@ class Engine:
         #: ``parse_float``): the push decoder of ``decode_to_json``/``decode_to_jsonl``, TOON bytes
         #: to JSON bytes
         self.json_writer = json_writer
+        #: ``jsonl_table(*, delimiter, indent_size, threads)``: the push encoder behind
+        #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
+        self.jsonl_table = jsonl_table
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
@@ -190,6 +205,7 @@ def _native(reason: str) -> Engine:
         parse_decoder=getattr(native, "ParseDecoder", None),
         items_decoder=getattr(native, "ItemsDecoder", None),
         json_writer=getattr(native, "JsonWriter", None),
+        jsonl_table=getattr(native, "JsonlTable", None),
     )
 
 

@@ -39,7 +39,7 @@ from itertools import accumulate, islice, repeat
 from operator import itemgetter
 from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union, cast
 
-from . import _parallel
+from . import _engine, _parallel
 from ._columns import format_columns
 from ._errors import ToonEncodeError
 from ._normalize import PRIMITIVE, key_contents, put_key
@@ -1169,6 +1169,77 @@ def _ranged_batches(
             w.close()
 
 
+#: Bytes read per step when the native engine writes a JSON Lines table.
+NATIVE_CHUNK = 4 << 20
+
+
+def _native_threads(workers: int | None) -> int:
+    """Threads for the native table encoder: ``workers`` (at most 2), or for
+    None two when this process may run on two CPUs."""
+    if workers is not None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        return min(workers, 2)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 if cpus > 1 else 1
+
+
+def _native_table(
+    read: Callable[[int], Any], walk: _Walk, spool_memory: int, workers: int | None, keep: IO[bytes] | None = None
+) -> _ArrayPlan | None:
+    """Pass one of ``encode_jsonl`` on the native engine, for the common case:
+    every line a flat record with the first record's keys.  Reads the input
+    to its end with ``read`` and returns a plan whose rows are ready (pass
+    two only writes the header and copies them), or None where the engine
+    has no such encoder or declines the input (anything else: another shape,
+    a malformed line, a number it leaves to the reference): the caller then
+    runs the reference over the whole input, so errors and other shapes
+    stay the reference's.  ``keep``: where every byte read is also written
+    (a pipe, read once; on None the caller copies the rest there)."""
+    make = _engine.current().jsonl_table
+    if make is None:
+        return None
+    chunk = read(NATIVE_CHUNK)
+    if type(chunk) is not bytes:  # a text file (seekable: the caller reads it again)
+        return None
+    table = make(delimiter=walk.d, indent_size=len(walk.unit), threads=_native_threads(workers))
+    plan = _ArrayPlan(walk, spool_memory)
+    rows = plan._rows_spool()
+    names = None
+    try:
+        while chunk:
+            if keep is not None:
+                keep.write(chunk)
+            text = table.feed(chunk)
+            if text is None:
+                return None
+            rows.write(text)
+            chunk = read(NATIVE_CHUNK)
+        done = table.close()
+        if done is None:
+            return None
+        text, names, plan.n = done
+        rows.write(text)
+    finally:
+        if names is None:  # declined, or an exception (Ctrl-C, a read error)
+            rows.close()
+    plan.fields = [(name, None) for name in names]
+    plan.tabular, plan.primitive, plan.rows = True, False, rows
+    return plan
+
+
+def _write_native(plan: _ArrayPlan, out: IO[str] | IO[bytes], key: str | None, walk: _Walk) -> int:
+    """Pass two after :func:`_native_table` (what ``_encode_array_stream`` does
+    after its pass one: the rows are ready, so no element is read again)."""
+    if key is not None:
+        key = key_contents(key)
+    try:
+        return _write_planned(plan, lambda: iter(()), out, key, walk)
+    except ToonEncodeError as err:
+        _under_key(err, key)
+        raise
+
+
 def encode_jsonl(
     source: LinesSource,
     out: IO[str] | IO[bytes],
@@ -1218,6 +1289,25 @@ def encode_jsonl(
                 f, out, key=key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
                 spool_memory=spool_memory, missing_as_null=missing_as_null, workers=workers,
             )
+    if workers is not None and workers < 1:
+        raise ValueError("workers must be at least 1")
+    return _encode_jsonl(source, out, walk, key=key, spool_memory=spool_memory, missing_as_null=missing_as_null,
+                         workers=workers, native=True)
+
+
+def _encode_jsonl(
+    source: Any,
+    out: IO[str] | IO[bytes],
+    walk: _Walk,
+    *,
+    key: str | None,
+    spool_memory: int,
+    missing_as_null: bool,
+    workers: int | None,
+    native: bool,
+) -> int:
+    """``encode_jsonl`` of a file or an iterable of lines (``native``: try the
+    native engine's table encoder first)."""
     seekable = getattr(source, "seekable", None)
     if seekable is not None and seekable():
         fp: Any = source
@@ -1235,8 +1325,13 @@ def encode_jsonl(
             return _encode_array_stream(_jsonl_batches(reread()), again, out, key, walk, spool_memory)
 
         ranged = None if missing_as_null else _parallel.file_range(fp)
-        parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
         try:
+            if native:
+                plan = _native_table(fp.read, walk, spool_memory, workers)
+                if plan is not None:
+                    return _write_native(plan, out, key, walk)
+                fp.seek(start)
+            parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
             if ranged is None or parts == 1:
                 return one_process()
             fd, begin, end = ranged
@@ -1264,6 +1359,16 @@ def encode_jsonl(
             raise
     spool = tempfile.SpooledTemporaryFile(max_size=spool_memory)  # noqa: SIM115
     try:
+        if native and isinstance(source, (io.RawIOBase, io.BufferedIOBase)):
+            # A pipe: read once, kept in the spool; if the native engine
+            # declines, the reference encodes the spool (the same bytes).
+            plan = _native_table(source.read, walk, spool_memory, workers, keep=spool)
+            if plan is not None:
+                return _write_native(plan, out, key, walk)
+            shutil.copyfileobj(source, spool, 1 << 20)
+            spool.seek(0)
+            return _encode_jsonl(spool, out, walk, key=key, spool_memory=spool_memory,
+                                 missing_as_null=missing_as_null, workers=1, native=False)
 
         def first() -> Iterator[list[Any]]:
             for lines in _file_batches(source):

@@ -27,6 +27,7 @@
 use std::sync::Arc;
 
 use crate::events::{Cells, FieldOp, Sink, Table};
+use crate::format::{check_int_length, decimal_text, write_plain_decimal, NumberError};
 use crate::prefix::{value_prefix, Kind, Scope};
 use crate::scalars::Scalar;
 use crate::DecodeError;
@@ -58,6 +59,12 @@ pub enum JsonError {
     /// A number the JSON text cannot hold as the Python engine writes it
     /// (`ToonEncodeError` there): the message.
     Number(String),
+}
+
+impl From<NumberError> for JsonError {
+    fn from(e: NumberError) -> Self {
+        JsonError::Number(e.0)
+    }
 }
 
 impl From<DecodeError> for JsonError {
@@ -628,197 +635,10 @@ fn write_scalar(out: &mut Vec<u8>, v: Scalar<'_>) -> Result<(), JsonError> {
     Ok(())
 }
 
-/// The Python encoders refuse a number whose text is longer than this (the
-/// decoders' default `max_number_length`), and an exponent of more digits
-/// than [`MAX_EXPONENT_DIGITS`] (`_scalars.MAX_NUMBER_LENGTH`, `MAX_EXPONENT_DIGITS`).
-const MAX_NUMBER_LENGTH: usize = 10_000;
-const MAX_EXPONENT_DIGITS: usize = 17;
-
-fn too_long(size: Option<usize>) -> JsonError {
-    let has = match size {
-        None => format!("more than {MAX_NUMBER_LENGTH}"),
-        Some(n) => n.to_string(),
-    };
-    JsonError::Number(format!(
-        "number too long: its token would have {has} characters, more than the decoders' \
-         default max_number_length ({MAX_NUMBER_LENGTH}): loads() could not read it back"
-    ))
-}
-
-fn checked_length(text: String) -> Result<String, JsonError> {
-    if text.len() > MAX_NUMBER_LENGTH {
-        return Err(too_long(Some(text.len())));
-    }
-    Ok(text)
-}
-
-/// `encode_int`'s refusals for an integer's text (`-?digits`, no leading
-/// zeros): above 33,220 bits it is refused without counting; otherwise by
-/// its text's length.
-fn check_int_length(t: &str) -> Result<(), JsonError> {
-    if t.len() <= MAX_NUMBER_LENGTH {
-        return Ok(());
-    }
-    let digits = t.trim_start_matches('-');
-    // 2**33220 has 10,001 digits: fewer digits is fewer bits, more is more
-    let over = match digits.len().cmp(&10_001) {
-        std::cmp::Ordering::Less => false,
-        std::cmp::Ordering::Greater => true,
-        std::cmp::Ordering::Equal => digits >= two_to_33220().as_str(),
-    };
-    Err(too_long(if over { None } else { Some(t.len()) }))
-}
-
-/// The decimal digits of 2**33220 (made on the rare path that needs them).
-fn two_to_33220() -> String {
-    // little-endian limbs of 10**9
-    let mut limbs: Vec<u32> = vec![1];
-    for _ in 0..33_220 {
-        let mut carry = 0u32;
-        for l in limbs.iter_mut() {
-            let v = *l * 2 + carry;
-            *l = v % 1_000_000_000;
-            carry = v / 1_000_000_000;
-        }
-        if carry > 0 {
-            limbs.push(carry);
-        }
-    }
-    let mut s = String::new();
-    for (i, l) in limbs.iter().rev().enumerate() {
-        if i == 0 {
-            s.push_str(&l.to_string());
-        } else {
-            s.push_str(&format!("{l:09}"));
-        }
-    }
-    s
-}
-
-/// The common case of [`decimal_text`], written in place: a token without
-/// an exponent whose value is written plain (a magnitude in [1e-6, 1e21):
-/// at most 21 integer digits, or at most 5 zeros after the point of a
-/// fraction below 1).  Its text is the token without the fraction's
-/// trailing zeros.  Returns false (nothing written) for any other token.
-fn write_plain_decimal(out: &mut Vec<u8>, token: &str) -> bool {
-    let b = token.as_bytes();
-    if b.iter().any(|&c| c == b'e' || c == b'E') {
-        return false;
-    }
-    let (negative, rest) = match b.split_first() {
-        Some((b'-', r)) => (true, r),
-        _ => (false, b),
-    };
-    let Some(point) = rest.iter().position(|&c| c == b'.') else {
-        return false;
-    };
-    let (int_part, frac) = (&rest[..point], &rest[point + 1..]);
-    let frac = &frac[..frac.iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1)];
-    if int_part == b"0" {
-        let zeros = frac.iter().take_while(|&&c| c == b'0').count();
-        if frac.is_empty() {
-            out.push(b'0'); // (zero, -0.0 included)
-            return true;
-        }
-        if zeros > 5 {
-            return false;
-        }
-    } else if int_part.len() > 21 || int_part.first() == Some(&b'0') {
-        return false;
-    }
-    if negative {
-        out.push(b'-');
-    }
-    out.extend_from_slice(int_part);
-    if !frac.is_empty() {
-        out.push(b'.');
-        out.extend_from_slice(frac);
-    }
-    true
-}
-
-/// `encode_decimal(decimal_float(token))`: the exact §2 text of a number
-/// token with a fraction or an exponent.  Zero is `0`; a magnitude in
-/// [1e-6, 1e21) is written plain, without trailing zeros; others as
-/// `d.ddde±N`.
-pub fn decimal_text(token: &str) -> Result<String, JsonError> {
-    let (negative, rest) = match token.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, token),
-    };
-    let (mantissa, exponent) = match rest.find(['e', 'E']) {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
-    };
-    let (int_part, frac) = match mantissa.find('.') {
-        Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
-        None => (mantissa, ""),
-    };
-    let exp10: i128 = if exponent.is_empty() {
-        0
-    } else {
-        // (the decoder refuses exponents of more than 17 digits)
-        exponent.parse::<i128>().unwrap_or(0)
-    };
-    // Decimal's coefficient: the digits without leading zeros
-    let all: String = [int_part, frac].concat();
-    let digits = all.trim_start_matches('0');
-    if digits.is_empty() {
-        return Ok("0".to_owned());
-    }
-    if digits.len() > MAX_NUMBER_LENGTH {
-        return Err(too_long(None));
-    }
-    let exp = exp10 - frac.len() as i128; // value = digits * 10**exp
-    let adjusted = exp + digits.len() as i128 - 1; // the leading digit's power of ten
-    let sign = if negative { "-" } else { "" };
-    if (-6..=20).contains(&adjusted) {
-        let plain = if exp >= 0 {
-            format!("{digits}{}", "0".repeat(exp as usize))
-        } else {
-            let point = digits.len() as i128 + exp; // digits before the point
-            let (ip, fp) = if point > 0 {
-                let p = point as usize;
-                (digits[..p].to_owned(), digits[p..].to_owned())
-            } else {
-                (
-                    "0".to_owned(),
-                    format!("{}{digits}", "0".repeat((-point) as usize)),
-                )
-            };
-            let fp = fp.trim_end_matches('0');
-            if fp.is_empty() {
-                ip
-            } else {
-                format!("{ip}.{fp}")
-            }
-        };
-        return checked_length(format!("{sign}{plain}"));
-    }
-    let ds = digits.trim_end_matches('0');
-    let e = adjusted;
-    if e.unsigned_abs().to_string().len() > MAX_EXPONENT_DIGITS {
-        return Err(JsonError::Number(format!(
-            "number exponent out of range: {} has more than {MAX_EXPONENT_DIGITS} digits, \
-             which TOON decoders refuse (number_out_of_range)",
-            e.unsigned_abs()
-        )));
-    }
-    let mant = if ds.len() > 1 {
-        format!("{}.{}", &ds[..1], &ds[1..])
-    } else {
-        ds.to_owned()
-    };
-    checked_length(format!(
-        "{sign}{mant}e{}{}",
-        if e >= 0 { '+' } else { '-' },
-        e.unsigned_abs()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::two_to_33220;
     use crate::{Decoder, Options};
 
     fn run(doc: &str, options: JsonOptions) -> Result<String, JsonError> {
@@ -955,12 +775,12 @@ mod tests {
     fn big_int_limits() {
         assert!(check_int_length(&"9".repeat(10_000)).is_ok());
         let e = check_int_length(&format!("-{}", "9".repeat(10_000))).unwrap_err();
-        assert!(matches!(e, JsonError::Number(m) if m.contains("have 10001 characters")));
+        assert!(matches!(e, NumberError(m) if m.contains("have 10001 characters")));
         let big = two_to_33220();
         assert_eq!(big.len(), 10_001);
         let e = check_int_length(&big).unwrap_err();
-        assert!(matches!(e, JsonError::Number(m) if m.contains("more than 10000 characters")));
+        assert!(matches!(e, NumberError(m) if m.contains("more than 10000 characters")));
         let e = check_int_length(&format!("1{}", "0".repeat(10_000))).unwrap_err();
-        assert!(matches!(e, JsonError::Number(m) if m.contains("have 10001 characters")));
+        assert!(matches!(e, NumberError(m) if m.contains("have 10001 characters")));
     }
 }

@@ -40,7 +40,9 @@
 
 pub mod error;
 pub mod events;
+pub mod format;
 pub mod json;
+pub mod jsonl;
 mod lines;
 mod machine;
 pub mod prefix;

@@ -27,6 +27,7 @@ mod builder;
 mod encode;
 mod events;
 mod json;
+mod jsonl;
 mod push;
 mod rows;
 
@@ -379,5 +380,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::ParseDecoder>()?;
     m.add_class::<events::ItemsDecoder>()?;
     m.add_class::<json::JsonWriter>()?;
+    m.add_class::<jsonl::JsonlTable>()?;
     Ok(())
 }

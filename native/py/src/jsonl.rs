@@ -1,0 +1,116 @@
+//! `encode_jsonl`'s table rows on the native engine: the core's
+//! [`TableEncoder`] turns JSON Lines bytes into TOON row lines with no
+//! Python objects, each chunk with the GIL released (other Python threads
+//! run meanwhile).  A decline is `None`: the driver then encodes the input
+//! with the reference from the start, so errors stay the reference's.
+//!
+//! ```python
+//! t = _native.JsonlTable(delimiter=",", indent_size=2)
+//! t.feed(b'{"id": 1, "tag": "a"}\n{"id": 2, "tag": "b"}\n')  # b'\n  1,a\n  2,b'
+//! t.close()                                                  # (['id', 'tag'], 2)
+//! t.feed(b'[1]\n')                                           # (a new one) None
+//! ```
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use toonstream_native::jsonl::TableEncoder;
+
+use crate::guarded;
+
+/// The push encoder of JSON Lines into one table's row lines (the core's
+/// `TableEncoder`).  `feed` returns the rows of the lines a chunk completes
+/// (UTF-8 bytes, each row `"\n" + indent + cells`), `close` the fields and
+/// the row count; both return `None` once the input is not such a table.
+#[pyclass(module = "toonstream._native")]
+pub struct JsonlTable {
+    inner: TableEncoder,
+    broken: bool,
+    declined: bool,
+}
+
+#[pymethods]
+impl JsonlTable {
+    #[new]
+    #[pyo3(signature = (*, delimiter, indent_size, threads=1))]
+    fn new(delimiter: &str, indent_size: usize, threads: usize) -> PyResult<Self> {
+        let delim = match delimiter {
+            "," | "\t" | "|" => delimiter.as_bytes()[0],
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "delimiter must be ',', '\\t' or '|', not {delimiter:?}"
+                )))
+            }
+        };
+        if indent_size > 1 << 12 {
+            return Err(PyValueError::new_err("indent_size too large"));
+        }
+        Ok(JsonlTable {
+            inner: TableEncoder::new(delim, indent_size).with_threads(threads),
+            broken: false,
+            declined: false,
+        })
+    }
+
+    /// Add a chunk of the input (bytes): the rows it completed, or `None`.
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &[u8],
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        self.check()?;
+        let mut out = String::new();
+        let inner = &mut self.inner;
+        let r = guarded(&mut self.broken, || {
+            Ok(py.detach(|| inner.feed(chunk, &mut out)))
+        })?;
+        py.check_signals()?;
+        if r.is_err() {
+            self.declined = true;
+            return Ok(None);
+        }
+        Ok(Some(PyBytes::new(py, out.as_bytes())))
+    }
+
+    /// End of input: `(rows of the last line, fields, row count)`, or `None`
+    /// (not a table; no record at all is not one either).
+    #[allow(clippy::type_complexity)]
+    fn close<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(Bound<'py, PyBytes>, Vec<String>, u64)>> {
+        self.check()?;
+        let mut out = String::new();
+        let inner = &mut self.inner;
+        let r = guarded(&mut self.broken, || Ok(inner.finish(&mut out)))?;
+        let fields = match (r, self.inner.fields()) {
+            (Ok(()), Some(f)) => f.to_vec(),
+            _ => {
+                self.declined = true;
+                return Ok(None);
+            }
+        };
+        Ok(Some((
+            PyBytes::new(py, out.as_bytes()),
+            fields,
+            self.inner.rows(),
+        )))
+    }
+
+    /// Whether the input was declined (every later call returns `None`).
+    #[getter]
+    fn declined(&self) -> bool {
+        self.declined
+    }
+}
+
+impl JsonlTable {
+    fn check(&self) -> PyResult<()> {
+        if self.broken {
+            return Err(PyRuntimeError::new_err(
+                "toonstream._native: this encoder failed with an internal error",
+            ));
+        }
+        Ok(())
+    }
+}

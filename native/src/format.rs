@@ -1,0 +1,460 @@
+//! TOON text of scalars as the Python encoders write them: the §7.2 quoting
+//! rule and §7.1 escapes (`_grammar.NEEDS_QUOTE`, `_scalars.quote`), §7.3
+//! keys, and §2 canonical numbers (`_scalars.encode_float`,
+//! `encode_decimal`, `encode_int`'s refusals). One implementation for every
+//! native writer: `dumps` (Python values), the JSON writer (numbers from
+//! TOON tokens) and the JSON Lines table encoder (numbers from JSON tokens).
+
+/// A number the Python encoders refuse (`ToonEncodeError` there): the message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumberError(pub String);
+
+// ---------------------------------------------------------------- strings
+
+/// Whether `c` makes a string need quotes wherever it is (§7.2): a C0
+/// control, `:`, `"`, `[`, `\\`, `]`, `{`, `}` or the delimiter.  Written
+/// with comparisons only (no table, no early exit) so that a scan over a
+/// block of bytes compiles to vector compares.
+#[inline(always)]
+pub fn special(c: u8, delim: u8) -> bool {
+    (c < 0x20)
+        | (c == b':')
+        | (c == b'"')
+        | (c.wrapping_sub(b'[') < 3)
+        | (c == b'{')
+        | (c == b'}')
+        | (c == delim)
+}
+
+/// Whether any of 8 bytes is `special`, a word at a time: the classic
+/// "has a zero byte" test on the word XOR each special byte, and the
+/// "has a byte less than" test for the controls (both exact as to whether
+/// some byte matches, which is all that is asked).
+#[inline(always)]
+pub fn special_word(x: u64, delim: u8) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let mut m = x.wrapping_sub(LO * 0x20) & !x & HI;
+    for c in [b':', b'"', b'[', b'\\', b']', b'{', b'}', delim] {
+        m |= zero(x ^ (LO * u64::from(c)));
+    }
+    m != 0
+}
+
+/// `_grammar.NEEDS_QUOTE[d]`: empty, leading or trailing whitespace, a
+/// leading "-", "#" or U+FEFF (a decoder skips a document's leading BOM), a
+/// special byte, a keyword, or numeric-like
+/// (`[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`, wider than a §4 number).
+pub fn needs_quote(s: &str, delim: u8) -> bool {
+    let b = s.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return true;
+    };
+    if matches!(first, b' ' | b'\t' | b'-' | b'#')
+        || matches!(last, b' ' | b'\t')
+        || s.starts_with('\u{feff}')
+    {
+        return true;
+    }
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        if special_word(u64::from_le_bytes(x), delim) {
+            return true;
+        }
+    }
+    if words.remainder().iter().any(|&c| special(c, delim)) {
+        return true;
+    }
+    if matches!(s, "true" | "false" | "null") {
+        return true;
+    }
+    (first.is_ascii_digit() || first == b'+') && numeric_like(b)
+}
+
+pub fn numeric_like(b: &[u8]) -> bool {
+    let digits = |i: usize| b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut i = usize::from(matches!(b[0], b'+' | b'-'));
+    let n = digits(i);
+    if n == 0 {
+        return false;
+    }
+    i += n;
+    if i < b.len() && b[i] == b'.' {
+        let n = digits(i + 1);
+        if n == 0 {
+            return false;
+        }
+        i += 1 + n;
+    }
+    if i < b.len() && matches!(b[i], b'e' | b'E') {
+        i += 1;
+        if i < b.len() && matches!(b[i], b'+' | b'-') {
+            i += 1;
+        }
+        let n = digits(i);
+        if n == 0 {
+            return false;
+        }
+        i += n;
+    }
+    i == b.len()
+}
+
+/// `_grammar.UNQUOTED_KEY`: `[A-Za-z_][A-Za-z0-9_.]*` (§7.3).
+pub fn unquoted_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {}
+        _ => return false,
+    }
+    b[1..]
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
+}
+
+/// `_scalars.quote`: always quoted, escapes per §7.1 (other C0 controls as
+/// lowercase `\u00xx`).
+pub fn quote(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let esc: &str = match c {
+            b'\\' => "\\\\",
+            b'"' => "\\\"",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // (an ASCII byte: a char boundary on both sides)
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// `_scalars.encode_float`: Python's `repr` digits (shortest round trip),
+/// written as the reference writes them: `null` for NaN and infinities, "0"
+/// for both zeros, no ".0" on integral values, exact integer digits for
+/// 1e16 <= |x| < 1e21, plain decimals down to 1e-6, else `d.ddde<sign>N`.
+pub fn write_float(out: &mut String, x: f64) {
+    if !x.is_finite() {
+        out.push_str("null");
+        return;
+    }
+    if x == 0.0 {
+        out.push('0');
+        return;
+    }
+    let ax = x.abs();
+    let mut buf = zmij::Buffer::new();
+    let mut digit_buf = [0u8; 32];
+    let (len, e) = shortest(buf.format_finite(ax), &mut digit_buf);
+    let digits = std::str::from_utf8(&digit_buf[..len]).unwrap_or("0");
+    if x < 0.0 {
+        out.push('-');
+    }
+    let n = digits.len() as i32;
+    if (-4..16).contains(&e) {
+        // repr's own fixed notation (no exponent), ".0" dropped
+        if e >= 0 {
+            let int = (e + 1) as usize;
+            if n <= e + 1 {
+                out.push_str(digits);
+                for _ in 0..(int - digits.len()) {
+                    out.push('0');
+                }
+            } else {
+                out.push_str(&digits[..int]);
+                out.push('.');
+                out.push_str(&digits[int..]);
+            }
+        } else {
+            small_plain(out, digits, e);
+        }
+        return;
+    }
+    if (9_007_199_254_740_992.0..1e21).contains(&ax) {
+        // integral (every float this large is): its exact digits, so the
+        // decoded int equals the float (shortest digits would not)
+        let mut b = itoa::Buffer::new();
+        out.push_str(b.format(ax as u128));
+        return;
+    }
+    if (1e-6..1e21).contains(&ax) {
+        small_plain(out, digits, e);
+        return;
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    out.push('e');
+    out.push(if e >= 0 { '+' } else { '-' });
+    let mut b = itoa::Buffer::new();
+    out.push_str(b.format(e.unsigned_abs()));
+}
+
+/// `0.000ddd` for a scientific exponent `e < 0`.
+pub fn small_plain(out: &mut String, digits: &str, e: i32) {
+    out.push_str("0.");
+    for _ in 0..(-e - 1) {
+        out.push('0');
+    }
+    out.push_str(digits);
+}
+
+/// The significant digits (no leading or trailing zeros; written to `buf`,
+/// their count returned) and the scientific exponent (`d.ddd * 10**e`) of a
+/// positive finite float's shortest text, whatever notation the formatter
+/// chose ("1.5", "1e21", "5e-324", "1.0").
+pub fn shortest(text: &str, buf: &mut [u8; 32]) -> (usize, i32) {
+    let (mant, exp) = match text.find(['e', 'E']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = match mant.find('.') {
+        Some(i) => (&mant[..i], &mant[i + 1..]),
+        None => (mant, ""),
+    };
+    let mut point = int.len() as i32 + exp;
+    // (a stack buffer: a float at most has 17 significant digits)
+    let mut n = 0;
+    for &c in int.as_bytes().iter().chain(frac.as_bytes()) {
+        if n == 0 && c == b'0' {
+            point -= 1;
+        } else if n < buf.len() {
+            buf[n] = c;
+            n += 1;
+        }
+    }
+    while n > 1 && buf[n - 1] == b'0' {
+        n -= 1;
+    }
+    if n == 0 {
+        buf[0] = b'0';
+        n = 1;
+    }
+    (n, point - 1)
+}
+
+// ---------------------------------------------------------------- numbers
+
+/// The Python encoders refuse a number whose text is longer than this (the
+/// decoders' default `max_number_length`), and an exponent of more digits
+/// than [`MAX_EXPONENT_DIGITS`] (`_scalars.MAX_NUMBER_LENGTH`, `MAX_EXPONENT_DIGITS`).
+pub const MAX_NUMBER_LENGTH: usize = 10_000;
+pub const MAX_EXPONENT_DIGITS: usize = 17;
+
+pub fn too_long(size: Option<usize>) -> NumberError {
+    let has = match size {
+        None => format!("more than {MAX_NUMBER_LENGTH}"),
+        Some(n) => n.to_string(),
+    };
+    NumberError(format!(
+        "number too long: its token would have {has} characters, more than the decoders' \
+         default max_number_length ({MAX_NUMBER_LENGTH}): loads() could not read it back"
+    ))
+}
+
+pub fn checked_length(text: String) -> Result<String, NumberError> {
+    if text.len() > MAX_NUMBER_LENGTH {
+        return Err(too_long(Some(text.len())));
+    }
+    Ok(text)
+}
+
+/// `encode_int`'s refusals for an integer's text (`-?digits`, no leading
+/// zeros): above 33,220 bits it is refused without counting; otherwise by
+/// its text's length.
+pub fn check_int_length(t: &str) -> Result<(), NumberError> {
+    if t.len() <= MAX_NUMBER_LENGTH {
+        return Ok(());
+    }
+    let digits = t.trim_start_matches('-');
+    // 2**33220 has 10,001 digits: fewer digits is fewer bits, more is more
+    let over = match digits.len().cmp(&10_001) {
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Equal => digits >= two_to_33220().as_str(),
+    };
+    Err(too_long(if over { None } else { Some(t.len()) }))
+}
+
+/// The decimal digits of 2**33220 (made on the rare path that needs them).
+pub fn two_to_33220() -> String {
+    // little-endian limbs of 10**9
+    let mut limbs: Vec<u32> = vec![1];
+    for _ in 0..33_220 {
+        let mut carry = 0u32;
+        for l in limbs.iter_mut() {
+            let v = *l * 2 + carry;
+            *l = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        if carry > 0 {
+            limbs.push(carry);
+        }
+    }
+    let mut s = String::new();
+    for (i, l) in limbs.iter().rev().enumerate() {
+        if i == 0 {
+            s.push_str(&l.to_string());
+        } else {
+            s.push_str(&format!("{l:09}"));
+        }
+    }
+    s
+}
+
+/// The common case of [`decimal_text`], written in place: a token without
+/// an exponent whose value is written plain (a magnitude in [1e-6, 1e21):
+/// at most 21 integer digits, or at most 5 zeros after the point of a
+/// fraction below 1).  Its text is the token without the fraction's
+/// trailing zeros.  Returns false (nothing written) for any other token.
+pub fn write_plain_decimal<T: Text>(out: &mut T, token: &str) -> bool {
+    if token.contains(['e', 'E']) {
+        return false;
+    }
+    let (negative, rest) = match token.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, token),
+    };
+    let Some((int_part, frac)) = rest.split_once('.') else {
+        return false;
+    };
+    let frac = frac.trim_end_matches('0');
+    if int_part == "0" {
+        if frac.is_empty() {
+            out.put("0"); // (zero, -0.0 included)
+            return true;
+        }
+        if frac.len() - frac.trim_start_matches('0').len() > 5 {
+            return false;
+        }
+    } else if int_part.len() > 21 || int_part.starts_with('0') {
+        return false;
+    }
+    if negative {
+        out.put("-");
+    }
+    out.put(int_part);
+    if !frac.is_empty() {
+        out.put(".");
+        out.put(frac);
+    }
+    true
+}
+
+/// A buffer the writers here append UTF-8 text to.
+pub trait Text {
+    fn put(&mut self, s: &str);
+}
+
+impl Text for String {
+    #[inline]
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+impl Text for Vec<u8> {
+    #[inline]
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// `encode_decimal(decimal_float(token))`: the exact §2 text of a number
+/// token with a fraction or an exponent.  Zero is `0`; a magnitude in
+/// [1e-6, 1e21) is written plain, without trailing zeros; others as
+/// `d.ddde±N`.
+pub fn decimal_text(token: &str) -> Result<String, NumberError> {
+    let (negative, rest) = match token.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, token),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let (int_part, frac) = match mantissa.find('.') {
+        Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
+        None => (mantissa, ""),
+    };
+    let exp10: i128 = if exponent.is_empty() {
+        0
+    } else {
+        // (the decoder refuses exponents of more than 17 digits)
+        exponent.parse::<i128>().unwrap_or(0)
+    };
+    // Decimal's coefficient: the digits without leading zeros
+    let all: String = [int_part, frac].concat();
+    let digits = all.trim_start_matches('0');
+    if digits.is_empty() {
+        return Ok("0".to_owned());
+    }
+    if digits.len() > MAX_NUMBER_LENGTH {
+        return Err(too_long(None));
+    }
+    let exp = exp10 - frac.len() as i128; // value = digits * 10**exp
+    let adjusted = exp + digits.len() as i128 - 1; // the leading digit's power of ten
+    let sign = if negative { "-" } else { "" };
+    if (-6..=20).contains(&adjusted) {
+        let plain = if exp >= 0 {
+            format!("{digits}{}", "0".repeat(exp as usize))
+        } else {
+            let point = digits.len() as i128 + exp; // digits before the point
+            let (ip, fp) = if point > 0 {
+                let p = point as usize;
+                (digits[..p].to_owned(), digits[p..].to_owned())
+            } else {
+                (
+                    "0".to_owned(),
+                    format!("{}{digits}", "0".repeat((-point) as usize)),
+                )
+            };
+            let fp = fp.trim_end_matches('0');
+            if fp.is_empty() {
+                ip
+            } else {
+                format!("{ip}.{fp}")
+            }
+        };
+        return checked_length(format!("{sign}{plain}"));
+    }
+    let ds = digits.trim_end_matches('0');
+    let e = adjusted;
+    if e.unsigned_abs().to_string().len() > MAX_EXPONENT_DIGITS {
+        return Err(NumberError(format!(
+            "number exponent out of range: {} has more than {MAX_EXPONENT_DIGITS} digits, \
+             which TOON decoders refuse (number_out_of_range)",
+            e.unsigned_abs()
+        )));
+    }
+    let mant = if ds.len() > 1 {
+        format!("{}.{}", &ds[..1], &ds[1..])
+    } else {
+        ds.to_owned()
+    };
+    checked_length(format!(
+        "{sign}{mant}e{}{}",
+        if e >= 0 { '+' } else { '-' },
+        e.unsigned_abs()
+    ))
+}
