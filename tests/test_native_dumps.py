@@ -78,10 +78,12 @@ def same(value: Any, **options: Any) -> str:
 
 
 def finite(value: Any) -> bool:
+    """No NaN or infinity in ``value`` (and no Decimal: loads gives a float or an int for it,
+    which need not compare equal), so a round trip gives ``value`` back."""
     todo = [value]
     while todo:
         v = todo.pop()
-        if type(v) is float and not math.isfinite(v):
+        if (type(v) is float and not math.isfinite(v)) or isinstance(v, Decimal):
             return False
         if isinstance(v, dict):
             todo.extend(v.values())
@@ -309,7 +311,12 @@ KEYS = st.one_of(
 STRINGS = st.one_of(st.sampled_from(TRICKY_STRINGS), st.text(max_size=12), st.from_regex(r"[+-]?[0-9]{1,3}(\.[0-9]{1,2})?([eE][+-]?[0-9]{1,2})?", fullmatch=True))
 FLOAT_VALUES = st.one_of(st.floats(), st.floats(min_value=1e15, max_value=1e22), st.floats(min_value=-1e-3, max_value=1e-3), st.sampled_from(FLOATS))
 INT_VALUES = st.one_of(st.integers(), st.integers(min_value=-(10**40), max_value=10**40), st.sampled_from(INTS))
-PRIMITIVES = st.one_of(st.none(), st.booleans(), INT_VALUES, FLOAT_VALUES, STRINGS)
+DECIMAL_VALUES = st.one_of(
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.decimals(places=3, min_value=-(10**25), max_value=10**25),
+    st.builds(lambda digits, exp: Decimal(f"{digits}E{exp}"), st.integers(-(10**30), 10**30), st.integers(-40, 40)),
+)
+PRIMITIVES = st.one_of(st.none(), st.booleans(), INT_VALUES, FLOAT_VALUES, STRINGS, DECIMAL_VALUES)
 
 
 def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -394,6 +401,10 @@ class MyFloat(float):
     pass
 
 
+class MyDecimal(Decimal):
+    pass
+
+
 class MyDict(dict):  # type: ignore[type-arg]
     pass
 
@@ -428,6 +439,21 @@ def _deep(n: int) -> Any:
     return v
 
 
+DECIMALS = [
+    "0", "-0", "0E-8", "0E+5", "-0.000", "1", "-1", "1.10", "1.5E+10", "1E-7", "1E-6", "9.99E-7", "1E+21", "9.99E+20",
+    "123456789012345678901234567890.123456789", "1E+999", "-2.5E-999", "NaN", "-NaN", "sNaN", "NaN123", "Infinity",
+    "-Infinity", "1" * 200, "0." + "0" * 50 + "1",
+]
+
+
+@pytest.mark.parametrize("delimiter", DELIMITERS)
+def test_decimals(delimiter: str) -> None:
+    values = [Decimal(t) for t in DECIMALS]
+    same(values, delimiter=delimiter)
+    same({"d": values[3], "rows": [{"a": v, "b": 1} for v in values]}, delimiter=delimiter)
+    same([{"a": v, "b": float(i)} if i % 2 else {"a": 1.5, "b": v} for i, v in enumerate(values)], delimiter=delimiter)
+
+
 DECLINED: list[tuple[str, Callable[[], Any]]] = [
     ("enum", lambda: {"c": Color.RED}),
     ("intenum", lambda: [Level.LOW]),
@@ -439,8 +465,9 @@ DECLINED: list[tuple[str, Callable[[], Any]]] = [
     ("dict-subclass", lambda: [MyDict(a=1)]),
     ("ordered-dict", lambda: OrderedDict(a=1)),
     ("list-subclass", lambda: {"l": MyList([1])}),
-    ("decimal", lambda: {"d": Decimal("1.10")}),
-    ("decimal-in-table", lambda: [{"a": Decimal("1")}, {"a": Decimal("2")}]),
+    ("decimal-subclass", lambda: {"d": MyDecimal("1.10")}),
+    ("decimal-too-long", lambda: [Decimal("1" * 10_001)]),
+    ("decimal-exponent-too-long", lambda: {"d": Decimal("1E+999999999999999999")}),
     ("date", lambda: [datetime.date(2024, 1, 2)]),
     ("datetime-row", lambda: [{"t": datetime.datetime(2024, 1, 2, 3, 4)}, {"t": 1}]),
     ("set", lambda: {"s": {1, 2}}),

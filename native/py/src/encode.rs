@@ -12,10 +12,10 @@
 //!
 //! Only the exact built-in types are taken: dict (exact str keys), list,
 //! tuple (the reference writes it as the list of its items), str, int,
-//! float, bool, None.  Anything else (a subclass, a host type the reference
+//! float, bool, None, and `decimal.Decimal`.  Anything else (a subclass, a host type the reference
 //! maps, a non-str key, a lone surrogate, a value nested deeper than
 //! `max_depth` or a cycle, an int the reference writes through `Decimal` or
-//! refuses, an option the reference rejects or spells another way) makes the
+//! refuses, a Decimal it refuses, an option the reference rejects or spells another way) makes the
 //! whole call return `NotImplemented` with nothing written anywhere: the
 //! reference then encodes the document, so its errors, paths and host-type
 //! mappings stay the only ones.  Every such case is met while the value is
@@ -35,7 +35,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use toonstream_native::format::{needs_quote, quote, unquoted_key, write_float};
+use toonstream_native::format::{decimal_text, needs_quote, quote, unquoted_key, write_float};
 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
 const DEFAULT_MAX_DEPTH: i64 = 10_000;
@@ -83,6 +83,8 @@ enum Kind {
     Float,
     Bool,
     Null,
+    /// `decimal.Decimal` (exact: written from its `str`)
+    Decimal,
     Dict,
     List,
     Tuple,
@@ -93,7 +95,7 @@ impl Kind {
     fn primitive(self) -> bool {
         matches!(
             self,
-            Kind::Str | Kind::Int | Kind::Float | Kind::Bool | Kind::Null
+            Kind::Str | Kind::Int | Kind::Float | Kind::Bool | Kind::Null | Kind::Decimal
         )
     }
     fn sequence(self) -> bool {
@@ -112,6 +114,8 @@ struct Types {
     dict: *mut ffi::PyTypeObject,
     list: *mut ffi::PyTypeObject,
     tuple: *mut ffi::PyTypeObject,
+    /// `decimal.Decimal`, if the module imports
+    decimal: *mut ffi::PyTypeObject,
 }
 
 impl Types {
@@ -125,6 +129,10 @@ impl Types {
             dict: py.get_type::<PyDict>().as_type_ptr(),
             list: py.get_type::<PyList>().as_type_ptr(),
             tuple: py.get_type::<PyTuple>().as_type_ptr(),
+            decimal: py
+                .import("decimal")
+                .and_then(|m| m.getattr("Decimal"))
+                .map_or(std::ptr::null_mut(), |t| t.as_ptr().cast()),
         }
     }
 
@@ -146,6 +154,8 @@ impl Types {
             Kind::List
         } else if t == self.tuple {
             Kind::Tuple
+        } else if t == self.decimal {
+            Kind::Decimal
         } else {
             Kind::Other
         }
@@ -334,6 +344,7 @@ impl<'py> Encoder<'py> {
                 self.out.push_str(if b { "true" } else { "false" });
             }
             Kind::Null => self.out.push_str("null"),
+            Kind::Decimal => self.decimal(v)?,
             _ => return Err(Stop::Decline),
         }
         Ok(())
@@ -355,6 +366,24 @@ impl<'py> Encoder<'py> {
             return Err(Stop::Decline);
         }
         self.out.push_str(text);
+        Ok(())
+    }
+
+    /// `_scalars.encode_decimal`: from the Decimal's own `str` (C code,
+    /// exact: its sign, digits and exponent), `null` for NaN and the
+    /// infinities; a number it refuses (too long, an exponent of too many
+    /// digits) is the reference's to report.
+    fn decimal(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
+        let text = v.str()?;
+        let text = text.to_str()?;
+        let magnitude = text.trim_start_matches('-');
+        if magnitude.starts_with("NaN") || magnitude.starts_with("sNaN") || magnitude == "Infinity"
+        {
+            self.out.push_str("null");
+            return Ok(());
+        }
+        let canonical = decimal_text(text).map_err(|_| Stop::Decline)?;
+        self.out.push_str(&canonical);
         Ok(())
     }
 
