@@ -20,6 +20,7 @@ import random
 import signal
 import struct
 import sys
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -405,6 +406,10 @@ class MyDecimal(Decimal):
     pass
 
 
+class MyDate(datetime.date):
+    pass
+
+
 class MyDict(dict):  # type: ignore[type-arg]
     pass
 
@@ -454,6 +459,22 @@ def test_decimals(delimiter: str) -> None:
     same([{"a": v, "b": float(i)} if i % 2 else {"a": 1.5, "b": v} for i, v in enumerate(values)], delimiter=delimiter)
 
 
+HOST_VALUES = [
+    datetime.date(2024, 1, 2), datetime.datetime(2024, 1, 2, 3, 4, 5), datetime.datetime(2024, 1, 2, 3, 4, 5, 6),
+    datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone.utc),
+    datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=-5, minutes=-30))),
+    datetime.time(1, 2), datetime.time(1, 2, 3, 4), datetime.date.min, datetime.datetime.max,
+    uuid.UUID(int=0), uuid.UUID("12345678-1234-5678-1234-567812345678"),
+]
+
+
+@pytest.mark.parametrize("delimiter", DELIMITERS)
+def test_dates_and_uuids(delimiter: str) -> None:
+    same(HOST_VALUES, delimiter=delimiter)
+    same({"when": HOST_VALUES[1], "rows": [{"t": v, "i": i} for i, v in enumerate(HOST_VALUES)]}, delimiter=delimiter)
+    same([{"t": v} if i % 2 else {"t": str(v)} for i, v in enumerate(HOST_VALUES)], delimiter=delimiter)
+
+
 DECLINED: list[tuple[str, Callable[[], Any]]] = [
     ("enum", lambda: {"c": Color.RED}),
     ("intenum", lambda: [Level.LOW]),
@@ -468,8 +489,7 @@ DECLINED: list[tuple[str, Callable[[], Any]]] = [
     ("decimal-subclass", lambda: {"d": MyDecimal("1.10")}),
     ("decimal-too-long", lambda: [Decimal("1" * 10_001)]),
     ("decimal-exponent-too-long", lambda: {"d": Decimal("1E+999999999999999999")}),
-    ("date", lambda: [datetime.date(2024, 1, 2)]),
-    ("datetime-row", lambda: [{"t": datetime.datetime(2024, 1, 2, 3, 4)}, {"t": 1}]),
+    ("date-subclass", lambda: [MyDate(2024, 1, 2)]),
     ("set", lambda: {"s": {1, 2}}),
     ("frozenset", lambda: frozenset(["a"])),
     ("bytes", lambda: b"x"),

@@ -12,7 +12,8 @@
 //!
 //! Only the exact built-in types are taken: dict (exact str keys), list,
 //! tuple (the reference writes it as the list of its items), str, int,
-//! float, bool, None, and `decimal.Decimal`.  Anything else (a subclass, a host type the reference
+//! float, bool, None, `decimal.Decimal`, and the exact
+//! `datetime.datetime`/`date`/`time` and `uuid.UUID` (as their ISO / standard text).  Anything else (a subclass, a host type the reference
 //! maps, a non-str key, a lone surrogate, a value nested deeper than
 //! `max_depth` or a cycle, an int the reference writes through `Decimal` or
 //! refuses, a Decimal it refuses, an option the reference rejects or spells another way) makes the
@@ -85,6 +86,11 @@ enum Kind {
     Null,
     /// `decimal.Decimal` (exact: written from its `str`)
     Decimal,
+    /// `datetime.datetime`, `date` or `time`: the reference writes its
+    /// `isoformat()` as a string
+    Iso,
+    /// `uuid.UUID`: its standard `str` form, as a string
+    Uuid,
     Dict,
     List,
     Tuple,
@@ -95,7 +101,14 @@ impl Kind {
     fn primitive(self) -> bool {
         matches!(
             self,
-            Kind::Str | Kind::Int | Kind::Float | Kind::Bool | Kind::Null | Kind::Decimal
+            Kind::Str
+                | Kind::Int
+                | Kind::Float
+                | Kind::Bool
+                | Kind::Null
+                | Kind::Decimal
+                | Kind::Iso
+                | Kind::Uuid
         )
     }
     fn sequence(self) -> bool {
@@ -114,8 +127,11 @@ struct Types {
     dict: *mut ffi::PyTypeObject,
     list: *mut ffi::PyTypeObject,
     tuple: *mut ffi::PyTypeObject,
-    /// `decimal.Decimal`, if the module imports
+    /// `decimal.Decimal`, `datetime.datetime`/`date`/`time` and `uuid.UUID`
+    /// (null where a module does not import: no value has that type)
     decimal: *mut ffi::PyTypeObject,
+    datetime: [*mut ffi::PyTypeObject; 3],
+    uuid: *mut ffi::PyTypeObject,
 }
 
 impl Types {
@@ -129,10 +145,13 @@ impl Types {
             dict: py.get_type::<PyDict>().as_type_ptr(),
             list: py.get_type::<PyList>().as_type_ptr(),
             tuple: py.get_type::<PyTuple>().as_type_ptr(),
-            decimal: py
-                .import("decimal")
-                .and_then(|m| m.getattr("Decimal"))
-                .map_or(std::ptr::null_mut(), |t| t.as_ptr().cast()),
+            decimal: type_ptr(py, "decimal", "Decimal"),
+            datetime: [
+                type_ptr(py, "datetime", "datetime"),
+                type_ptr(py, "datetime", "date"),
+                type_ptr(py, "datetime", "time"),
+            ],
+            uuid: type_ptr(py, "uuid", "UUID"),
         }
     }
 
@@ -156,10 +175,22 @@ impl Types {
             Kind::Tuple
         } else if t == self.decimal {
             Kind::Decimal
+        } else if self.datetime.contains(&t) {
+            Kind::Iso
+        } else if t == self.uuid {
+            Kind::Uuid
         } else {
             Kind::Other
         }
     }
+}
+
+/// The type object `module.name`, or null if it does not import (the
+/// module keeps it alive: only its address is compared).
+fn type_ptr(py: Python<'_>, module: &str, name: &str) -> *mut ffi::PyTypeObject {
+    py.import(module)
+        .and_then(|m| m.getattr(name))
+        .map_or(std::ptr::null_mut(), |t| t.as_ptr().cast())
 }
 
 /// A list or a tuple: the reference writes a tuple as the list of its items.
@@ -345,6 +376,20 @@ impl<'py> Encoder<'py> {
             }
             Kind::Null => self.out.push_str("null"),
             Kind::Decimal => self.decimal(v)?,
+            // (`_normalize._host`: the exact types' own methods, C code for
+            // datetime; the text is then an ordinary string cell)
+            Kind::Iso => {
+                let text = v.call_method0("isoformat")?;
+                self.string(
+                    text.cast::<PyString>()
+                        .map_err(|_| Stop::Decline)?
+                        .to_str()?,
+                );
+            }
+            Kind::Uuid => {
+                let text = v.str()?;
+                self.string(text.to_str()?);
+            }
             _ => return Err(Stop::Decline),
         }
         Ok(())
