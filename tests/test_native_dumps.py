@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import io
 import math
 import random
 import signal
@@ -33,6 +34,7 @@ from hypothesis import strategies as st
 
 import toonstream
 from toonstream import _engine
+from toonstream.streaming import encode_records
 from toonstream._errors import ToonEncodeError
 
 from conftest import REPO, import_native, json_equal, load_fixtures
@@ -634,3 +636,75 @@ def test_no_python_code_runs(make: Callable[[Any], Any], missing_as_null: bool) 
     value = make(_CountingKey("b"))
     assert native_dumps(value, missing_as_null=missing_as_null) is NotImplemented
     assert _CountingKey.calls == 0
+
+
+# ---------------------------------------------------------------- records to rows (table_rows)
+
+
+def encoded_records(name: str, records: Any, *, generator: bool, **options: Any) -> Any:
+    """``encode_records`` on one engine: (count, text) or the error's (class, message, path)."""
+    with engine(name):
+        out = io.StringIO()
+        try:
+            n = encode_records(iter(records) if generator else records, out, **options)
+        except ToonEncodeError as e:
+            return type(e), str(e), e.path
+        return n, out.getvalue()
+
+
+def test_table_rows_is_dumps_rows() -> None:
+    records = [{"id": i, "s": TRICKY_STRINGS[i % len(TRICKY_STRINGS)], "x": i / 3, "d": Decimal(i) / 7} for i in range(50)]
+    text = _native.table_rows(records, ("id", "s", "x", "d"), delimiter="|", indent_size=3)
+    whole = toonstream.dumps(records, delimiter="|", indent_size=3)
+    assert whole.startswith("[50|]{id|s|x|d}:") and text == whole[whole.index("\n"):]
+    # keys in another order are the same record; any other shape declines the whole batch
+    assert _native.table_rows([{"b": 2, "a": 1}], ("a", "b")) == "\n  1,2"
+    for bad in ([{"a": 1}], [{"a": 1, "b": 2, "c": 3}], [{"a": 1, "c": 2}], [{"a": [1], "b": 2}], [[1, 2]],
+                [MyDict(a=1, b=2)], [{"a": Color.RED, "b": 1}], [{"a": "\ud800", "b": 1}]):
+        assert _native.table_rows(bad, ("a", "b")) is NotImplemented, bad
+
+
+@pytest.mark.parametrize("generator", [False, True])
+@pytest.mark.parametrize("options", [{}, {"delimiter": "\t", "indent_size": 4}, {"key": "rows"}, {"missing_as_null": True},
+                                     {"sort_keys": True}, {"max_depth": 1}])
+def test_encode_records_on_both_engines(generator: bool, options: dict[str, Any]) -> None:
+    rng = random.Random(5)
+    flat = [{"id": i, "v": rng.choice([1, 2.5, "x", None, True, Decimal("1.10"), datetime.date(2024, 1, 2)]), "s": str(i)}
+            for i in range(5000)]
+    mixed = flat[:3000] + [{"id": 1, "v": [1, 2], "s": "x"}] + flat[3000:]
+    other_keys = flat[:2500] + [{"id": 1, "s": "x"}] + flat[2500:]
+    host = flat[:1500] + [{"id": Color.RED, "v": 1, "s": "x"}] + flat[1500:]
+    bad = flat[:2000] + [{"id": object(), "v": 1, "s": "x"}] + flat[2000:]
+    for records in (flat, mixed, other_keys, host, bad):
+        want = encoded_records("python", records, generator=generator, **options)
+        assert encoded_records("native", records, generator=generator, **options) == want
+
+
+def test_encode_records_uses_table_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Any] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        got = _native.table_rows(*args, **kw)
+        calls.append(got is not NotImplemented)
+        return got
+
+    records = [{"a": i, "b": str(i)} for i in range(5000)]
+    native = _engine.select("native")
+    native.table_rows = spy
+    previous = _engine.use(native)
+    try:
+        out = io.StringIO()
+        encode_records(iter(records), out)
+    finally:
+        _engine.use(previous)
+    assert calls and all(calls)  # every batch after the first one, natively
+    assert out.getvalue() == reference(records)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(record_lists(), OPTIONS, st.booleans())
+def test_random_record_streams(value: Any, options: dict[str, Any], generator: bool) -> None:
+    records = value if isinstance(value, list) else [value]
+    records = [r for r in records for _ in range(700)]  # (more than one batch)
+    want = encoded_records("python", records, generator=generator, **options)
+    assert encoded_records("native", records, generator=generator, **options) == want

@@ -121,7 +121,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table")
+                 "json_writer", "jsonl_table", "table_rows")
 
     def __init__(
         self,
@@ -135,6 +135,7 @@ class Engine:
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
         jsonl_table: Callable[..., JsonlTable] | None = None,
+        table_rows: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -163,6 +164,11 @@ class Engine:
         #: ``jsonl_table(*, delimiter, indent_size, threads)``: the push encoder behind
         #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
         self.jsonl_table = jsonl_table
+        #: ``table_rows(records, names, *, indent_size, delimiter, max_depth)``: the row lines of a
+        #: list of records of a flat table (``"\\n" + indent + cells`` each, as ``dumps`` writes
+        #: them) or ``NotImplemented`` (nothing done) unless every record is an exact dict with
+        #: exactly the fields ``names`` (a tuple of str) and values ``dumps`` takes
+        self.table_rows = table_rows
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
@@ -206,6 +212,7 @@ def _native(reason: str) -> Engine:
         items_decoder=getattr(native, "ItemsDecoder", None),
         json_writer=getattr(native, "JsonWriter", None),
         jsonl_table=getattr(native, "JsonlTable", None),
+        table_rows=getattr(native, "table_rows", None),
     )
 
 

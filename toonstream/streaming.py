@@ -176,6 +176,27 @@ class _ArrayPlan:
                     raise
         self.maybe_flush()
 
+    def add_rows(self, values: list[Any]) -> bool:
+        """Account for a batch of elements as rows of the flat table, formatted
+        by the engine's ``table_rows`` (records already normalized, or exact
+        dicts); False, with nothing done, where that does not apply (not a
+        flat table with its rows spooled, ``missing_as_null``'s union to
+        track, no such capability) or the engine declines the batch: then
+        the caller adds the elements one by one."""
+        make = _engine.current().table_rows
+        if make is None or self._names is None or not self.tabular or self.union is not None or self.n == 0:
+            return False
+        self.flush_rows()  # (the rows before these, in order)
+        if self.rows is None:
+            return False
+        walk = self.walk
+        text = make(values, self._names, indent_size=len(walk.unit), delimiter=walk.d, max_depth=walk.max_depth)
+        if text is NotImplemented:
+            return False
+        self.rows.write(text.encode())
+        self.n += len(values)
+        return True
+
     def maybe_flush(self) -> None:
         if self._waiting >= ROW_BATCH:
             self.flush_rows()
@@ -393,6 +414,18 @@ class _Held:
         return (_Held, (self.index,))
 
 
+class _Many:
+    """In the spool: several values pickled at once (one call for a batch)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Many, (self.values,))
+
+
 class _Spool:
     """Pickled values in a temporary file (in memory up to a limit)."""
 
@@ -419,6 +452,17 @@ class _Spool:
         self._file.write(data)
         self._count += 1
 
+    def put_all(self, values: list[Any]) -> None:
+        """``put`` of each of ``values``, in one pickle when it can take them all."""
+        try:
+            data = pickle.dumps(_Many(values), protocol=pickle.HIGHEST_PROTOCOL)
+        except (RecursionError, pickle.PicklingError, AttributeError, TypeError):
+            for v in values:  # (each value the way put stores it)
+                self.put(v)
+            return
+        self._file.write(data)
+        self._count += 1
+
     def _hold(self, value: Any) -> bytes:
         self._held.append(value)
         return pickle.dumps(_Held(len(self._held) - 1), protocol=pickle.HIGHEST_PROTOCOL)
@@ -428,7 +472,9 @@ class _Spool:
         self._file.seek(0)
         for _ in range(self._count):
             value = pickle.load(self._file)
-            if type(value) is _Held:
+            if type(value) is _Many:
+                yield from value.values
+            elif type(value) is _Held:
                 yield self._held[value.index]
             else:
                 yield _unflatten(value.parts) if type(value) is _Flat else value
@@ -809,13 +855,17 @@ def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: _Walk, plan: _
         if parsed:
             plan.add_batch(values)
             continue
-        for value in values:
-            try:
-                plan.add(norm(value))
-            except ToonEncodeError as e:
-                e.path = (plan.n,) + e.path
-                raise
-            plan.maybe_flush()
+        for at in range(0, len(values), ROW_BATCH):
+            batch = values[at : at + ROW_BATCH]
+            if len(batch) > 1 and plan.add_rows(batch):
+                continue
+            for value in batch:
+                try:
+                    plan.add(norm(value))
+                except ToonEncodeError as e:
+                    e.path = (plan.n,) + e.path
+                    raise
+                plan.maybe_flush()
 
 
 def _write_planned(
@@ -895,9 +945,10 @@ def encode_records(
     try:
 
         def first() -> Iterator[tuple[list[Any], bool]]:
-            for r in records:
-                spool.put(r)
-                yield [r], False
+            it = iter(records)
+            while batch := list(islice(it, ROW_BATCH)):
+                spool.put_all(batch)
+                yield batch, False
 
         return _encode_array_stream(first(), spool.replay, out, key, walk, spool_memory)
     finally:

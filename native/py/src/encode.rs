@@ -1378,6 +1378,81 @@ fn options(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Optio
     Ok(Some(o))
 }
 
+/// The row lines of records of a flat table (`_ArrayPlan`'s spool text:
+/// each row `"\n" + indent + cells`), or `NotImplemented` (nothing done) if
+/// any record is not an exact dict with exactly the fields `names` (exact
+/// strs), or holds a value `dumps` would not take: the reference then adds
+/// the records one by one.  Options as for `dumps`.
+#[pyfunction]
+#[pyo3(signature = (records, names, **options))]
+pub fn table_rows<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyList>,
+    names: &Bound<'py, PyTuple>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let Some(o) = self::options(py, options)? else {
+        return Ok(py.NotImplemented());
+    };
+    super::guarded(&mut false, || {
+        let mut enc = Encoder {
+            py,
+            types: Types::new(py),
+            out: String::new(),
+            unit: o.unit,
+            delim: o.delim,
+            symbol: "",
+            missing_as_null: false,
+            limit: o.limit,
+            ticks: 0,
+        };
+        match enc.rows_of(records, names) {
+            Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
+            Err(Stop::Decline) => Ok(py.NotImplemented()),
+            Err(Stop::Err(e)) => Err(e),
+        }
+    })
+}
+
+impl<'py> Encoder<'py> {
+    fn rows_of(&mut self, records: &Bound<'py, PyList>, names: &Bound<'py, PyTuple>) -> R<()> {
+        let width = names.len();
+        for name in names.iter() {
+            if self.types.kind(&name) != Kind::Str {
+                return Err(Stop::Decline);
+            }
+        }
+        let delim = char::from(self.delim);
+        for record in records.iter() {
+            self.tick()?;
+            if self.types.kind(&record) != Kind::Dict {
+                return Err(Stop::Decline);
+            }
+            let record = record.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+            // (as many keys as fields, each field present: the same keys)
+            if record.len() != width {
+                return Err(Stop::Decline);
+            }
+            self.out.push('\n');
+            self.indent(1);
+            for (i, name) in names.iter().enumerate() {
+                let Some(v) = record.get_item(&name)? else {
+                    return Err(Stop::Decline);
+                };
+                let k = self.types.kind(&v);
+                if !k.primitive() {
+                    return Err(Stop::Decline);
+                }
+                if i > 0 {
+                    self.out.push(delim);
+                }
+                self.prim_kind(&v, k)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Encode `obj` as a TOON document exactly as the Python engine's
 /// `toonstream.dumps` (no `default` hook), or return `NotImplemented`, at
 /// once and with no side effect, for anything but the exact built-in JSON
