@@ -46,10 +46,10 @@ import tempfile
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from ._errors import ToonEncodeError
-from ._grammar import _NUMERIC_LIKE
 from ._optional import requires
+from ._quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
 from ._scalars import encode_float
-from ._writer import Fields, header, key_text, primitive_formatter, quote_checked
+from ._writer import Fields, header, key_text, primitive_formatter
 from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
@@ -79,16 +79,6 @@ _US_2037 = 2_114_380_800_000_000
 _FIXED_TZ = re.compile(r"[+-][0-9]{2}:[0-9]{2}\Z")
 
 
-def _needs_quote_re2(delimiter: str) -> str:
-    """The §7.2 needs-quote pattern of ``_grammar.NEEDS_QUOTE`` in RE2 syntax
-    (Arrow strings are valid UTF-8, so the surrogate class is left out)."""
-    delim = re.escape(delimiter)
-    return (
-        r"\A\z|\A[ \t\-#\x{FEFF}]|[ \t]\z|[:\"\\\[\]{}\x00-\x1f" + delim + r"]"
-        r"|\A(?:true|false|null)\z|\A" + _NUMERIC_LIKE + r"\z"
-    )
-
-
 # Arrow's temporal casts to ISO text as isoformat() writes it: "T", no
 # all-zero fraction, "+HH:MM" offsets.
 _NAIVE_TS = r"^(\S+) ([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?$"
@@ -98,8 +88,11 @@ _END = 1 << 62  # utf8_replace_slice at this position appends
 # Kinds whose cell text depends on the value alone and never fails: a
 # dictionary's values are formatted once.
 _DICTIONARY_KINDS = frozenset({"string", "int", "float", "bool", "decimal", "null"})
-_CONTROL_RE2 = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"  # escaped as \u00xx: per value
-_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+# The §7.1 escapes: what quote() escapes, the part written as \u00xx (per
+# value), and the named ones as replacements in order.
+_ESCAPED_RE2 = char_class(ESCAPES, re2=True)
+_CONTROL_RE2 = char_class(ESCAPES.keys() - NAMED_ESCAPES.keys(), re2=True)
+_ESCAPES = tuple(NAMED_ESCAPES.items())
 
 
 # ---------------------------------------------------------------------- sources
@@ -438,7 +431,7 @@ class _Formatter:
         self.d = delimiter
         self.prim = primitive_formatter(delimiter, default)
         self.L = pa.large_string()
-        self.needs_quote = _needs_quote_re2(delimiter)
+        self.needs_quote = needs_quote_re2(delimiter)
         self.s_null = pa.scalar("null", self.L)
         self.s_true = pa.scalar("true", self.L)
         self.s_false = pa.scalar("false", self.L)
@@ -535,7 +528,7 @@ class _Formatter:
             return self._no_nulls(s)
         m = pc.fill_null(m, False)
         sub = pc.filter(s, m)  # the cells to quote (few, usually)
-        if pc.any(pc.match_substring_regex(sub, r'[\\"\x00-\x1f]')).as_py():  # some need escapes
+        if pc.any(pc.match_substring_regex(sub, _ESCAPED_RE2)).as_py():  # some need escapes
             if pc.any(pc.match_substring_regex(sub, _CONTROL_RE2)).as_py():  # \u00xx: per value
                 quoted = pa.array([quote_checked(v) for v in sub.to_pylist()], self.L)
                 return self._no_nulls(pc.replace_with_mask(s, m, quoted))

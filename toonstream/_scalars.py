@@ -17,17 +17,7 @@ from operator import not_
 from typing import Any, Callable, Sequence
 
 from ._errors import ToonDecodeError, ToonEncodeError
-from ._grammar import (
-    ESCAPE_CHARS,
-    ESCAPES,
-    HEX4,
-    KEYWORDS,
-    NUMBER,
-    NUMBER_START,
-    SURROGATE,
-    UNESCAPES,
-    UNQUOTED_KEY,
-)
+from ._grammar import HEX4, KEYWORDS, NUMBER, NUMBER_START, UNESCAPES
 
 TokenConverter = Callable[[str], Any]
 
@@ -351,24 +341,7 @@ def decode_key(tok: str) -> str:
 
 
 # --------------------------------------------------------------------- encoding
-
-
-def quote(s: str) -> str:
-    """Always quote, escaping per §7.1; lone surrogates cannot be encoded."""
-    if SURROGATE.search(s) is not None:
-        raise ValueError("lone surrogate in string (not encodable as UTF-8)")
-    return '"' + ESCAPE_CHARS.sub(_escape_one, s) + '"'
-
-
-def _escape_one(m: Any) -> str:
-    return ESCAPES[m.group()]
-
-
-def encode_key(k: str) -> str:
-    """Encode an object key or field name (§7.3)."""
-    if UNQUOTED_KEY.fullmatch(k) is not None:
-        return k
-    return quote(k)
+# (strings: ``_quoting.py``)
 
 
 _EXACT_INT_FLOAT = 2.0**53
