@@ -315,11 +315,8 @@ ODD_LINES = ["  # c", "", "   1", "    x", "  - a: 1", "  -", "  - ", "  - []", 
 
 
 def _decode_items(doc: str, *, fast: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
-    d = Decoder(strict=strict)
-    if fast:
-        d._machine.items = True  # (the value drivers' Decoder)
-    else:
-        d._machine.convert_column = None  # the per-line path only
+    # fast: the value drivers' Decoder; else the per-line path only
+    d = Decoder(strict=strict, _item_runs=True) if fast else Decoder(strict=strict, _block_paths=False)
     builder = ValueBuilder()
     data = doc.encode()
     try:
@@ -361,8 +358,7 @@ def test_primitive_item_runs_equal_the_per_line_path(case: tuple[str, bool], chu
 def test_primitive_item_runs_take_values_events() -> None:
     # The run is one Values event (not a Scalar per item) for the value drivers.
     doc = "items[40]:\n" + "".join(f"  - {i}\n" for i in range(40))
-    d = Decoder()
-    d._machine.items = True
+    d = Decoder(_item_runs=True)
     events = d.feed(doc) + d.close()
     assert sum(type(e).__name__ == "Scalar" for e in events) == 0
     assert toonstream.loads(doc) == {"items": list(range(40))}

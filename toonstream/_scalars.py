@@ -25,7 +25,7 @@ TokenConverter = Callable[[str], Any]
 # guards against quadratic conversions).  Longer integer tokens go through
 # Decimal, which has no such limit, instead of changing the process-wide setting.
 _INT_STR_SAFE_DIGITS = 4000
-_INT_STR_SAFE_BITS = 13_000  # 2**13000 has 3914 decimal digits
+INT_STR_SAFE_BITS = 13_000  # 2**13000 has 3914 decimal digits
 # An exponent of more than 17 significant digits (leading zeros and the sign
 # do not count: "1e00000000000000000001" is 10) is an error, code
 # number_out_of_range, rather than an infinity (documented policy).  Up to 17
@@ -452,7 +452,7 @@ def encode_int(i: int) -> str:
     Raises ToonEncodeError when the token would be longer than
     ``MAX_NUMBER_LENGTH`` characters (the decoders' default
     ``max_number_length``): what the encoders write, ``loads`` reads back."""
-    if i.bit_length() < _INT_STR_SAFE_BITS:
+    if i.bit_length() < INT_STR_SAFE_BITS:
         return str(i)
     if i.bit_length() > _MAX_INT_BITS:
         raise _too_long(None)
