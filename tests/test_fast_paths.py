@@ -146,7 +146,7 @@ def test_bad_quoted_row_inside_a_block_reports_like_the_per_line_path(bad: str) 
 
 from decimal import Decimal  # noqa: E402
 
-from toonstream._scalars import decimal_float, make_column_converter, make_converter  # noqa: E402
+from toonstream._numbers import decimal_float, make_column_converter, make_converter  # noqa: E402
 
 
 def tagged(text: str) -> tuple[str, str]:

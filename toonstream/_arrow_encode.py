@@ -48,7 +48,7 @@ from typing import IO, Any, Callable, Iterable, Iterator
 from ._errors import ToonEncodeError
 from ._optional import requires
 from ._quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
-from ._scalars import encode_float
+from ._numbers import encode_float
 from ._writer import Fields, header, key_text, primitive_formatter
 from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
 

@@ -44,7 +44,8 @@ from ._build import leaf_names
 from ._errors import ToonDecodeError
 from ._events import Fields, StartTable
 from ._grammar import DELIMITERS, NUMBER
-from ._scalars import _Fail, encode_decimal, encode_float, encode_int, find_unquoted, make_converter, split_cells
+from ._numbers import encode_decimal, encode_float, encode_int, make_converter
+from ._scalars import _Fail, find_unquoted, split_cells
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and

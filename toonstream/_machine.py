@@ -42,7 +42,8 @@ from ._events import (
     Values,
 )
 from ._grammar import LENGTH, UNQUOTED_KEY
-from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
+from ._numbers import TokenConverter
+from ._scalars import _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).

@@ -15,7 +15,7 @@ from ._errors import ToonEncodeError
 from ._grammar import HEADER_SYMBOL
 from ._normalize import PRIMITIVE, key_contents, normalize
 from ._quoting import NEEDS_QUOTE, encode_key, quote_checked
-from ._scalars import encode_decimal, encode_float, encode_int
+from ._numbers import encode_decimal, encode_float, encode_int
 
 Fields = list[tuple[str, Any]]  # (name, nested Fields or None), encoder side
 

@@ -58,7 +58,7 @@ from ._events import (
 )
 from ._lines import LineSplitter
 from ._machine import Machine
-from ._scalars import decimal_float, make_column_converter, make_converter
+from ._numbers import decimal_float, make_column_converter, make_converter
 
 __all__ = [
     "Decoder",

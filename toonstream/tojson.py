@@ -31,7 +31,7 @@ from typing import IO, Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
 from ._events import Columns, Entries, Event, Fields, Rows
-from ._scalars import INT_STR_SAFE_BITS, encode_decimal, encode_int
+from ._numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
 from ._writer import LineSink
 from . import _engine
 from .decoder import DEFAULT_BUF_SIZE, ParseAdapter, Source, driver_decoder, engine_options, native_push, read_chunks
