@@ -50,7 +50,7 @@ from ._optional import requires
 from ._quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
 from ._numbers import encode_float
 from ._writer import Fields, header, key_text, primitive_formatter
-from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
+from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
     import pyarrow as pa
@@ -367,7 +367,7 @@ def _leaf_kind(t: Any) -> str | None:
     return None  # lists, maps, unions, extension types...: the per-row path decides
 
 
-def _shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
+def schema_shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
     """The tabular shape ``dumps`` would find for any rows of this schema (None:
     never tabular, or not certainly; the per-row path is exact).  Null structs
     are data, checked separately."""
@@ -731,7 +731,7 @@ def encode_arrow(
     unknown = set(options) - _OPTIONS
     if unknown:
         raise TypeError(f"encode_arrow() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    d = _check_delimiter(delimiter)
+    d = check_delimiter(delimiter)
     if indent_size < 1:
         raise ValueError("indent_size must be >= 1")
     if batch_size < 1:
@@ -741,7 +741,7 @@ def encode_arrow(
     head = "" if key is None else key_text(key)
     source = _open(data, batch_size)
     try:
-        shape = _shape(source.schema, has_default=default is not None, max_depth=max_depth)
+        shape = schema_shape(source.schema, has_default=default is not None, max_depth=max_depth)
         if shape is not None and shape.structs:
             if not source.reiterable and source.table is None:
                 source.close()

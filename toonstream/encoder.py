@@ -119,7 +119,13 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
     return root
 
 
-def _check_delimiter(delimiter: str) -> str:
+def check_delimiter(delimiter: str) -> str:
+    """The delimiter character for a ``delimiter`` option (a character or
+    its name); ValueError for anything else.
+
+    >>> check_delimiter("tab")
+    '\\t'
+    """
     delimiter = _DELIMITER_NAMES.get(delimiter, delimiter)
     if delimiter not in DELIMITERS:
         raise ValueError(f"delimiter must be ',', '\\t' or '|' (or comma/tab/pipe), got {delimiter!r}")
@@ -140,7 +146,7 @@ class _Walk:
             raise ValueError("indent_size must be >= 1")
         self.missing_as_null = missing_as_null
         self.unit = " " * indent_size
-        self.d = _check_delimiter(delimiter)
+        self.d = check_delimiter(delimiter)
         self.default = default
         self.max_depth = max_depth
         # The limit as the caller gave it: for messages, and for a table's
