@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 import toonstream
 from toonstream import ToonEncodeError
-from toonstream._arrow_encode import _needs_quote_re2, encode_arrow
-from toonstream._grammar import NEEDS_QUOTE
-from toonstream._scalars import encode_float
+from toonstream._arrow_encode import encode_arrow
+from toonstream._quoting import NEEDS_QUOTE, needs_quote_re2
+from toonstream._numbers import encode_float
 
 DELIMS = [",", "\t", "|"]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -83,7 +83,7 @@ def test_dictionary_columns() -> None:
 def test_needs_quote_pattern_matches_python() -> None:
     for d in DELIMS:
         arr = pa.array(NASTY_STRINGS, pa.large_string())
-        got = pc.match_substring_regex(arr, _needs_quote_re2(d)).to_pylist()
+        got = pc.match_substring_regex(arr, needs_quote_re2(d)).to_pylist()
         assert got == [NEEDS_QUOTE[d].search(s) is not None for s in NASTY_STRINGS]
 
 
@@ -93,7 +93,7 @@ def test_strings_property(values: list[str], d: str) -> None:
     values = [v for v in values if not any(0xD800 <= ord(c) <= 0xDFFF for c in v)] or ["x"]
     table = pa.table({"s": values, "t": values[::-1]})
     assert encoded(table, delimiter=d, batch_size=7) == expected(table, delimiter=d)
-    got = pc.match_substring_regex(pa.array(values), _needs_quote_re2(d)).to_pylist()
+    got = pc.match_substring_regex(pa.array(values), needs_quote_re2(d)).to_pylist()
     assert got == [NEEDS_QUOTE[d].search(s) is not None for s in values]
 
 

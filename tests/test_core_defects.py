@@ -315,11 +315,8 @@ ODD_LINES = ["  # c", "", "   1", "    x", "  - a: 1", "  -", "  - ", "  - []", 
 
 
 def _decode_items(doc: str, *, fast: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
-    d = Decoder(strict=strict)
-    if fast:
-        d._machine.items = True  # (the value drivers' Decoder)
-    else:
-        d._machine.convert_column = None  # the per-line path only
+    # fast: the value drivers' Decoder; else the per-line path only
+    d = Decoder(strict=strict, _item_runs=True) if fast else Decoder(strict=strict, _block_paths=False)
     builder = ValueBuilder()
     data = doc.encode()
     try:
@@ -361,8 +358,7 @@ def test_primitive_item_runs_equal_the_per_line_path(case: tuple[str, bool], chu
 def test_primitive_item_runs_take_values_events() -> None:
     # The run is one Values event (not a Scalar per item) for the value drivers.
     doc = "items[40]:\n" + "".join(f"  - {i}\n" for i in range(40))
-    d = Decoder()
-    d._machine.items = True
+    d = Decoder(_item_runs=True)
     events = d.feed(doc) + d.close()
     assert sum(type(e).__name__ == "Scalar" for e in events) == 0
     assert toonstream.loads(doc) == {"items": list(range(40))}
@@ -385,3 +381,34 @@ def test_crlf_line_at_the_length_limit_fits_under_every_chunking() -> None:
         with pytest.raises(ToonDecodeError) as info:
             toonstream.loads([bad[i : i + size] for i in range(0, len(bad), size)], max_line_length=7)
         assert (info.value.code, info.value.line, info.value.column) == ("line_too_long", 1, 8), size
+
+
+def test_internal_decoder_options_pick_the_paths() -> None:
+    # _block_paths=False sends every line the per-line way (Rows, Scalars: the
+    # reference the block paths are compared with); _item_runs needs the block paths.
+    table = "rows[40]{a,b}:\n" + "".join(f"  {i},x{i}\n" for i in range(40))
+    items = "items[40]:\n" + "".join(f"  - {i}\n" for i in range(40))
+
+    def kinds(doc: str, **options: Any) -> set[str]:
+        d = Decoder(**options)
+        return {type(e).__name__ for e in d.feed(doc) + d.close()}
+
+    assert "Columns" in kinds(table, fields=True)
+    assert "Columns" not in kinds(table, fields=True, _block_paths=False)
+    assert "Rows" in kinds(table, fields=True, _block_paths=False)
+    assert "Values" not in kinds(items)
+    assert "Values" in kinds(items, _item_runs=True)
+    assert "Values" not in kinds(items, _item_runs=True, _block_paths=False)
+    for doc in (table, items):
+        for options in ({}, {"_block_paths": False}, {"_item_runs": True}):
+            assert toonstream.loads(doc) == _value(doc, **options)
+
+
+def _value(doc: str, **options: Any) -> Any:
+    from toonstream._build import ValueBuilder
+
+    d = Decoder(fields=True, **options)
+    builder = ValueBuilder()
+    builder.push(d.feed(doc))
+    builder.push(d.close())
+    return builder.value

@@ -297,13 +297,13 @@ def test_table_rows_make_no_event_per_cell(monkeypatch: Any) -> None:
     from toonstream import tojson
 
     pushed: list[int] = []
-    push = tojson._JsonWriter.push
+    push = tojson.EventJsonWriter.push
 
     def counting(self: Any, triples: list[Any]) -> None:
         pushed.append(len(triples))
         push(self, triples)
 
-    monkeypatch.setattr(tojson._JsonWriter, "push", counting)
+    monkeypatch.setattr(tojson.EventJsonWriter, "push", counting)
     n = 5000
     flat = "[%d]{id,name,score}:\n" % n + "".join(f"  {i},user {i},{i / 8}\n" for i in range(n))
     nested = "t[%d]{id,geo{lat,lon}}:\n" % n + "".join(f'  {i},"{i}",{i}.5\n' for i in range(n))

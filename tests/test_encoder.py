@@ -230,8 +230,7 @@ import decimal  # noqa: E402
 from hypothesis import HealthCheck  # noqa: E402
 
 from toonstream import encoder as _encoder  # noqa: E402
-from toonstream._columns import flag_strings  # noqa: E402
-from toonstream._grammar import NEEDS_QUOTE  # noqa: E402
+from toonstream._quoting import NEEDS_QUOTE, flag_strings  # noqa: E402
 
 
 def _both(value: Any, **kw: Any) -> tuple[Any, Any]:

@@ -26,9 +26,7 @@ TOKENS = [
 
 
 def decode(doc: str, fast: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
-    d = Decoder(strict=strict)
-    if not fast:
-        d._machine.convert_column = None
+    d = Decoder(strict=strict, _block_paths=fast)
     data = doc.encode()
     events: list[Any] = []
     try:
@@ -148,7 +146,7 @@ def test_bad_quoted_row_inside_a_block_reports_like_the_per_line_path(bad: str) 
 
 from decimal import Decimal  # noqa: E402
 
-from toonstream._scalars import decimal_float, make_column_converter, make_converter  # noqa: E402
+from toonstream._numbers import decimal_float, make_column_converter, make_converter  # noqa: E402
 
 
 def tagged(text: str) -> tuple[str, str]:
@@ -384,10 +382,7 @@ def build_lists(doc: str, items: bool, chunk: int | None, strict: bool, **option
     """``loads``' way (Members, Columns and, if ``items``, runs of primitive
     list items) or the per-line way (none of them); the value as key/value
     pairs, so that key order counts, or the error."""
-    d = Decoder(strict=strict, fields=items, **options)
-    d._machine.items = items
-    if not items:
-        d._machine.convert_column = None
+    d = Decoder(strict=strict, fields=items, _item_runs=items, _block_paths=items, **options)
     outcome, value = built(d, doc, chunk)
     return outcome, as_pairs_deep(value) if outcome == "ok" else value
 
@@ -517,14 +512,14 @@ def test_a_bad_item_in_a_run_is_reported_like_the_per_line_path() -> None:
             assert build_lists(doc, True, chunk, True) == build_lists(doc, False, None, True)
 
 
-from toonstream.decoder import _decoder, _drive, _ItemsAdapter  # noqa: E402
+from toonstream.decoder import driver_decoder, _drive, _ItemsAdapter  # noqa: E402
 
 
 def streamed(doc: str, prefix: str, kv: bool, items: bool, buf_size: int, strict: bool) -> tuple[list[Any], Any]:
     """``items``/``kvitems`` with the list-item runs on or off: what they
     yield, and their error (if any)."""
     out: list[Any] = []
-    it = _drive(doc.encode(), _decoder(False, {"strict": strict}, items=items), _ItemsAdapter(prefix, kv=kv).push, buf_size)
+    it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, items=items), _ItemsAdapter(prefix, kv=kv).push, buf_size)
     try:
         for v in it:
             out.append(as_pairs_deep(v))
@@ -557,10 +552,10 @@ def test_items_of_nested_records_come_in_runs() -> None:
 
 def parsed(doc: str, items: bool, buf_size: int, strict: bool) -> tuple[list[Any], Any]:
     """``parse``'s triples with the list-item runs on or off, and its error."""
-    from toonstream.decoder import _ParseAdapter
+    from toonstream.decoder import ParseAdapter
 
     out: list[Any] = []
-    it = _drive(doc.encode(), _decoder(False, {"strict": strict}, batches=True, items=items), _ParseAdapter().push, buf_size)
+    it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, batches=True, items=items), ParseAdapter().push, buf_size)
     try:
         out.extend(it)
     except ToonDecodeError as e:

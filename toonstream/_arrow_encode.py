@@ -46,11 +46,11 @@ import tempfile
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from ._errors import ToonEncodeError
-from ._grammar import _NUMERIC_LIKE
 from ._optional import requires
-from ._scalars import encode_float
-from ._writer import Fields, header, key_text, primitive_formatter, quote_checked
-from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
+from ._quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
+from ._numbers import encode_float
+from ._writer import Fields, header, key_text, primitive_formatter
+from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
     import pyarrow as pa
@@ -79,16 +79,6 @@ _US_2037 = 2_114_380_800_000_000
 _FIXED_TZ = re.compile(r"[+-][0-9]{2}:[0-9]{2}\Z")
 
 
-def _needs_quote_re2(delimiter: str) -> str:
-    """The §7.2 needs-quote pattern of ``_grammar.NEEDS_QUOTE`` in RE2 syntax
-    (Arrow strings are valid UTF-8, so the surrogate class is left out)."""
-    delim = re.escape(delimiter)
-    return (
-        r"\A\z|\A[ \t\-#\x{FEFF}]|[ \t]\z|[:\"\\\[\]{}\x00-\x1f" + delim + r"]"
-        r"|\A(?:true|false|null)\z|\A" + _NUMERIC_LIKE + r"\z"
-    )
-
-
 # Arrow's temporal casts to ISO text as isoformat() writes it: "T", no
 # all-zero fraction, "+HH:MM" offsets.
 _NAIVE_TS = r"^(\S+) ([0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.000000|(\.[0-9]{6}))?$"
@@ -98,8 +88,11 @@ _END = 1 << 62  # utf8_replace_slice at this position appends
 # Kinds whose cell text depends on the value alone and never fails: a
 # dictionary's values are formatted once.
 _DICTIONARY_KINDS = frozenset({"string", "int", "float", "bool", "decimal", "null"})
-_CONTROL_RE2 = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"  # escaped as \u00xx: per value
-_ESCAPES = (("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+# The §7.1 escapes: what quote() escapes, the part written as \u00xx (per
+# value), and the named ones as replacements in order.
+_ESCAPED_RE2 = char_class(ESCAPES, re2=True)
+_CONTROL_RE2 = char_class(ESCAPES.keys() - NAMED_ESCAPES.keys(), re2=True)
+_ESCAPES = tuple(NAMED_ESCAPES.items())
 
 
 # ---------------------------------------------------------------------- sources
@@ -374,7 +367,7 @@ def _leaf_kind(t: Any) -> str | None:
     return None  # lists, maps, unions, extension types...: the per-row path decides
 
 
-def _shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
+def schema_shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
     """The tabular shape ``dumps`` would find for any rows of this schema (None:
     never tabular, or not certainly; the per-row path is exact).  Null structs
     are data, checked separately."""
@@ -438,7 +431,7 @@ class _Formatter:
         self.d = delimiter
         self.prim = primitive_formatter(delimiter, default)
         self.L = pa.large_string()
-        self.needs_quote = _needs_quote_re2(delimiter)
+        self.needs_quote = needs_quote_re2(delimiter)
         self.s_null = pa.scalar("null", self.L)
         self.s_true = pa.scalar("true", self.L)
         self.s_false = pa.scalar("false", self.L)
@@ -535,7 +528,7 @@ class _Formatter:
             return self._no_nulls(s)
         m = pc.fill_null(m, False)
         sub = pc.filter(s, m)  # the cells to quote (few, usually)
-        if pc.any(pc.match_substring_regex(sub, r'[\\"\x00-\x1f]')).as_py():  # some need escapes
+        if pc.any(pc.match_substring_regex(sub, _ESCAPED_RE2)).as_py():  # some need escapes
             if pc.any(pc.match_substring_regex(sub, _CONTROL_RE2)).as_py():  # \u00xx: per value
                 quoted = pa.array([quote_checked(v) for v in sub.to_pylist()], self.L)
                 return self._no_nulls(pc.replace_with_mask(s, m, quoted))
@@ -738,7 +731,7 @@ def encode_arrow(
     unknown = set(options) - _OPTIONS
     if unknown:
         raise TypeError(f"encode_arrow() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    d = _check_delimiter(delimiter)
+    d = check_delimiter(delimiter)
     if indent_size < 1:
         raise ValueError("indent_size must be >= 1")
     if batch_size < 1:
@@ -748,7 +741,7 @@ def encode_arrow(
     head = "" if key is None else key_text(key)
     source = _open(data, batch_size)
     try:
-        shape = _shape(source.schema, has_default=default is not None, max_depth=max_depth)
+        shape = schema_shape(source.schema, has_default=default is not None, max_depth=max_depth)
         if shape is not None and shape.structs:
             if not source.reiterable and source.table is None:
                 source.close()

@@ -43,8 +43,9 @@ with requires("reading TOON tables (toonstream.polars, toonstream.arrow.iter_bat
 from ._build import leaf_names
 from ._errors import ToonDecodeError
 from ._events import Fields, StartTable
-from ._grammar import DELIMITERS, NUMBER
-from ._scalars import _Fail, encode_decimal, encode_float, encode_int, find_unquoted, make_converter, split_cells
+from ._grammar import DELIMITERS, NUMBER, NUMBER_INTEGER
+from ._numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
+from ._scalars import _Fail, find_unquoted, split_cells
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and
@@ -56,7 +57,7 @@ CHUNK = 4 << 20
 FEED = 64 << 10
 
 _NUM = "^" + NUMBER.pattern + "$"
-_INT = "^-?(?:0|[1-9][0-9]*)$"
+_INT = "^" + NUMBER_INTEGER + "$"
 _LONG = 18  # an integer token of at most this many characters fits int64
 _FLOAT_EXACT = 15  # digits of an integer that a float always holds exactly
 
@@ -717,7 +718,7 @@ def values_kinds(values: Sequence[Any]) -> int:
 # are typed by the vectorized kernels; longer ones ("odd") by the exact
 # converter, one by one (they may be errors: too long, out of range).
 _ODD_LEN = 40
-_ODD_EXP = "[eE][+-]?[0-9]{17,}"
+_ODD_EXP = f"[eE][+-]?[0-9]{{{MAX_EXPONENT_DIGITS},}}"  # (its significant digits are counted)
 
 
 def token_kinds(frame: pl.DataFrame) -> list[int | None]:

@@ -1,7 +1,9 @@
 """Lexical patterns of TOON 4.0, each next to the spec section it implements.
 
 Only patterns and character sets live here; the code that applies them is in
-``_scalars.py`` (tokens) and ``_machine.py`` (lines and structure).
+``_scalars.py`` (tokens), ``_numbers.py`` (numbers) and ``_machine.py`` (lines
+and structure).  The encoder's §7.2 quoting rule and §7.1 escapes are in
+``_quoting.py``.
 """
 
 from __future__ import annotations
@@ -10,8 +12,13 @@ import re
 
 # §4 number grammar (decoder side), ASCII digits only.  A leading zero is
 # allowed only as the whole integer part ("0", "0.5", "-0e1"); "05" is a string.
+# Its parts (regex sources, without groups) are used to build the patterns
+# that look for numbers in a whole column (``_numbers``, ``_frames``).
+NUMBER_INTEGER = r"-?(?:0|[1-9][0-9]*)"
+NUMBER_FRACTION = r"\.[0-9]+"
+NUMBER_EXPONENT = r"[eE][+-]?[0-9]+"
 # Groups: 1 = fraction, 2 = exponent (both optional).
-NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+NUMBER = re.compile(f"{NUMBER_INTEGER}({NUMBER_FRACTION})?({NUMBER_EXPONENT})?")
 
 # First characters that can start a §4 number; everything else skips the regex.
 NUMBER_START = frozenset("-0123456789")
@@ -28,36 +35,6 @@ LENGTH = re.compile(r"0|[1-9][0-9]*")
 # §11 delimiters: the character, and the symbol a header carries for it.
 DELIMITERS = (",", "\t", "|")
 HEADER_SYMBOL = {",": "", "\t": "\t", "|": "|"}
-
-# §7.2 numeric-like strings the encoder must quote (wider than NUMBER: "+1",
-# "05" and "1e5" style tokens are quoted for cross-version safety).
-_NUMERIC_LIKE = r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
-
-
-def _needs_quote_pattern(delimiter: str) -> re.Pattern[str]:
-    # One search answers every §7.2 condition at once: empty, leading/trailing
-    # whitespace, keywords, numeric-like, structural characters, controls, the
-    # relevant delimiter, a leading "-" or "#", and a leading U+FEFF (decoders
-    # skip a document's leading BOM: a root string "\ufeffx" must not lose
-    # it).  Lone surrogates are matched too so that the (slow) caller can
-    # reject them: they cannot be written as UTF-8.
-    delim = re.escape(delimiter)
-    return re.compile(
-        r"\A\Z|\A[ \t\-#\ufeff]|[ \t]\Z|[:\"\\\[\]{}\x00-\x1f\ud800-\udfff" + delim + r"]"
-        r"|\A(?:true|false|null)\Z|\A" + _NUMERIC_LIKE + r"\Z"
-    )
-
-
-# §7.2 / §11.1: one compiled pattern per delimiter.
-NEEDS_QUOTE = {d: _needs_quote_pattern(d) for d in DELIMITERS}
-
-# §7.1 encoder escapes: backslash, quote, LF, CR, HTAB; other C0 controls as
-# lowercase \u00xx.
-ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-for _c in range(0x20):
-    ESCAPES.setdefault(chr(_c), f"\\u{_c:04x}")
-ESCAPE_CHARS = re.compile(r"[\\\"\x00-\x1f]")
-SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 # §7.1 decoder escapes (the character after the backslash).
 UNESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}

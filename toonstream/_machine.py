@@ -42,7 +42,8 @@ from ._events import (
     Values,
 )
 from ._grammar import LENGTH, UNQUOTED_KEY
-from ._scalars import TokenConverter, _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
+from ._numbers import TokenConverter
+from ._scalars import _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).
@@ -127,6 +128,7 @@ class Machine:
         max_depth: int = 10_000,
         max_fields: int = 10_000,
         fields: bool = False,
+        item_runs: bool = False,
     ) -> None:
         # (the options were checked by the Decoder)
         self.convert = convert
@@ -148,10 +150,10 @@ class Machine:
         self._lineno = 0
         self._text = ""
         self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
-        # Runs of primitive list items (``- value`` lines) as one Values event:
-        # set by the drivers whose consumers take them (loads, items, parse,
-        # the JSON writer).
-        self.items = False
+        # Runs of primitive list items (``- value`` lines) as one Values event
+        # (needs convert_column): for the drivers whose consumers take values,
+        # not lines (loads, items, parse, the JSON writer).
+        self.item_runs = item_runs
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
 
     # ------------------------------------------------------------------ driving
@@ -179,7 +181,7 @@ class Machine:
                         if j > i:
                             i = j
                             continue
-                    if fast and self.items and kind == LIST:
+                    if fast and self.item_runs and kind == LIST:
                         if self._primitive_cooldown:  # (counted here: no call per line)
                             self._primitive_cooldown -= 1
                         else:

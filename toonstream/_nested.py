@@ -74,7 +74,7 @@ from ._frames import (
     value_kind,
     values_kinds,
 )
-from .decoder import Decoder, _decoder
+from .decoder import Decoder, driver_decoder
 
 __all__ = ["RecordReader", "RecordsAhead", "replayable", "KEEP", "MAX_NESTING"]
 
@@ -473,7 +473,7 @@ class RecordReader:
     def _batches(self) -> Iterator[list[dict[str, Any]]]:
         options = dict(self.options)
         options.pop("parse_float", None)
-        decoder = _decoder(True, options, items=True)
+        decoder = driver_decoder(True, options, items=True)
         adapter = self.adapter = _Records(self.path, lambda: decoder.line)
         size = self.owner.batch_size
         left = self.limit

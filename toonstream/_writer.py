@@ -1,4 +1,4 @@
-"""Lines out: primitive cells, headers and field lists, with §7.2 quoting.
+"""Lines out: primitive cells, headers and field lists (quoted as ``_quoting`` says).
 
 Pure text formatting shared by every encoder (``dumps`` and the streaming
 encoders); it decides nothing about structure.
@@ -12,9 +12,10 @@ from decimal import Decimal
 from typing import IO, Any, Callable
 
 from ._errors import ToonEncodeError
-from ._grammar import HEADER_SYMBOL, NEEDS_QUOTE
+from ._grammar import HEADER_SYMBOL
 from ._normalize import PRIMITIVE, key_contents, normalize
-from ._scalars import encode_decimal, encode_float, encode_int, encode_key, quote
+from ._quoting import NEEDS_QUOTE, encode_key, quote_checked
+from ._numbers import encode_decimal, encode_float, encode_int
 
 Fields = list[tuple[str, Any]]  # (name, nested Fields or None), encoder side
 
@@ -45,14 +46,6 @@ def primitive_formatter(delimiter: str, default: Callable[[Any], Any] | None) ->
         return fmt(v)
 
     return fmt
-
-
-def quote_checked(s: str) -> str:
-    """``quote`` with lone surrogates reported as ToonEncodeError."""
-    try:
-        return quote(s)
-    except ValueError:
-        raise ToonEncodeError("string contains a lone surrogate (not encodable as UTF-8)") from None
 
 
 def key_text(k: Any) -> str:

@@ -4,7 +4,7 @@ Data flow::
 
     chunks (bytes/str) -> LineSplitter -> Machine -> events -> consumer
                                                         |-> ValueBuilder   (loads, load)
-                                                        |-> _ParseAdapter  (parse: ijson triples)
+                                                        |-> ParseAdapter  (parse: ijson triples)
                                                         |-> _ItemsAdapter  (items, kvitems)
                                                         `-> _RowsAdapter   (rows)
 
@@ -58,7 +58,7 @@ from ._events import (
 )
 from ._lines import LineSplitter
 from ._machine import Machine
-from ._scalars import decimal_float, make_column_converter, make_converter
+from ._numbers import decimal_float, make_column_converter, make_converter
 
 __all__ = [
     "Decoder",
@@ -178,6 +178,14 @@ class Decoder:
             next one (default True; see :meth:`feed`).  False: every feed
             returns the events of every complete line it got.
 
+    Internal options (for the package's drivers and tests, not part of the API):
+        _item_runs: emit a run of primitive list items (``- value`` lines) as
+            one :class:`~toonstream.Values` event, for consumers that build
+            values rather than follow lines (default False).
+        _block_paths: decode blocks of table rows (and item runs) column-wise
+            (default True); False: every line goes the per-line way, the
+            reference the block paths are tested against.
+
     Example:
         >>> d = Decoder()
         >>> d.feed(b"a: 1\\nb")
@@ -207,6 +215,8 @@ class Decoder:
         start_line: int = 1,
         fields: bool = False,
         hold_rows: bool = True,
+        _item_runs: bool = False,
+        _block_paths: bool = True,
     ) -> None:
         # None means the default, as on the native engine (the two check options alike)
         indent_size = 2 if indent_size is None else indent_size
@@ -226,12 +236,15 @@ class Decoder:
             convert=convert,
             convert_column=make_column_converter(
                 convert, parse_float=parse_float, parse_int=parse_int, max_number_length=max_number_length
-            ),
+            )
+            if _block_paths
+            else None,
             indent_size=indent_size,
             strict=strict,
             max_depth=max_depth,
             max_fields=max_fields,
             fields=fields,
+            item_runs=_item_runs,
         )
         # Complete row lines not yet given to the machine, and small chunks
         # not yet split into lines (see feed).
@@ -439,7 +452,9 @@ class Decoder:
 # ---------------------------------------------------------------------- sources
 
 
-def _chunks(source: Source, buf_size: int) -> Iterator[Chunk]:
+def read_chunks(source: Source, buf_size: int) -> Iterator[Chunk]:
+    """The chunks of a sync source (text, bytes, a file or an iterable of
+    chunks), of about ``buf_size`` where the driver reads them."""
     if isinstance(source, (str, bytes, bytearray, memoryview)):
         for i in range(0, len(source), _SLICE):
             yield source[i : i + _SLICE]
@@ -469,7 +484,7 @@ async def _achunks(source: AsyncSource, buf_size: int) -> AsyncIterator[Chunk]:
         async for chunk in source:
             yield chunk
     else:
-        for chunk in _chunks(source, buf_size):  # a plain (sync) source is accepted too
+        for chunk in read_chunks(source, buf_size):  # a plain (sync) source is accepted too
             yield chunk
 
 
@@ -480,7 +495,7 @@ def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[
 
     def batches() -> Iterator[list[Any]]:
         try:
-            for chunk in _chunks(source, buf_size):
+            for chunk in read_chunks(source, buf_size):
                 yield push(decoder.feed(chunk))
             yield push(decoder.flush())  # (held rows before a possible error at the end)
             yield push(decoder.close())
@@ -628,7 +643,7 @@ def _build(source: Source, **options: Any) -> Any:
             start = _rewind_point(source)
             native = engine.value_decoder(**options)
             try:
-                for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+                for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
                     native.feed(chunk)
                 return native.close()
             except _engine.Unsupported:
@@ -639,14 +654,15 @@ def _build(source: Source, **options: Any) -> Any:
                 source.seek(start)  # type: ignore[attr-defined]
     object_hook = options.pop("object_hook", None)
     object_pairs_hook = options.pop("object_pairs_hook", None)
-    decoder = Decoder(fields=True, **options)
+    plain = object_hook is None and object_pairs_hook is None
+    # (runs of primitive list items as Values events: the hooked builder takes Scalars)
+    decoder = Decoder(fields=True, _item_runs=plain, **options)
     builder: ValueBuilder | HookedValueBuilder
-    if object_hook is None and object_pairs_hook is None:
-        decoder._machine.items = True  # (runs of primitive list items as Values events)
+    if plain:
         builder = ValueBuilder()
     else:
         builder = HookedValueBuilder(object_finisher(object_hook, object_pairs_hook))
-    for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+    for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
         builder.push(decoder.feed(chunk))
     builder.push(decoder.close())
     return builder.value
@@ -758,7 +774,7 @@ def _row_triples(prefix: str, fields: Fields, row: tuple[Any, ...], out: list[tu
             todo.append((vp, iter(f.children)))
 
 
-class _ParseAdapter:
+class ParseAdapter:
     """Events -> ``(prefix, event, value)`` triples, as ``ijson.parse`` yields them."""
 
     def __init__(self) -> None:
@@ -1152,14 +1168,12 @@ def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[
 # ---------------------------------------------------------------------- drivers
 
 
-def _decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False) -> Decoder:
+def driver_decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False) -> Decoder:
     """The driver's Decoder; ``items``: runs of primitive list items come as
     one Values event (for consumers that take values, not lines)."""
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
-    decoder = Decoder(fields=batches, **options)
-    decoder._machine.items = items
-    return decoder
+    return Decoder(fields=batches, _item_runs=items, **options)
 
 
 def _rows_setup(
@@ -1170,7 +1184,7 @@ def _rows_setup(
     use_float: bool,
     options: dict[str, Any],
 ) -> tuple[Decoder, _RowsAdapter]:
-    decoder = _decoder(use_float, options)
+    decoder = driver_decoder(use_float, options)
     adapter = _RowsAdapter(
         prefix, as_dict=as_dict, key_field=key_field, where=lambda: max(decoder.line, 1), expect_fields=expect_fields
     )
@@ -1188,7 +1202,7 @@ def _items_setup(
     prefix: str, kv: bool, map_type: MapType | None, use_float: bool, options: dict[str, Any]
 ) -> tuple[Decoder, Callable[[list[Event]], list[Any]]]:
     """The decoder and push function of items/kvitems (sync, async, coroutine)."""
-    decoder = _decoder(use_float, options, items=True)
+    decoder = driver_decoder(use_float, options, items=True)
     push = _ItemsAdapter(prefix, kv=kv).push
     if map_type is None:
         return decoder, push
@@ -1224,7 +1238,7 @@ def parse(
     native = _native_parse(source, use_float, options)
     if native is not None:
         return _native_drive(source, native, buf_size)
-    return _drive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
+    return _drive(source, driver_decoder(use_float, options, batches=True, items=True), ParseAdapter().push, buf_size)
 
 
 @overload
@@ -1342,7 +1356,7 @@ def rows(
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
 
 
-def _native_options(source: Any, use_float: bool, options: dict[str, Any]) -> dict[str, Any] | None:
+def engine_options(source: Any, use_float: bool, options: dict[str, Any]) -> dict[str, Any] | None:
     """The options for one of the engine's push decoders (rows, parse, items), or None (decided
     before any input is read) where it cannot run: an option it does not take, or a str source
     with lone surrogates."""
@@ -1350,7 +1364,7 @@ def _native_options(source: Any, use_float: bool, options: dict[str, Any]) -> di
     if not all(k in _engine.VALUE_OPTIONS or (k == "parse_int" and v is None) for k, v in options.items()):
         return None
     options = {k: v for k, v in options.items() if k in _engine.VALUE_OPTIONS}
-    if "parse_float" not in options:  # (as _decoder: an explicit parse_float=None means float)
+    if "parse_float" not in options:  # (as driver_decoder: an explicit parse_float=None means float)
         options["parse_float"] = None if use_float else decimal_float
     if isinstance(source, str) and not source.isascii():
         try:
@@ -1360,7 +1374,7 @@ def _native_options(source: Any, use_float: bool, options: dict[str, Any]) -> di
     return options
 
 
-def _native_push(make: Callable[..., _T], *args: Any, **options: Any) -> _T | None:
+def native_push(make: Callable[..., _T], *args: Any, **options: Any) -> _T | None:
     """``make(*args, **options)``, or None where the native side refuses an option value (a
     negative limit, say): the reference then decides, with its own error."""
     try:
@@ -1373,7 +1387,7 @@ def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) 
     """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`)."""
 
     def batches() -> Iterator[list[Any]]:
-        for chunk in _chunks(source, buf_size):
+        for chunk in read_chunks(source, buf_size):
             yield native.feed(chunk)
         while batch := native.close():  # (outputs before an error, then the error on the next call)
             yield batch
@@ -1417,15 +1431,15 @@ def _native_rows(
     buf_size: int,
     options: dict[str, Any],
 ) -> RowReader | None:
-    """``rows()`` on the engine's row decoder, or None where it cannot run (see :func:`_native_options`)."""
+    """``rows()`` on the engine's row decoder, or None where it cannot run (see :func:`engine_options`)."""
     make = _engine.current().row_decoder
     if make is None or not (prefix is None or type(prefix) is str) or type(key_field) is not str:
         return None
-    native_options = _native_options(source, use_float, options)
+    native_options = engine_options(source, use_float, options)
     if native_options is None:
         return None
     adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: 1, expect_fields=expect_fields)
-    native = _native_push(
+    native = native_push(
         make, prefix, header=adapter.native_header, as_dict=bool(as_dict), key_field=key_field, **native_options
     )
     if native is None:
@@ -1436,8 +1450,8 @@ def _native_rows(
 def _native_parse(source: Any, use_float: bool, options: dict[str, Any]) -> _engine.OutputDecoder | None:
     """The engine's push decoder of ``parse`` triples, or None: the reference runs."""
     make = _engine.current().parse_decoder
-    native_options = None if make is None else _native_options(source, use_float, options)
-    return None if make is None or native_options is None else _native_push(make, **native_options)
+    native_options = None if make is None else engine_options(source, use_float, options)
+    return None if make is None or native_options is None else native_push(make, **native_options)
 
 
 def _native_items(
@@ -1448,8 +1462,8 @@ def _native_items(
     make = _engine.current().items_decoder
     if make is None or type(prefix) is not str:
         return None
-    native_options = _native_options(source, use_float, options)
-    native = None if native_options is None else _native_push(make, prefix, kv=kv, **native_options)
+    native_options = engine_options(source, use_float, options)
+    native = None if native_options is None else native_push(make, prefix, kv=kv, **native_options)
     if native is None or map_type is None:
         return native
     return _Remapped(native, map_type, kv)
@@ -1481,7 +1495,7 @@ def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int =
     native = _native_parse(None, use_float, options)
     if native is not None:
         return _native_adrive(source, native, buf_size)
-    return _adrive(source, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push, buf_size)
+    return _adrive(source, driver_decoder(use_float, options, batches=True, items=True), ParseAdapter().push, buf_size)
 
 
 def items_async(
@@ -1588,7 +1602,7 @@ def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> 
     native = _native_parse(None, use_float, options)
     if native is not None:
         return _started(_native_coro(target, native))
-    return _started(_coro(target, _decoder(use_float, options, batches=True, items=True), _ParseAdapter().push))
+    return _started(_coro(target, driver_decoder(use_float, options, batches=True, items=True), ParseAdapter().push))
 
 
 def items_coro(

@@ -26,8 +26,9 @@ from typing import IO, Any, Callable, Iterable, Iterator, Sequence, Union
 from . import _engine
 from ._columns import format_column, format_columns, format_rows, format_strings
 from ._errors import ToonEncodeError
-from ._grammar import DELIMITERS, NEEDS_QUOTE
+from ._grammar import DELIMITERS
 from ._normalize import PRIMITIVE, normalize, plain_keys
+from ._quoting import NEEDS_QUOTE
 from ._writer import Fields, LineSink, header, key_text, primitive_formatter
 
 __all__ = ["dumps", "dump", "encode_lines"]
@@ -118,7 +119,13 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
     return root
 
 
-def _check_delimiter(delimiter: str) -> str:
+def check_delimiter(delimiter: str) -> str:
+    """The delimiter character for a ``delimiter`` option (a character or
+    its name); ValueError for anything else.
+
+    >>> check_delimiter("tab")
+    '\\t'
+    """
     delimiter = _DELIMITER_NAMES.get(delimiter, delimiter)
     if delimiter not in DELIMITERS:
         raise ValueError(f"delimiter must be ',', '\\t' or '|' (or comma/tab/pipe), got {delimiter!r}")
@@ -139,7 +146,7 @@ class _Walk:
             raise ValueError("indent_size must be >= 1")
         self.missing_as_null = missing_as_null
         self.unit = " " * indent_size
-        self.d = _check_delimiter(delimiter)
+        self.d = check_delimiter(delimiter)
         self.default = default
         self.max_depth = max_depth
         # The limit as the caller gave it: for messages, and for a table's

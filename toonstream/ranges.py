@@ -715,15 +715,15 @@ def table_header(schema: pa.Schema, n: int, **options: Any) -> str:
     >>> table_header(pa.schema([("a", pa.int64()), ("b", pa.string())]), 7, key="t")
     't[7]{a,b}:'
     """
-    from ._arrow_encode import _shape
+    from ._arrow_encode import schema_shape
     from ._writer import header, key_text
-    from .encoder import DEFAULT_MAX_DEPTH, _check_delimiter
+    from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
-    shape = _shape(schema, has_default=options.get("default") is not None, max_depth=options.get("max_depth", DEFAULT_MAX_DEPTH))
+    shape = schema_shape(schema, has_default=options.get("default") is not None, max_depth=options.get("max_depth", DEFAULT_MAX_DEPTH))
     if shape is None:
         raise ToonEncodeError(f"these columns do not make a TOON table (list, map, union or empty struct columns): {schema}")
     key = options.get("key")
-    return header("" if key is None else key_text(key), n, _check_delimiter(options.get("delimiter", ",")), shape.fields)
+    return header("" if key is None else key_text(key), n, check_delimiter(options.get("delimiter", ",")), shape.fields)
 
 
 def write_part(

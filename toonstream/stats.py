@@ -47,7 +47,7 @@ from .streaming import (
     _write_planned,
     Encoder,
 )
-from .tojson import _JsonWriter
+from .tojson import EventJsonWriter
 from .tokens import ERROR_BOUND, TokenCounter
 
 __all__ = ["FormatCost", "Stats", "measure", "measure_jsonl", "value_events"]
@@ -218,8 +218,8 @@ def measure(events: Iterable[tuple[Any, ...]], *, exact: bool = False, indent_si
     json_counters = {"json-compact": _Counter(exact), "json-pretty": _Counter(exact)}
     sinks = {name: LineSink(c) for name, c in json_counters.items()}  # type: ignore[arg-type]
     writers = [
-        _JsonWriter(sinks["json-compact"], indent=None, jsonl=False, where=lambda: 0),
-        _JsonWriter(sinks["json-pretty"], indent=2, jsonl=False, where=lambda: 0),
+        EventJsonWriter(sinks["json-compact"], indent=None, jsonl=False, where=lambda: 0),
+        EventJsonWriter(sinks["json-pretty"], indent=2, jsonl=False, where=lambda: 0),
     ]
     encoders = [enc for _, enc in toon.values()]
     batch: list[tuple[str, str, Any]] = []
@@ -277,7 +277,7 @@ def _json_texts(values: list[Any], *, pretty: bool) -> str | bytes:
     for value in values:
         buf = io.StringIO()
         sink = LineSink(buf)
-        _JsonWriter(sink, indent=2 if pretty else None, jsonl=False, where=lambda: 0).push(
+        EventJsonWriter(sink, indent=2 if pretty else None, jsonl=False, where=lambda: 0).push(
             [("", ev, x) for ev, x in value_events(value)]
         )
         sink.flush()

@@ -1,6 +1,6 @@
 """TOON to JSON text or JSON Lines, streamed from the event stream.
 
-The writer consumes the ijson-style triples of ``_ParseAdapter`` (numbers
+The writer consumes the ijson-style triples of ``ParseAdapter`` (numbers
 as int/Decimal, so nothing is rounded), keeps only a stack of open
 containers, and writes as it goes: memory does not grow with the document.
 Formatting matches ``json.dumps(value, indent=N, ensure_ascii=False)`` with
@@ -31,10 +31,10 @@ from typing import IO, Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
 from ._events import Columns, Entries, Event, Fields, Rows
-from ._scalars import _INT_STR_SAFE_BITS, encode_decimal, encode_int
+from ._numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
 from ._writer import LineSink
 from . import _engine
-from .decoder import DEFAULT_BUF_SIZE, Source, _chunks, _decoder, _native_options, _native_push, _ParseAdapter
+from .decoder import DEFAULT_BUF_SIZE, ParseAdapter, Source, driver_decoder, engine_options, native_push, read_chunks
 
 __all__ = ["decode_to_json", "decode_to_jsonl"]
 
@@ -112,7 +112,7 @@ def _kind_texts(kind: type, col: Sequence[Any]) -> list[str]:
         return list(map(_dump_str, col))
     if kind is int:
         # encode_int's own rule, for the whole column: str() below the bound
-        if max(max(col).bit_length(), min(col).bit_length()) < _INT_STR_SAFE_BITS:
+        if max(max(col).bit_length(), min(col).bit_length()) < INT_STR_SAFE_BITS:
             return list(map(int.__repr__, col))
     elif kind is bool:
         return list(map(_BOOL_TEXT.__getitem__, col))
@@ -169,7 +169,11 @@ _KIND_NAMES = {
 }
 
 
-class _JsonWriter:
+class EventJsonWriter:
+    """``(prefix, event, value)`` triples, as ``parse`` yields them (``push``),
+    to JSON text on a ``LineSink``: one document, pretty with ``indent``, or
+    JSON Lines (``jsonl``: the elements of the array at ``path``, one a line)."""
+
     def __init__(
         self,
         sink: LineSink,
@@ -310,7 +314,7 @@ class _JsonWriter:
         counts[-1] += n
         self.sink.part(text)
 
-    def events(self, adapter: _ParseAdapter, events: list[Event]) -> None:
+    def events(self, adapter: ParseAdapter, events: list[Event]) -> None:
         """The decoder's events: table rows in the value being written go
         straight to ``rows``; everything else through the adapter's triples."""
         kinds = list(map(type, events))
@@ -363,15 +367,15 @@ def _run(
     native = _native_writer(source, indent=indent, jsonl=jsonl, path=path, options=options) if table_rows else None
     if native is not None:  # the engine writes the JSON bytes itself
         out_sink = LineSink(out)
-        for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+        for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
             out_sink.utf8(native.feed(chunk))
         out_sink.utf8(native.close())
         out_sink.flush()
         return
-    decoder = _decoder(False, options, batches=True, items=True)  # (parse's batched events)
-    adapter = _ParseAdapter()
+    decoder = driver_decoder(False, options, batches=True, items=True)  # (parse's batched events)
+    adapter = ParseAdapter()
     sink = LineSink(out)
-    writer = _JsonWriter(sink, indent=indent, jsonl=jsonl, path=path, where=lambda: decoder.line)
+    writer = EventJsonWriter(sink, indent=indent, jsonl=jsonl, path=path, where=lambda: decoder.line)
     if table_rows:
 
         def push(events: list[Event]) -> None:
@@ -383,7 +387,7 @@ def _run(
             writer.push(adapter.push(events))
 
     try:
-        for chunk in _chunks(source, DEFAULT_BUF_SIZE):
+        for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
             push(decoder.feed(chunk))
         push(decoder.close())
     except ToonDecodeError:
@@ -403,11 +407,11 @@ def _native_writer(
     make = _engine.current().json_writer
     if make is None or "parse_float" in options or not (path is None or type(path) is str):
         return None
-    native_options = _native_options(source, True, options)
+    native_options = engine_options(source, True, options)
     if native_options is None:
         return None
     del native_options["parse_float"]
-    writer: _engine.JsonWriter | None = _native_push(make, path=path, jsonl=jsonl, indent=indent, **native_options)
+    writer: _engine.JsonWriter | None = native_push(make, path=path, jsonl=jsonl, indent=indent, **native_options)
     return writer
 
 
