@@ -1,6 +1,6 @@
 //! TOON text of scalars as the Python encoders write them: the §7.2 quoting
-//! rule and §7.1 escapes (`_grammar.NEEDS_QUOTE`, `_scalars.quote`), §7.3
-//! keys, and §2 canonical numbers (`_scalars.encode_float`,
+//! rule and §7.1 escapes (`_quoting.NEEDS_QUOTE`, `_quoting.quote`), §7.3
+//! keys, and §2 canonical numbers (`_numbers.encode_float`,
 //! `encode_decimal`, `encode_int`'s refusals). One implementation for every
 //! native writer: `dumps` (Python values), the JSON writer (numbers from
 //! TOON tokens) and the JSON Lines table encoder (numbers from JSON tokens).
@@ -42,7 +42,7 @@ pub fn special_word(x: u64, delim: u8) -> bool {
     m != 0
 }
 
-/// `_grammar.NEEDS_QUOTE[d]`: empty, leading or trailing whitespace, a
+/// `_quoting.NEEDS_QUOTE[d]`: empty, leading or trailing whitespace, a
 /// leading "-", "#" or U+FEFF (a decoder skips a document's leading BOM), a
 /// special byte, a keyword, or numeric-like
 /// (`[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?`, wider than a §4 number).
@@ -115,7 +115,7 @@ pub fn unquoted_key(s: &str) -> bool {
         .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
 }
 
-/// `_scalars.quote`: always quoted, escapes per §7.1 (other C0 controls as
+/// `_quoting.quote`: always quoted, escapes per §7.1 (other C0 controls as
 /// lowercase `\u00xx`).
 pub fn quote(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -147,7 +147,7 @@ pub fn quote(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// `_scalars.encode_float`: Python's `repr` digits (shortest round trip),
+/// `_numbers.encode_float`: Python's `repr` digits (shortest round trip),
 /// written as the reference writes them: `null` for NaN and infinities, "0"
 /// for both zeros, no ".0" on integral values, exact integer digits for
 /// 1e16 <= |x| < 1e21, plain decimals down to 1e-6, else `d.ddde<sign>N`.
@@ -257,7 +257,7 @@ pub fn shortest(text: &str, buf: &mut [u8; 32]) -> (usize, i32) {
 
 /// The Python encoders refuse a number whose text is longer than this (the
 /// decoders' default `max_number_length`), and an exponent of more digits
-/// than [`MAX_EXPONENT_DIGITS`] (`_scalars.MAX_NUMBER_LENGTH`, `MAX_EXPONENT_DIGITS`).
+/// than [`MAX_EXPONENT_DIGITS`] (`_numbers.MAX_NUMBER_LENGTH`, `MAX_EXPONENT_DIGITS`).
 pub const MAX_NUMBER_LENGTH: usize = 10_000;
 pub const MAX_EXPONENT_DIGITS: usize = 17;
 

@@ -1,6 +1,6 @@
 //! Tokens to values: one implementation of each lexical rule, next to the
-//! spec section it implements (the Python twins are `_grammar.py` and
-//! `_scalars.py`).  Pure functions over byte offsets of one line; errors are
+//! spec section it implements (the Python twins are `_grammar.py`,
+//! `_scalars.py` and `_numbers.py`).  Pure functions over byte offsets of one line; errors are
 //! [`Fail`]s at a byte offset of that line.
 
 use std::borrow::Cow;
@@ -83,7 +83,7 @@ impl Tok {
 const FAST_INT_DIGITS: usize = 18;
 /// An exponent of more than 17 significant digits (leading zeros do not
 /// count) is `number_out_of_range` (beyond Python's `Decimal` too), as
-/// `_scalars.exponent_in_range` rules.
+/// `_numbers.exponent_in_range` rules.
 const MAX_EXPONENT_DIGITS: usize = 17;
 
 /// Whether an exponent part (`e`, an optional sign, digits) has at most
@@ -498,7 +498,7 @@ mod tests {
         assert_eq!(conv("1.5"), Ok(Tok::Float(0, 3)));
         let long_exp = "1e+123456789012345678";
         assert_eq!(conv(long_exp).unwrap_err().code, codes::NUMBER_OUT_OF_RANGE);
-        // significant digits count, not characters (as `_scalars.exponent_in_range`)
+        // significant digits count, not characters (as `_numbers.exponent_in_range`)
         assert_eq!(
             conv("1e100000000000000000").unwrap_err().code,
             codes::NUMBER_OUT_OF_RANGE

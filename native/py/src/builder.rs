@@ -132,7 +132,7 @@ impl BindError {
 
 /// CPython refuses `int(text)` past `sys.get_int_max_str_digits()` (4300 by
 /// default); the Python engine goes through `Decimal` past this many digits
-/// (`_scalars._INT_STR_SAFE_DIGITS`), and so does this builder.
+/// (`_numbers._INT_STR_SAFE_DIGITS`), and so does this builder.
 const INT_STR_SAFE_DIGITS: usize = 4000;
 
 /// How often (in sink calls: rows, keys, scalars, inline arrays) a long

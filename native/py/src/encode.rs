@@ -41,7 +41,7 @@ use toonstream_native::format::{decimal_text, needs_quote, quote, unquoted_key, 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
 const DEFAULT_MAX_DEPTH: i64 = 10_000;
 /// The decoders' default `max_number_length`: the reference refuses a longer
-/// number token (`_scalars._checked_length`), so such an int is left to it.
+/// number token (`_numbers._checked_length`), so such an int is left to it.
 const MAX_NUMBER_LENGTH: usize = 10_000;
 /// Nesting levels this walk takes at most, whatever `max_depth` allows (each
 /// level is a heap frame; deeper values go to the reference).
@@ -414,7 +414,7 @@ impl<'py> Encoder<'py> {
         Ok(())
     }
 
-    /// `_scalars.encode_decimal`: from the Decimal's own `str` (C code,
+    /// `_numbers.encode_decimal`: from the Decimal's own `str` (C code,
     /// exact: its sign, digits and exponent), `null` for NaN and the
     /// infinities; a number it refuses (too long, an exponent of too many
     /// digits) is the reference's to report.
