@@ -161,31 +161,13 @@ pub fn write_float(out: &mut String, x: f64) {
         return;
     }
     let ax = x.abs();
-    let mut buf = zmij::Buffer::new();
     let mut digit_buf = [0u8; 32];
-    let (len, e) = shortest(buf.format_finite(ax), &mut digit_buf);
-    let digits = std::str::from_utf8(&digit_buf[..len]).unwrap_or("0");
+    let (digits, e) = shortest_digits(ax, &mut digit_buf);
     if x < 0.0 {
         out.push('-');
     }
-    let n = digits.len() as i32;
     if (-4..16).contains(&e) {
-        // repr's own fixed notation (no exponent), ".0" dropped
-        if e >= 0 {
-            let int = (e + 1) as usize;
-            if n <= e + 1 {
-                out.push_str(digits);
-                for _ in 0..(int - digits.len()) {
-                    out.push('0');
-                }
-            } else {
-                out.push_str(&digits[..int]);
-                out.push('.');
-                out.push_str(&digits[int..]);
-            }
-        } else {
-            small_plain(out, digits, e);
-        }
+        fixed(out, digits, e, false); // repr's own fixed notation, ".0" dropped
         return;
     }
     if (9_007_199_254_740_992.0..1e21).contains(&ax) {
@@ -199,6 +181,60 @@ pub fn write_float(out: &mut String, x: f64) {
         small_plain(out, digits, e);
         return;
     }
+    scientific(out, digits, e, 1);
+}
+
+/// Python's `repr` of a finite float: the shortest round-trip digits, in
+/// fixed notation with at least one fractional digit for a scientific
+/// exponent in -4..16, else `d.ddde±XX` (at least two exponent digits).
+pub fn python_repr(out: &mut String, x: f64) {
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    if x == 0.0 {
+        out.push_str("0.0");
+        return;
+    }
+    let mut digit_buf = [0u8; 32];
+    let (digits, e) = shortest_digits(x.abs(), &mut digit_buf);
+    if (-4..16).contains(&e) {
+        fixed(out, digits, e, true);
+    } else {
+        scientific(out, digits, e, 2);
+    }
+}
+
+/// The shortest round-trip digits of a positive finite float and their
+/// scientific exponent (`d.ddd * 10**e`).
+fn shortest_digits(ax: f64, digit_buf: &mut [u8; 32]) -> (&str, i32) {
+    let mut buf = zmij::Buffer::new();
+    let (len, e) = shortest(buf.format_finite(ax), digit_buf);
+    (std::str::from_utf8(&digit_buf[..len]).unwrap_or("0"), e)
+}
+
+/// `digits * 10**(e - len + 1)` without an exponent (`e` in -4..16, repr's
+/// fixed range); an integral value gets ".0" only with `point_zero`.
+fn fixed(out: &mut String, digits: &str, e: i32, point_zero: bool) {
+    if e < 0 {
+        small_plain(out, digits, e);
+        return;
+    }
+    let int = (e + 1) as usize;
+    if digits.len() <= int {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', int - digits.len()));
+        if point_zero {
+            out.push_str(".0");
+        }
+    } else {
+        out.push_str(&digits[..int]);
+        out.push('.');
+        out.push_str(&digits[int..]);
+    }
+}
+
+/// `d.ddde±N`, the exponent written with at least `exp_digits` digits.
+fn scientific(out: &mut String, digits: &str, e: i32, exp_digits: usize) {
     out.push_str(&digits[..1]);
     if digits.len() > 1 {
         out.push('.');
@@ -207,15 +243,18 @@ pub fn write_float(out: &mut String, x: f64) {
     out.push('e');
     out.push(if e >= 0 { '+' } else { '-' });
     let mut b = itoa::Buffer::new();
-    out.push_str(b.format(e.unsigned_abs()));
+    let text = b.format(e.unsigned_abs());
+    out.extend(std::iter::repeat_n(
+        '0',
+        exp_digits.saturating_sub(text.len()),
+    ));
+    out.push_str(text);
 }
 
 /// `0.000ddd` for a scientific exponent `e < 0`.
 pub fn small_plain(out: &mut String, digits: &str, e: i32) {
     out.push_str("0.");
-    for _ in 0..(-e - 1) {
-        out.push('0');
-    }
+    out.extend(std::iter::repeat_n('0', (-e - 1) as usize));
     out.push_str(digits);
 }
 

@@ -35,7 +35,8 @@
 use std::collections::HashMap;
 
 use crate::format::{
-    decimal_text, needs_quote, quote, write_float, write_plain_decimal, MAX_NUMBER_LENGTH,
+    decimal_text, needs_quote, python_repr, quote, write_float, write_plain_decimal,
+    MAX_NUMBER_LENGTH,
 };
 
 /// Why a line cannot be a row of the table written here.  The driver only
@@ -718,55 +719,6 @@ fn decimal_cell(token: &str, out: &mut String) -> Result<(), Decline> {
     }
     out.push_str(&text);
     Ok(())
-}
-
-/// Python's `repr` of a finite float: the shortest round-trip digits, in
-/// fixed notation with at least one fractional digit for a scientific
-/// exponent in -4..16, else `d.ddde±XX` (at least two exponent digits).
-fn python_repr(out: &mut String, x: f64) {
-    let mut buf = zmij::Buffer::new();
-    let mut digit_buf = [0u8; 32];
-    let (len, e) = crate::format::shortest(buf.format_finite(x.abs()), &mut digit_buf);
-    let digits = std::str::from_utf8(&digit_buf[..len]).unwrap_or("0");
-    if x.is_sign_negative() {
-        out.push('-');
-    }
-    if x == 0.0 {
-        out.push_str("0.0");
-        return;
-    }
-    let n = digits.len() as i32;
-    if (-4..16).contains(&e) {
-        if e >= 0 {
-            let int = (e + 1) as usize;
-            if n <= e + 1 {
-                out.push_str(digits);
-                out.extend(std::iter::repeat_n('0', int - digits.len()));
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int]);
-                out.push('.');
-                out.push_str(&digits[int..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-e - 1) as usize));
-            out.push_str(digits);
-        }
-        return;
-    }
-    out.push_str(&digits[..1]);
-    if digits.len() > 1 {
-        out.push('.');
-        out.push_str(&digits[1..]);
-    }
-    out.push('e');
-    out.push(if e >= 0 { '+' } else { '-' });
-    let a = e.unsigned_abs();
-    if a < 10 {
-        out.push('0');
-    }
-    out.push_str(itoa::Buffer::new().format(a));
 }
 
 #[cfg(test)]

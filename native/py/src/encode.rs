@@ -307,6 +307,24 @@ struct Encoder<'py> {
 }
 
 impl<'py> Encoder<'py> {
+    fn new(py: Python<'py>, o: &Options) -> Self {
+        Encoder {
+            py,
+            types: Types::new(py),
+            out: String::new(),
+            unit: o.unit,
+            delim: o.delim,
+            symbol: match o.delim {
+                b'\t' => "\t",
+                b'|' => "|",
+                _ => "",
+            },
+            missing_as_null: o.missing_as_null,
+            limit: o.limit,
+            ticks: 0,
+        }
+    }
+
     fn tick(&mut self) -> R<()> {
         self.ticks += 1;
         if self.ticks >= SIGNAL_EVERY {
@@ -1395,17 +1413,7 @@ pub fn table_rows<'py>(
         return Ok(py.NotImplemented());
     };
     super::guarded(&mut false, || {
-        let mut enc = Encoder {
-            py,
-            types: Types::new(py),
-            out: String::new(),
-            unit: o.unit,
-            delim: o.delim,
-            symbol: "",
-            missing_as_null: false,
-            limit: o.limit,
-            ticks: 0,
-        };
+        let mut enc = Encoder::new(py, &o);
         match enc.rows_of(records, names) {
             Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
             Err(Stop::Decline) => Ok(py.NotImplemented()),
@@ -1478,22 +1486,7 @@ pub fn dumps<'py>(
         return Ok(py.NotImplemented());
     };
     super::guarded(&mut false, || {
-        let delim = o.delim;
-        let mut enc = Encoder {
-            py,
-            types: Types::new(py),
-            out: String::new(),
-            unit: o.unit,
-            delim,
-            symbol: match delim {
-                b'\t' => "\t",
-                b'|' => "|",
-                _ => "",
-            },
-            missing_as_null: o.missing_as_null,
-            limit: o.limit,
-            ticks: 0,
-        };
+        let mut enc = Encoder::new(py, &o);
         match enc.root(obj) {
             Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
             Err(Stop::Decline) => Ok(py.NotImplemented()),
