@@ -110,7 +110,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer")
+                 "json_writer", "table_columns")
 
     def __init__(
         self,
@@ -123,6 +123,7 @@ class Engine:
         parse_decoder: Callable[..., OutputDecoder] | None = None,
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
+        table_columns: Callable[[bytes, int, str, int], Any] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -148,6 +149,11 @@ class Engine:
         #: ``parse_float``): the push decoder of ``decode_to_json``/``decode_to_jsonl``, TOON bytes
         #: to JSON bytes
         self.json_writer = json_writer
+        #: ``table_columns(data, plen, delim, width)``: a run of a table's row lines (complete
+        #: lines, row indentation ``plen``) split into typed columns for the frame readers
+        #: (``toonstream._frames``, which documents the object it returns), or the verdict
+        #: ``(name, quoted)`` on a run that is not all plain rows, as the reference gives it
+        self.table_columns = table_columns
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
@@ -190,6 +196,7 @@ def _native(reason: str) -> Engine:
         parse_decoder=getattr(native, "ParseDecoder", None),
         items_decoder=getattr(native, "ItemsDecoder", None),
         json_writer=getattr(native, "JsonWriter", None),
+        table_columns=getattr(native, "table_columns", None),
     )
 
 

@@ -33,7 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from operator import itemgetter
 from decimal import Decimal
-from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence, TypeAlias
 
 from ._optional import requires
 
@@ -68,6 +68,97 @@ class DtypeNameError(ValueError):
     it is for (the CLI reports it as a usage error)."""
 
 
+# Arrow types of the native engine's column buffers (see NativeRows.series).
+_ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
+
+
+def _native_splitter() -> Callable[[bytes, int, str, int], Any] | None:
+    """The engine's ``table_columns``, when it has one and pyarrow (which
+    wraps its buffers without a copy) can be imported; else None: the
+    reference splits and types the plain rows."""
+    from . import _engine
+
+    splitter = _engine.current().table_columns
+    if splitter is None:
+        return None
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return None
+    return splitter
+
+
+class NativeRows:
+    """Plain rows split by the native engine (``_engine.table_columns``):
+    rows ``lo..hi`` of its columns object, leaf columns ``sel`` of it.  The
+    cells are typed there (kind bits per cell, values as Arrow buffers);
+    :meth:`tokens` gives the reference's string frame of the same rows
+    (``TableScan._split``) wherever the reference path takes over.
+
+    >>> from toonstream import _engine
+    >>> split = _engine.current().table_columns
+    >>> rows = NativeRows(split(b"  1,a\n  2,b\n", 2, ",", 2), 0, 2, [0, 1]) if split else None
+    >>> rows is None or rows.series(0, "int64").to_list() == [1, 2]
+    True
+    """
+
+    __slots__ = ("cols", "lo", "hi", "sel")
+
+    def __init__(self, cols: Any, lo: int, hi: int, sel: list[int]) -> None:
+        self.cols, self.lo, self.hi, self.sel = cols, lo, hi, sel
+
+    @property
+    def height(self) -> int:
+        return self.hi - self.lo
+
+    @property
+    def columns(self) -> list[str]:
+        """The reference frame's column names (``c`` + the leaf index)."""
+        return [f"c{j}" for j in self.sel]
+
+    def slice(self, offset: int, length: int | None = None) -> NativeRows:
+        lo = min(self.lo + offset, self.hi)
+        hi = self.hi if length is None else min(lo + length, self.hi)
+        return NativeRows(self.cols, lo, hi, self.sel)
+
+    def select(self, names: list[str]) -> NativeRows:
+        index = {n: j for n, j in zip(self.columns, self.sel)}
+        return NativeRows(self.cols, self.lo, self.hi, [index[n] for n in names])
+
+    def bits(self, i: int) -> int:
+        """Kind bits of selected column ``i``'s cells, or-ed."""
+        return int(self.cols.bits(self.sel[i], self.lo, self.hi))
+
+    def series(self, i: int, kind: str) -> pl.Series:
+        """Selected column ``i`` as a Series: ``int64``, ``float64``,
+        ``bool``, ``utf8`` (the values; the caller checked that the cells'
+        kinds fit) or ``tokens`` (the reference's raw tokens)."""
+        import pyarrow as pa
+
+        n = self.height
+        bufs = self.cols.column(self.sel[i], self.lo, self.hi, kind)
+        if kind in ("utf8", "tokens"):
+            offsets, data, validity, nulls = bufs
+            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
+            arr = pa.Array.from_buffers(pa.string(), n, buffers, null_count=nulls)
+        else:
+            values, validity, nulls = bufs
+            atype = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[kind]
+            arr = pa.Array.from_buffers(atype, n, [validity and pa.py_buffer(validity), pa.py_buffer(values)], null_count=nulls)
+        return pl.Series(f"c{self.sel[i]}", arr)
+
+    def tokens(self) -> pl.DataFrame:
+        """The reference's string frame of these rows (before FrameReader._clean)."""
+        return pl.DataFrame([self.series(i, "tokens") for i in range(len(self.sel))])
+
+    def row(self, k: int) -> tuple[Any, ...]:
+        return self.slice(k, 1).tokens().row(0)
+
+
+#: plain rows: the reference's string frame, or the native engine's columns
+Plain: TypeAlias = "pl.DataFrame | NativeRows"
+
+
 class Piece:
     """A run of consecutive rows: the plain rows' string columns (``frame``,
     fast path) and the decoder's tuples (``rows``) for the others, which sit
@@ -86,14 +177,14 @@ class Piece:
 
     def __init__(
         self,
-        frame: pl.DataFrame | None,
+        frame: Plain | None,
         rows: list[tuple[Any, ...]],
         pos: list[int] | None,
         line: int,
         *,
         gaps: list[int] | None = None,
         texts: list[bytes] | None = None,
-        full: pl.DataFrame | None = None,
+        full: Plain | None = None,
         src: _Src | None = None,
         skip: int = 0,
     ) -> None:
@@ -265,6 +356,7 @@ class TableScan:
         self.done = 0
         self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
         self.quoted = False  # some plain rows carry marked quoted tokens
+        self.native = _native_splitter() if self.fast else None
 
     # -- the loop
 
@@ -459,6 +551,23 @@ class TableScan:
         if n_lines > cap:
             data = data[: len(data) - len(data.split(b"\n", cap)[-1])]
             n_lines = cap
+        if self.native is not None:
+            got = self.native(data, plen, delim, width)
+            if isinstance(got, tuple):
+                verdict, quoted = got
+                if quoted:
+                    self.quoted = True
+                if verdict == "not_indented":
+                    return None if check else False
+                if verdict == "not_plain":
+                    return None
+                # ("unhandled": the reference below decides)
+            else:
+                if got.quoted:
+                    self.quoted = True
+                fed = {k: (start, end) for k, start, end in got.specials}
+                split_rows = NativeRows(got, 0, got.rows, list(range(width))) if got.rows else None
+                return self._replay(data, got.lines, fed, split_rows)
         # Lines the decoder must see: their start offsets.
         starts: set[int] = set()
         if data[plen : plen + 1] in (b"#", b"\t"):
@@ -523,7 +632,15 @@ class TableScan:
                 return None if check else False
             assert isinstance(split, pl.DataFrame)
             frame = split
-        # Replay in order: plain rows are counted, special lines fed.
+        return self._replay(data, n_lines, {k: spans_of[k] for k in specials}, frame)
+
+    def _replay(self, data: bytes, n_lines: int, spans_of: dict[int, tuple[int, int]], frame: Plain | None) -> Piece:
+        """The run's Piece: its ``n_lines`` lines replayed to the decoder in
+        order, plain rows (``frame``) counted, the lines it must read
+        (``spans_of``: line index -> (start, end after the LF), in order)
+        fed.  Sets ``_consumed``, or ``_partial`` before a decode error."""
+        specials = list(spans_of)
+        lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
         decoder, adapter = self.decoder, self.adapter
         first = decoder.line + 1
         rows: list[tuple[Any, ...]] = []
@@ -918,6 +1035,23 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
     return pl.Series(name, values, dtype=base)
 
 
+def _native_kind(base: pl.DataType, bits: int) -> str | None:
+    """The native column buffers that give a column of dtype ``base`` whose
+    cells have kinds ``bits`` (already checked to fit), as ``token_expr``
+    would convert them; None where only the reference converts."""
+    if base == pl.Int64:
+        return "int64"
+    if base == pl.Float64:
+        return "float64"
+    if base == pl.Boolean:
+        return "bool"
+    if base == pl.Null:
+        return "null"
+    if base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
+        return "utf8"
+    return None
+
+
 def kind_name(bits: int) -> str:
     for bit, name in _KIND_NAMES:
         if bits & bit:
@@ -958,16 +1092,52 @@ class _Batch:
 
     def __init__(self, pieces: list[Piece]) -> None:
         frames = [p.frame for p in pieces if p.frame is not None and p.frame.height]
-        self.fast = (pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]) if frames else None
+        self.n_fast = sum(f.height for f in frames)
+        # The native engine's columns, while every plain row is one of
+        # theirs; the reference's string frame (``fast``) is made from them
+        # only where the reference path takes over.
+        self.native: list[NativeRows] | None = None
+        self._fast: pl.DataFrame | None = None
+        if frames and all(isinstance(f, NativeRows) for f in frames):
+            self.native = [f for f in frames if isinstance(f, NativeRows)]
+        elif frames:
+            tokens = [f.tokens() if isinstance(f, NativeRows) else f for f in frames]
+            self._fast = pl.concat(tokens, rechunk=False) if len(tokens) > 1 else tokens[0]
         self.rows: list[tuple[Any, ...]] = [r for p in pieces for r in p.rows]
         self.n = sum(p.n for p in pieces)
         self.pieces = pieces
         self.bits_fast: list[int | None] | None = None
         self.clean = False  # the fast path's deferred clean-up done (FrameReader._clean)
+        # The native columns' kinds were asked for (inference): the
+        # reference would have classified the tokens in full (bits_fast),
+        # which decides how it types the batch.
+        self.classified = False
+
+    @property
+    def fast(self) -> pl.DataFrame | None:
+        """The plain rows' string tokens (the reference's frame)."""
+        if self._fast is None and self.native is not None:
+            parts = [v.tokens() for v in self.native]
+            self._fast = pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
+        return self._fast
+
+    @fast.setter
+    def fast(self, frame: pl.DataFrame | None) -> None:
+        self._fast = frame
+
+    def materialize(self) -> None:
+        """Make the reference's string frame of the native columns (still
+        to be cleaned: FrameReader._clean)."""
+        self.native = None if self.fast is not None else self.native
+
+    @property
+    def columnar(self) -> bool:
+        """The plain rows are the native engine's, not yet made into tokens."""
+        return self.native is not None and self._fast is None
 
     def exact_mask(self) -> list[bool] | None:
         """Per row: is it a decoder row?  None when one kind only."""
-        if self.fast is None or not self.rows:
+        if not self.n_fast or not self.rows:
             return None
         mask: list[bool] = []
         for p in self.pieces:
@@ -985,8 +1155,7 @@ class _Batch:
         mask = self.exact_mask()
         if mask is None:
             return None
-        assert self.fast is not None
-        nf = self.fast.height
+        nf = self.n_fast
         m = pl.Series("m", mask)
         return (  # type: ignore[no-any-return]
             pl.select(
@@ -1032,7 +1201,7 @@ class _Batch:
         """A row of the batch (in order) as (fast row, decoder row) indexes."""
         mask = self.exact_mask()
         if mask is None:
-            return (row, None) if self.fast is not None else (None, row)
+            return (row, None) if self.n_fast else (None, row)
         before = sum(mask[:row])
         return (None, before) if mask[row] else (row - before, None)
 
@@ -1376,8 +1545,8 @@ class FrameReader:
         return _Batch(pieces)
 
     def _clean(self, batch: _Batch) -> None:
-        if batch.clean:
-            return
+        if batch.clean or batch.columnar:
+            return  # (native columns are trimmed as split; their tokens, once made, are not)
         batch.clean = True
         fast = batch.fast
         if fast is not None:
@@ -1441,7 +1610,10 @@ class FrameReader:
         quoted = self.scan.delim if self.scan.quoted else None
         for b in batches:
             self._clean(b)
-            if b.fast is not None:
+            if b.columnar:
+                assert b.native is not None
+                parts.extend(v.series(i, "utf8").alias("s") for v in b.native)
+            elif b.fast is not None:
                 name = b.fast.columns[i]
                 e = token_expr(pl.col(name), pl.String(), K_STR, quoted)
                 assert e is not None
@@ -1472,7 +1644,12 @@ class FrameReader:
     def _column_bits(self, batch: _Batch, i: int) -> int:
         self._clean(batch)
         bits = 0
-        if batch.fast is not None:
+        if batch.columnar:
+            assert batch.native is not None
+            batch.classified = True
+            for v in batch.native:
+                bits |= v.bits(i)
+        elif batch.fast is not None:
             if batch.bits_fast is None:
                 batch.bits_fast = token_kinds(batch.fast)
             b = batch.bits_fast[i]
@@ -1482,6 +1659,14 @@ class FrameReader:
         return bits
 
     def _typed(self, batch: _Batch) -> pl.DataFrame:
+        if batch.columnar:
+            frame = self._typed_native(batch)
+            if frame is not None:
+                return frame
+            batch.materialize()  # the reference's way, on its string tokens
+            self._clean(batch)
+            if batch.classified and batch.fast is not None:
+                batch.bits_fast = token_kinds(batch.fast)
         self._clean(batch)
         assert self.dtypes is not None
         order = batch.order()
@@ -1582,6 +1767,45 @@ class FrameReader:
             leaves.append(s)
         if misfits:
             raise min(misfits.values(), key=lambda e: e.line or 0)
+        return _frame(self._assemble(leaves, batch.n))
+
+    def _typed_native(self, batch: _Batch) -> pl.DataFrame | None:
+        """The batch typed from the native engine's columns, exactly as
+        :meth:`_typed` types the same rows; None where the reference must
+        (a value that does not fit, which it reports; numbers in a String
+        column, which need their canonical text; a Decimal column)."""
+        assert self.dtypes is not None and batch.native is not None
+        views = batch.native
+        order = batch.order()
+        exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
+        leaves: list[pl.Series] = []
+        for i, dtype in enumerate(self.dtypes):
+            base = base_dtype(dtype)
+            allowed = allowed_kinds(base, self.forced[i])
+            bits = 0
+            for v in views:
+                bits |= v.bits(i)
+            kind = _native_kind(base, bits)
+            if bits & ~allowed or kind is None:
+                return None
+            if exact_cols and values_kinds(exact_cols[i]) & ~allowed:
+                return None
+            name = f"c{i}"
+            if kind == "null":
+                parts = [pl.Series(name, [None] * batch.n_fast, dtype=pl.Null)]
+            else:
+                parts = [v.series(i, kind).alias(name) for v in views]
+            if exact_cols:
+                parts.append(convert_values(name, exact_cols[i], base))
+            s = parts[0] if len(parts) == 1 else pl.concat(parts)
+            if order is not None:
+                s = s.gather(order)
+            if base != dtype:
+                try:
+                    s = self._cast(batch, s, dtype, i)
+                except ToonDecodeError:
+                    return None  # (the reference finds the document's first error)
+            leaves.append(s)
         return _frame(self._assemble(leaves, batch.n))
 
     def _misfit(

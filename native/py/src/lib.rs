@@ -26,6 +26,7 @@
 mod builder;
 mod encode;
 mod events;
+mod frames;
 mod json;
 mod push;
 mod rows;
@@ -379,5 +380,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::ParseDecoder>()?;
     m.add_class::<events::ItemsDecoder>()?;
     m.add_class::<json::JsonWriter>()?;
+    m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
+    m.add_class::<frames::TableColumns>()?;
     Ok(())
 }
