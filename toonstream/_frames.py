@@ -72,7 +72,7 @@ class DtypeNameError(ValueError):
 _ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
 
 
-def _native_splitter() -> Callable[[bytes, int, str, int], Any] | None:
+def _native_splitter() -> Callable[[bytes, int, str, int, int], Any] | None:
     """The engine's ``table_columns``, when it has one and pyarrow (which
     wraps its buffers without a copy) can be imported; else None: the
     reference splits and types the plain rows."""
@@ -136,6 +136,12 @@ class NativeRows:
         import pyarrow as pa
 
         n = self.height
+        if kind == "utf8" and hasattr(pa, "string_view"):
+            # Views into the run's bytes: no string is copied (pyarrow >= 16).
+            views, validity, nulls = self.cols.column(self.sel[i], self.lo, self.hi, "views")
+            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), pa.py_buffer(self.cols.data)]
+            arr = pa.Array.from_buffers(pa.string_view(), n, buffers, null_count=nulls)
+            return pl.Series(f"c{self.sel[i]}", arr)
         bufs = self.cols.column(self.sel[i], self.lo, self.hi, kind)
         if kind in ("utf8", "tokens"):
             offsets, data, validity, nulls = bufs
@@ -545,14 +551,9 @@ class TableScan:
         column-wise, the others fed to the decoder.  False: a line is not at
         row indentation (only when ``check`` is False: the caller then cuts
         ``data`` and calls again).  Sets ``_consumed``."""
-        # No split into lines: only the special lines are located (bytes
-        # searches), everything else is counted.
-        n_lines = data.count(b"\n")  # data ends with a newline
-        if n_lines > cap:
-            data = data[: len(data) - len(data.split(b"\n", cap)[-1])]
-            n_lines = cap
         if self.native is not None:
-            got = self.native(data, plen, delim, width)
+            # (the engine takes the first ``cap`` lines itself)
+            got = self.native(data, plen, delim, width, min(cap, len(data)))
             if isinstance(got, tuple):
                 verdict, quoted = got
                 if quoted:
@@ -567,7 +568,13 @@ class TableScan:
                     self.quoted = True
                 fed = {k: (start, end) for k, start, end in got.specials}
                 split_rows = NativeRows(got, 0, got.rows, list(range(width))) if got.rows else None
-                return self._replay(data, got.lines, fed, split_rows)
+                return self._replay(data, got.lines, fed, split_rows, got.end)
+        # No split into lines: only the special lines are located (bytes
+        # searches), everything else is counted.
+        n_lines = data.count(b"\n")  # data ends with a newline
+        if n_lines > cap:
+            data = data[: len(data) - len(data.split(b"\n", cap)[-1])]
+            n_lines = cap
         # Lines the decoder must see: their start offsets.
         starts: set[int] = set()
         if data[plen : plen + 1] in (b"#", b"\t"):
@@ -632,13 +639,16 @@ class TableScan:
                 return None if check else False
             assert isinstance(split, pl.DataFrame)
             frame = split
-        return self._replay(data, n_lines, {k: spans_of[k] for k in specials}, frame)
+        return self._replay(data, n_lines, {k: spans_of[k] for k in specials}, frame, len(data))
 
-    def _replay(self, data: bytes, n_lines: int, spans_of: dict[int, tuple[int, int]], frame: Plain | None) -> Piece:
-        """The run's Piece: its ``n_lines`` lines replayed to the decoder in
-        order, plain rows (``frame``) counted, the lines it must read
-        (``spans_of``: line index -> (start, end after the LF), in order)
-        fed.  Sets ``_consumed``, or ``_partial`` before a decode error."""
+    def _replay(
+        self, data: bytes, n_lines: int, spans_of: dict[int, tuple[int, int]], frame: Plain | None, size: int
+    ) -> Piece:
+        """The run's Piece: its ``n_lines`` lines (``data[:size]``) replayed
+        to the decoder in order, plain rows (``frame``) counted, the lines it
+        must read (``spans_of``: line index -> (start, end after the LF), in
+        order) fed.  Sets ``_consumed``, or ``_partial`` before a decode
+        error."""
         specials = list(spans_of)
         lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
         decoder, adapter = self.decoder, self.adapter
@@ -672,7 +682,7 @@ class TableScan:
                 r += 1
             prev_k = k + 1
         decoder.skip_rows(n_lines - prev_k)
-        self._consumed = len(data)
+        self._consumed = size
         return Piece(frame, rows, pos if frame is not None else None, first, gaps=gaps, texts=texts)
 
     def _split(self, plain: bytes, n: int, delim: str, width: int, prefix: bytes) -> pl.DataFrame | None | bool:

@@ -22,11 +22,15 @@
 //! range of rows, and the raw tokens the reference's string frame holds.
 //!
 //! ```
-//! use toonstream_native::columns::{split, Split, K_INT, K_STR};
-//! let Split::Columns(c) = split(b"  1,a\n  2,b\n", 2, b',', 2) else { panic!() };
+//! use toonstream_native::columns::{split, Fixed, Split, K_INT, K_STR};
+//! let Split::Columns(c) = split(b"  1,a\n  2,b\n", 2, b',', 2, usize::MAX) else { panic!() };
 //! assert_eq!((c.rows(), c.bits(0, 0, 2), c.bits(1, 0, 2)), (2, K_INT, K_STR));
-//! assert_eq!(c.int64(b"  1,a\n  2,b\n", 0, 0, 2).values, vec![1, 2]);
+//! let mut ints = [0u8; 16];
+//! c.write_fixed(b"  1,a\n  2,b\n", 0, 0, 2, Fixed::Int64, &mut ints);
+//! assert_eq!(ints, [1i64.to_le_bytes(), 2i64.to_le_bytes()].concat()[..]);
 //! ```
+
+use std::sync::Mutex;
 
 use memchr::{memchr, memchr2};
 
@@ -78,6 +82,8 @@ pub struct Columns {
     pub lines: usize,
     /// Some row had quoted cells (split here as simple rows).
     pub quoted: bool,
+    /// The run's bytes (its lines end there).
+    pub end: usize,
 }
 
 /// What [`split`] found.
@@ -108,6 +114,24 @@ pub struct Buffers<T> {
     pub nulls: usize,
 }
 
+/// The fixed-width layouts of [`Columns::write_fixed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixed {
+    Int64,
+    Float64,
+    Views,
+}
+
+impl Fixed {
+    /// Bytes per value.
+    pub fn width(self) -> usize {
+        match self {
+            Fixed::Int64 | Fixed::Float64 => 8,
+            Fixed::Views => 16,
+        }
+    }
+}
+
 /// A string column: i32 offsets into `data`.
 #[derive(Debug, Default)]
 pub struct Strings {
@@ -117,14 +141,55 @@ pub struct Strings {
     pub nulls: usize,
 }
 
+/// Cell vectors of dropped [`Columns`], for the next runs: a fresh vector
+/// of a few hundred KB is new memory each time, and its page faults cost
+/// more than splitting the cells.
+static POOL: Mutex<Vec<Vec<Cell>>> = Mutex::new(Vec::new());
+/// At most this many vectors are kept (a few runs' worth).
+const POOL_SIZE: usize = 32;
+
+fn recycled(capacity: usize) -> Vec<Cell> {
+    let v = POOL.lock().ok().and_then(|mut pool| pool.pop());
+    match v {
+        Some(mut v) => {
+            v.clear();
+            v.reserve(capacity);
+            v
+        }
+        None => Vec::with_capacity(capacity),
+    }
+}
+
+impl Drop for Columns {
+    fn drop(&mut self) {
+        if let Ok(mut pool) = POOL.lock() {
+            for v in self.cols.drain(..) {
+                if pool.len() < POOL_SIZE {
+                    pool.push(v);
+                }
+            }
+        }
+    }
+}
+
 fn is_special(b: u8) -> bool {
     matches!(b, b'"' | b':' | b'\\' | b'\r' | 0)
 }
 
-/// Split the run `data` (complete lines, each ending with LF, at most the
-/// lines the caller takes): rows at indentation `plen`, `width` cells
-/// separated by `delim`.
-pub fn split(data: &[u8], plen: usize, delim: u8, width: usize) -> Split {
+/// Split the run of the first `cap` lines of `data` (complete lines, each
+/// ending with LF): rows at indentation `plen`, `width` cells separated by
+/// `delim`.  [`Columns::end`] says where the run ends.
+pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> Split {
+    // (the lines past `cap` are not the run's: the next may be an error)
+    let end = if cap == 0 {
+        0
+    } else {
+        match memchr::memchr_iter(b'\n', data).nth(cap - 1) {
+            Some(i) => i + 1,
+            None => data.len(),
+        }
+    };
+    let data = &data[..end];
     if width == 0
         || data.last() != Some(&b'\n')
         || memchr2(QUOTED, DELIM_IN_QUOTES, data).is_some()
@@ -138,10 +203,11 @@ pub fn split(data: &[u8], plen: usize, delim: u8, width: usize) -> Split {
     let mut out = Columns {
         width,
         line_starts: Vec::with_capacity(lines),
-        cols: (0..width).map(|_| Vec::with_capacity(lines)).collect(),
+        cols: (0..width).map(|_| recycled(lines)).collect(),
         specials: Vec::new(),
         lines: 0,
         quoted: false,
+        end,
     };
     // Where the bytes that send a line to the decoder are (few: SIMD
     // searches, then one cursor while walking the lines).
@@ -322,27 +388,25 @@ fn row(
         }
     } else {
         // A plain line: every delimiter ends a cell (the first cell's
-        // token starts after the indentation).
-        let mut raw_start = s;
-        let cells = memchr::memchr_iter(delim, line)
-            .map(|i| s + i)
-            .chain(std::iter::once(e));
-        for end in cells {
-            // (the first token starts after the indentation, or at the
-            // delimiter within it: such a line is refused anyway)
-            let token = if j == 0 {
-                (s + plen).min(end)
-            } else {
-                raw_start
-            };
-            let Some(cell) = bare(data, token, end) else {
+        // token starts after the indentation, or at a delimiter within it:
+        // such a line is refused anyway).
+        let mut token = (s + plen).min(e);
+        let mut p = s;
+        while p <= e {
+            // (a byte loop: cells are too short for a SIMD search to pay)
+            while p < e && data[p] != delim {
+                p += 1;
+            }
+            let start = if j == 0 { token.min(p) } else { token };
+            let Some(cell) = bare(data, start, p) else {
                 return false;
             };
-            if j < out.width {
-                out.cols[j].push(cell);
+            if let Some(col) = out.cols.get_mut(j) {
+                col.push(cell);
             }
             j += 1;
-            raw_start = end + 1;
+            p += 1;
+            token = p;
         }
     }
     if j != out.width {
@@ -411,11 +475,107 @@ fn kind(tok: &[u8]) -> Option<u8> {
     }
 }
 
+/// A §4 integer token's value, if it fits int64.
 fn int(tok: &[u8]) -> Option<i64> {
-    std::str::from_utf8(tok).ok()?.parse::<i64>().ok()
+    let (neg, digits) = match tok.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, tok),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    // (accumulated negative: -9223372036854775808 fits, its opposite does not)
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if neg {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
 }
 
+/// Powers of ten a float holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// A §4 number token's float value, correctly rounded (as Rust's and
+/// Polars' parsers give it).  The common short forms take Clinger's fast
+/// path: a mantissa below 2^53 and a power of ten of at most 22 are both
+/// exact, so one multiplication or division rounds once, correctly.
 fn float(tok: &[u8]) -> f64 {
+    let (neg, body) = match tok.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, tok),
+    };
+    let mut mantissa: u64 = 0;
+    let mut digits = 0;
+    let mut scale: i32 = 0;
+    let mut i = 0;
+    let mut point = false;
+    while i < body.len() {
+        match body[i] {
+            d @ b'0'..=b'9' => {
+                if digits < 19 {
+                    mantissa = mantissa * 10 + u64::from(d - b'0');
+                    if mantissa != 0 {
+                        digits += 1;
+                    }
+                } else {
+                    digits += 1;
+                }
+                if point {
+                    scale -= 1;
+                }
+            }
+            b'.' => point = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let mut exp: i32 = 0;
+    if i < body.len() {
+        // an exponent: "e", a sign, digits (at most 16 of them: longer is "odd")
+        let e = &body[i + 1..];
+        let (eneg, ed) = match e.split_first() {
+            Some((b'-', r)) => (true, r),
+            Some((b'+', r)) => (false, r),
+            _ => (false, e),
+        };
+        if ed.len() > 4 {
+            return slow_float(tok);
+        }
+        for &d in ed {
+            exp = exp * 10 + i32::from(d.wrapping_sub(b'0'));
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    let total = scale + exp;
+    if digits > 15 || mantissa >= (1 << 53) || !(-22..=22).contains(&total) {
+        return slow_float(tok);
+    }
+    let m = mantissa as f64;
+    let f = if total >= 0 {
+        m * POW10[total as usize]
+    } else {
+        m / POW10[(-total) as usize]
+    };
+    if neg {
+        -f
+    } else {
+        f
+    }
+}
+
+fn slow_float(tok: &[u8]) -> f64 {
     std::str::from_utf8(tok)
         .ok()
         .and_then(|t| t.parse::<f64>().ok())
@@ -478,50 +638,77 @@ impl Columns {
         (Some(v), nulls)
     }
 
-    /// Integers (cells of kind INT; anything else is a null slot).
-    pub fn int64(&self, data: &[u8], col: usize, lo: usize, hi: usize) -> Buffers<i64> {
-        let cells = self.cells(col, lo, hi);
-        let values = cells
-            .iter()
-            .map(|c| {
-                if c.kind & K_INT != 0 {
-                    int(Self::tok(data, c)).unwrap_or(0)
-                } else {
-                    0
-                }
-            })
-            .collect();
-        let (validity, nulls) = Self::validity(cells);
-        Buffers {
-            values,
-            validity,
-            nulls,
-        }
+    /// Cells of column `col`, rows `lo..hi`.
+    pub fn len(&self, col: usize, lo: usize, hi: usize) -> usize {
+        self.cells(col, lo, hi).len()
     }
 
-    /// Floats of the number cells (-0 as 0, as §4 decodes it).
-    pub fn float64(&self, data: &[u8], col: usize, lo: usize, hi: usize) -> Buffers<f64> {
+    /// The validity bitmap of column `col`, rows `lo..hi` (None: no nulls),
+    /// and the null count: nulls where the cell is the token `null`.
+    pub fn nulls(&self, col: usize, lo: usize, hi: usize) -> (Option<Vec<u8>>, usize) {
+        Self::validity(self.cells(col, lo, hi))
+    }
+
+    /// Column `col`, rows `lo..hi`, as fixed-width little-endian values
+    /// written into `out` (`kind.width()` bytes per cell; the caller has
+    /// checked that the cells' kinds fit, other cells get zeros):
+    ///
+    /// * [`Fixed::Int64`]: the INT cells;
+    /// * [`Fixed::Float64`]: the number cells (-0 as 0, as §4 decodes it);
+    /// * [`Fixed::Views`]: the strings as Arrow string views into `data`
+    ///   (tokens as trimmed, quoted cells' contents; no string copied): the
+    ///   length, then the bytes if at most 12, else the first 4 bytes,
+    ///   buffer 0 and the offset in `data`.
+    ///
+    /// Written in place: a fresh output buffer costs its page faults once,
+    /// not twice.
+    pub fn write_fixed(
+        &self,
+        data: &[u8],
+        col: usize,
+        lo: usize,
+        hi: usize,
+        kind: Fixed,
+        out: &mut [u8],
+    ) {
         let cells = self.cells(col, lo, hi);
-        let values = cells
-            .iter()
-            .map(|c| {
-                if c.kind & (K_INT | K_FLOAT | K_BIG) != 0 {
-                    let f = float(Self::tok(data, c));
-                    if f == 0.0 {
-                        0.0
+        let width = kind.width();
+        for (slot, c) in out.chunks_exact_mut(width).zip(cells) {
+            match kind {
+                Fixed::Int64 => {
+                    let v = if c.kind & K_INT != 0 {
+                        int(Self::tok(data, c)).unwrap_or(0)
                     } else {
-                        f
-                    }
-                } else {
-                    0.0
+                        0
+                    };
+                    slot.copy_from_slice(&v.to_le_bytes());
                 }
-            })
-            .collect();
-        let (validity, nulls) = Self::validity(cells);
-        Buffers {
-            values,
-            validity,
-            nulls,
+                Fixed::Float64 => {
+                    let mut f = 0.0;
+                    if c.kind & (K_INT | K_FLOAT | K_BIG) != 0 {
+                        f = float(Self::tok(data, c));
+                        if f == 0.0 {
+                            f = 0.0;
+                        }
+                    }
+                    slot.copy_from_slice(&f.to_le_bytes());
+                }
+                Fixed::Views => {
+                    slot.fill(0);
+                    if c.kind == K_NULL && !c.quoted {
+                        continue;
+                    }
+                    let tok = Self::tok(data, c);
+                    slot[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
+                    if tok.len() <= 12 {
+                        slot[4..4 + tok.len()].copy_from_slice(tok);
+                    } else {
+                        slot[4..8].copy_from_slice(&tok[..4]);
+                        // (buffer 0: bytes 8..12 stay zero)
+                        slot[12..16].copy_from_slice(&c.start.to_le_bytes());
+                    }
+                }
+            }
         }
     }
 
@@ -621,9 +808,77 @@ mod tests {
     use super::*;
 
     fn cols(data: &[u8], plen: usize, width: usize) -> Columns {
-        match split(data, plen, b',', width) {
+        match split(data, plen, b',', width, usize::MAX) {
             Split::Columns(c) => c,
             other => panic!("{other:?}"),
+        }
+    }
+
+    fn fixed(c: &Columns, data: &[u8], col: usize, kind: Fixed) -> Vec<u8> {
+        let mut out = vec![0xaa; c.rows() * kind.width()];
+        c.write_fixed(data, col, 0, c.rows(), kind, &mut out);
+        out
+    }
+
+    #[test]
+    fn numbers_as_rust_parses_them() {
+        let mut toks: Vec<String> = [
+            "0",
+            "-0",
+            "-0.0",
+            "1",
+            "1.5",
+            "802.265",
+            "0.1",
+            "0.3",
+            "123456789012345",
+            "1234567890123456",
+            "9007199254740993",
+            "1e22",
+            "1e23",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+            "4.9e-324",
+            "1e-400",
+            "1e400",
+            "123.456e-7",
+            "-5E+3",
+            "0.000000000000000000001",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        let mut x: u64 = 88172645463325252;
+        for _ in 0..20000 {
+            // (xorshift: digits, a point, an exponent)
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = format!("{}", x % 10u64.pow((x % 19) as u32 + 1));
+            let cut = (x >> 40) as usize % (digits.len() + 1);
+            let mut t = digits[..cut].to_string();
+            if cut < digits.len() {
+                t = format!("{}.{}", if t.is_empty() { "0" } else { &t }, &digits[cut..]);
+            }
+            if x & 1 == 1 {
+                t = format!("{t}e{}", (x >> 20) as i64 % 40 - 20);
+            }
+            if x & 2 == 2 {
+                t = format!("-{t}");
+            }
+            toks.push(t);
+        }
+        for t in &toks {
+            let want: f64 = t.parse().unwrap();
+            assert_eq!(float(t.as_bytes()).to_bits(), want.to_bits(), "{t}");
+            if let Ok(i) = t.parse::<i64>() {
+                assert_eq!(int(t.as_bytes()), Some(i), "{t}");
+            } else if !t.contains(['.', 'e']) {
+                assert_eq!(int(t.as_bytes()), None, "{t}");
+            }
         }
     }
 
@@ -663,38 +918,65 @@ mod tests {
         assert_eq!(t.data, b"\x01x\x02y\x01");
         let t0 = c.tokens(data, 0, 0, 2, b',');
         assert_eq!(t0.data, b"  1  3");
-        assert_eq!(c.float64(data, 0, 0, 2).values, vec![1.0, 3.0]);
+        assert_eq!(
+            fixed(&c, data, 0, Fixed::Float64),
+            [1f64.to_le_bytes(), 3f64.to_le_bytes()].concat()
+        );
+        let v = fixed(&c, data, 2, Fixed::Views);
+        assert_eq!(v[..7], [3, 0, 0, 0, b'x', b',', b'y']);
+        assert_eq!(v[16..], [0; 16]);
+        let long = b"  abcdefghijklmnop,1\n";
+        let c = cols(long, 2, 2);
+        let v = fixed(&c, long, 0, Fixed::Views);
+        assert_eq!(
+            (v[..4].to_vec(), &v[4..8], v[12]),
+            (vec![16, 0, 0, 0], &b"abcd"[..], 2)
+        );
     }
 
     #[test]
     fn verdicts() {
         assert!(matches!(
-            split(b"  1,2\n  3\n", 2, b',', 2),
+            split(b"  1,2\n  3\n", 2, b',', 2, usize::MAX),
             Split::NotPlain { .. }
         ));
         assert!(matches!(
-            split(b"  1,2\n   3,4\n", 2, b',', 2),
+            split(b"  1,2\n   3,4\n", 2, b',', 2, usize::MAX),
             Split::NotIndented { .. }
         ));
         assert!(matches!(
-            split(b"  1,2\n  ,4\n", 2, b',', 2),
+            split(b"  1,2\n  ,4\n", 2, b',', 2, usize::MAX),
             Split::NotIndented { .. }
         ));
         assert!(matches!(
-            split(b"  1,2\n ,4\n", 2, b',', 2),
+            split(b"  1,2\n ,4\n", 2, b',', 2, usize::MAX),
             Split::NotIndented { .. }
         ));
         assert!(matches!(
-            split(b"  1,2\n ,4\n", 2, b',', 3),
+            split(b"  1,2\n ,4\n", 2, b',', 3, usize::MAX),
             Split::NotPlain { .. }
         ));
         assert!(matches!(
-            split(b"  1,2\nk: v\n", 2, b',', 2),
+            split(b"  1,2\nk: v\n", 2, b',', 2, usize::MAX),
             Split::NotIndented { .. }
         ));
-        assert!(matches!(split(b"  1,2\n\n", 2, b',', 2), Split::Unhandled));
-        assert!(matches!(split(b"  1,\xff\n", 2, b',', 2), Split::Unhandled));
-        assert!(matches!(split(b"  1,2", 2, b',', 2), Split::Unhandled));
+        assert!(matches!(
+            split(b"  1,2\n\n", 2, b',', 2, usize::MAX),
+            Split::Unhandled
+        ));
+        assert!(matches!(
+            split(b"  1,\xff\n", 2, b',', 2, usize::MAX),
+            Split::Unhandled
+        ));
+        assert!(matches!(
+            split(b"  1,2", 2, b',', 2, usize::MAX),
+            Split::Unhandled
+        ));
+        // (only the first `cap` lines: what follows is not looked at)
+        let Split::Columns(c) = split(b"  1,2\n  3,4\nk: v\n", 2, b',', 2, 2) else {
+            panic!()
+        };
+        assert_eq!((c.rows(), c.lines, c.end), (2, 2, 12));
         let c = cols(b"  true,null\n  false,x\n", 2, 2);
         let b = c.boolean(b"  true,null\n  false,x\n", 0, 0, 2);
         assert_eq!(b.values, vec![1]);
