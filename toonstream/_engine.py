@@ -123,7 +123,7 @@ class Engine:
         parse_decoder: Callable[..., OutputDecoder] | None = None,
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
-        table_columns: Callable[[bytes, int, str, int, int], Any] | None = None,
+        table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -149,8 +149,9 @@ class Engine:
         #: ``parse_float``): the push decoder of ``decode_to_json``/``decode_to_jsonl``, TOON bytes
         #: to JSON bytes
         self.json_writer = json_writer
-        #: ``table_columns(data, plen, delim, width, cap)``: a run of a table's row lines (its
-        #: first ``cap`` complete lines, row indentation ``plen``) split into typed columns for the frame readers
+        #: ``table_columns(data, start, end, plen, delim, width, cap)``: a run of a table's row
+        #: lines (the first ``cap`` complete lines of ``data[start:end]``, row indentation
+        #: ``plen``) split into typed columns for the frame readers
         #: (``toonstream._frames``, which documents the object it returns), or the verdict
         #: ``(name, quoted)`` on a run that is not all plain rows, as the reference gives it
         self.table_columns = table_columns

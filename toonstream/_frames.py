@@ -72,7 +72,7 @@ class DtypeNameError(ValueError):
 _ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
 
 
-def _native_splitter() -> Callable[[bytes, int, str, int, int], Any] | None:
+def _native_splitter() -> Callable[[bytes, int, int, int, str, int, int], Any] | None:
     """The engine's ``table_columns``, when it has one and pyarrow (which
     wraps its buffers without a copy) can be imported; else None: the
     reference splits and types the plain rows."""
@@ -139,7 +139,8 @@ class NativeRows:
         if kind == "utf8" and hasattr(pa, "string_view"):
             # Views into the run's bytes: no string is copied (pyarrow >= 16).
             views, validity, nulls = self.cols.column(self.sel[i], self.lo, self.hi, "views")
-            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), pa.py_buffer(self.cols.data)]
+            run = pa.py_buffer(self.cols.data).slice(self.cols.start)  # (the views' offsets are the run's)
+            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), run]
             arr = pa.Array.from_buffers(pa.string_view(), n, buffers, null_count=nulls)
             return pl.Series(f"c{self.sel[i]}", arr)
         bufs = self.cols.column(self.sel[i], self.lo, self.hi, kind)
@@ -389,7 +390,7 @@ class TableScan:
                     end = buf.rfind(b"\n", pos, pos + CHUNK) + 1
                     if end > pos:
                         try:
-                            piece = self._fast(buf[pos:end], ctx)
+                            piece = self._fast(buf, pos, end, ctx)
                         except ToonDecodeError:
                             # The rows before the bad line first: a type error
                             # among them comes before this one in the document.
@@ -506,10 +507,10 @@ class TableScan:
     _consumed = 0
     _partial: Piece | None = None  # after _fast raised: the rows before the bad line
 
-    def _fast(self, data: bytes, ctx: TableContext) -> Piece | None:
-        """The rows at the start of ``data`` (complete lines), as one Piece,
-        if they begin with a run of plain rows; None to let the decoder go.
-        Sets ``_consumed`` to the bytes taken."""
+    def _fast(self, data: bytes, base: int, end: int, ctx: TableContext) -> Piece | None:
+        """The rows at the start of ``data[base:end]`` (complete lines), as
+        one Piece, if they begin with a run of plain rows; None to let the
+        decoder go.  Sets ``_consumed`` to the bytes taken."""
         self._consumed = 0
         self._partial = None
         plen, delim, width, left = ctx
@@ -520,24 +521,26 @@ class TableScan:
         # CRLF text (every line ends so, and no other CR): the CRs belong to
         # the line terminators (§12), so the rows are read without them.
         crlf = False
-        if b"\r" in data:
-            lf = data.count(b"\n")
-            if data.count(b"\r") == lf == data.count(b"\r\n"):
-                data = data.replace(b"\r\n", b"\n")
+        if data.find(b"\r", base, end) != -1:
+            run = data[base:end]
+            lf = run.count(b"\n")
+            if run.count(b"\r") == lf == run.count(b"\r\n"):
+                data = run.replace(b"\r\n", b"\n")
+                base, end = 0, len(data)
                 crlf = True
         # Never past the declared length (the next line may be an error),
         # nor much past a row limit.
         cap = left
         if self.limit is not None:
             cap = min(cap, self.limit - self.done + 1)
-        piece = self._plain_run(data, cap, plen, prefix, delim, width, check=False)
+        piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, check=False)
         if piece is False:
             # Some line is not `prefix` + a non-space: the run ends at the
             # first such line (a shallower one ends the table; a deeper or
             # blank one is the decoder's to report or skip).
-            m = _run_end(prefix).search(data)
-            data = data[: m.start() if m is not None else len(data)]
-            piece = self._plain_run(data, cap, plen, prefix, delim, width, check=True) if data else None
+            m = _run_end(prefix).search(data, base, end)
+            end = m.start() if m is not None else end
+            piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, check=True) if end > base else None
         if not isinstance(piece, Piece):
             return None
         if crlf:  # bytes taken from the input: one CR more per line
@@ -545,15 +548,16 @@ class TableScan:
         return piece
 
     def _plain_run(
-        self, data: bytes, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
+        self, data: bytes, base: int, end: int, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
     ) -> Piece | None | bool:
-        """Rows of ``data`` (at most ``cap`` lines of it): the plain ones split
-        column-wise, the others fed to the decoder.  False: a line is not at
-        row indentation (only when ``check`` is False: the caller then cuts
-        ``data`` and calls again).  Sets ``_consumed``."""
+        """Rows of ``data[base:end]`` (at most ``cap`` lines of it): the plain
+        ones split column-wise, the others fed to the decoder.  False: a line
+        is not at row indentation (only when ``check`` is False: the caller
+        then cuts the run and calls again).  Sets ``_consumed``."""
         if self.native is not None:
-            # (the engine takes the first ``cap`` lines itself)
-            got = self.native(data, plen, delim, width, min(cap, len(data)))
+            # (the engine takes the first ``cap`` lines itself, and reads the
+            # run in place: no copy of it)
+            got = self.native(data, base, end, plen, delim, width, min(cap, end - base))
             if isinstance(got, tuple):
                 verdict, quoted = got
                 if quoted:
@@ -566,9 +570,11 @@ class TableScan:
             else:
                 if got.quoted:
                     self.quoted = True
-                fed = {k: (start, end) for k, start, end in got.specials}
+                fed = {k: (base + start, base + stop) for k, start, stop in got.specials}
                 split_rows = NativeRows(got, 0, got.rows, list(range(width))) if got.rows else None
                 return self._replay(data, got.lines, fed, split_rows, got.end)
+        if (base, end) != (0, len(data)):
+            data = data[base:end]
         # No split into lines: only the special lines are located (bytes
         # searches), everything else is counted.
         n_lines = data.count(b"\n")  # data ends with a newline

@@ -672,10 +672,10 @@ impl Columns {
         out: &mut [u8],
     ) {
         let cells = self.cells(col, lo, hi);
-        let width = kind.width();
-        for (slot, c) in out.chunks_exact_mut(width).zip(cells) {
-            match kind {
-                Fixed::Int64 => {
+        // (one loop per layout: the slot width is then a constant)
+        match kind {
+            Fixed::Int64 => {
+                for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
                     let v = if c.kind & K_INT != 0 {
                         int(Self::tok(data, c)).unwrap_or(0)
                     } else {
@@ -683,7 +683,9 @@ impl Columns {
                     };
                     slot.copy_from_slice(&v.to_le_bytes());
                 }
-                Fixed::Float64 => {
+            }
+            Fixed::Float64 => {
+                for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
                     let mut f = 0.0;
                     if c.kind & (K_INT | K_FLOAT | K_BIG) != 0 {
                         f = float(Self::tok(data, c));
@@ -693,31 +695,34 @@ impl Columns {
                     }
                     slot.copy_from_slice(&f.to_le_bytes());
                 }
-                Fixed::Views => {
-                    slot.fill(0);
-                    if c.kind == K_NULL && !c.quoted {
-                        continue;
+            }
+            Fixed::Views => {
+                for (slot, c) in out.chunks_exact_mut(16).zip(cells) {
+                    let mut view = [0u8; 16];
+                    if c.kind != K_NULL || c.quoted {
+                        let tok = Self::tok(data, c);
+                        view[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
+                        if tok.len() <= 12 {
+                            view[4..4 + tok.len()].copy_from_slice(tok);
+                        } else {
+                            view[4..8].copy_from_slice(&tok[..4]);
+                            // (buffer 0: bytes 8..12 stay zero)
+                            view[12..16].copy_from_slice(&c.start.to_le_bytes());
+                        }
                     }
-                    let tok = Self::tok(data, c);
-                    slot[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
-                    if tok.len() <= 12 {
-                        slot[4..4 + tok.len()].copy_from_slice(tok);
-                    } else {
-                        slot[4..8].copy_from_slice(&tok[..4]);
-                        // (buffer 0: bytes 8..12 stay zero)
-                        slot[12..16].copy_from_slice(&c.start.to_le_bytes());
-                    }
+                    slot.copy_from_slice(&view);
                 }
             }
         }
     }
 
     /// Booleans, as a bitmap (`values`) of `true` cells.
-    pub fn boolean(&self, data: &[u8], col: usize, lo: usize, hi: usize) -> Buffers<u8> {
+    pub fn boolean(&self, col: usize, lo: usize, hi: usize) -> Buffers<u8> {
         let cells = self.cells(col, lo, hi);
         let mut values = vec![0u8; cells.len().div_ceil(8)];
         for (i, c) in cells.iter().enumerate() {
-            if c.kind == K_BOOL && Self::tok(data, c) == b"true" {
+            // ("true" or "false": the length tells)
+            if c.kind == K_BOOL && c.end - c.start == 4 {
                 set_bit(&mut values, i);
             }
         }
@@ -978,7 +983,7 @@ mod tests {
         };
         assert_eq!((c.rows(), c.lines, c.end), (2, 2, 12));
         let c = cols(b"  true,null\n  false,x\n", 2, 2);
-        let b = c.boolean(b"  true,null\n  false,x\n", 0, 0, 2);
+        let b = c.boolean(0, 0, 2);
         assert_eq!(b.values, vec![1]);
         assert_eq!(c.bits(1, 0, 2), K_NULL | K_STR);
         assert_eq!(c.bits(1, 1, 2), K_STR);

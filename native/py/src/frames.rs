@@ -5,7 +5,7 @@
 //! `pyarrow.Array.from_buffers` (no copy) and hands to Polars.
 //!
 //! ```python
-//! c = _native.table_columns(b"  1,a\n  2,null\n", 2, ",", 2, 10)
+//! c = _native.table_columns(b"  1,a\n  2,null\n", 0, 14, 2, ",", 2, 10)
 //! c.rows, c.bits(1, 0, 2)            # (2, 65): K_STR | K_NULL
 //! c.column(0, 0, 2, "int64")         # (values, None, 0)
 //! ```
@@ -24,7 +24,10 @@ use crate::guarded;
 /// The plain rows of one run, column by column (see the module docs).
 #[pyclass(module = "toonstream._native", frozen)]
 pub(crate) struct TableColumns {
+    /// The run is `data[start..end]` (read in place).
     data: Py<PyBytes>,
+    start: usize,
+    end: usize,
     columns: Columns,
     delim: u8,
 }
@@ -38,25 +41,31 @@ fn delim_byte(delim: &str) -> PyResult<u8> {
     }
 }
 
-/// Split the first `cap` lines of `data` (complete lines at indentation
-/// `plen`, `width` cells each, separated by `delim`; `end` says where they
-/// end): a `TableColumns`, or the verdict on the whole run
+/// Split the first `cap` lines of `data[start:end]` (complete lines at
+/// indentation `plen`, `width` cells each, separated by `delim`; read in
+/// place): a `TableColumns`, or the verdict on the whole run
 /// as the reference gives it, as `(verdict, quoted)`: `"not_indented"` (a
 /// line off the row indentation), `"not_plain"` (a row of another width),
 /// `"unhandled"` (only the reference can tell: it runs instead); `quoted`:
 /// the reference would have rewritten simple quoted rows before its verdict.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)] // (a Python function's positional arguments)
 pub(crate) fn table_columns(
     py: Python<'_>,
     data: Bound<'_, PyBytes>,
+    start: usize,
+    end: usize,
     plen: usize,
     delim: &str,
     width: usize,
     cap: usize,
 ) -> PyResult<Py<PyAny>> {
     let d = delim_byte(delim)?;
+    if start > end || end > data.as_bytes().len() {
+        return Err(PyValueError::new_err("the run is not within the data"));
+    }
     let split = guarded(&mut false, || {
-        let bytes = data.as_bytes();
+        let bytes = &data.as_bytes()[start..end];
         Ok(py.detach(|| columns::split(bytes, plen, d, width, cap)))
     })?;
     py.check_signals()?;
@@ -65,6 +74,8 @@ pub(crate) fn table_columns(
             py,
             TableColumns {
                 data: data.unbind(),
+                start,
+                end,
                 columns,
                 delim: d,
             },
@@ -94,13 +105,20 @@ impl TableColumns {
         self.columns.rows()
     }
 
-    /// The run's bytes (the data buffer of `"views"` columns).
+    /// The bytes the run is in: from `start` on, the data buffer of
+    /// `"views"` columns.
     #[getter]
     fn data(&self, py: Python<'_>) -> Py<PyBytes> {
         self.data.clone_ref(py)
     }
 
-    /// The run's end in `data` (after the LF of its last line).
+    /// Where the run starts in `data`.
+    #[getter]
+    fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The run's length: its lines end there (after the LF of the last).
     #[getter]
     fn end(&self) -> usize {
         self.columns.end
@@ -144,7 +162,12 @@ impl TableColumns {
         hi: usize,
         kind: &str,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let data = self.data.bind(py).as_bytes();
+        let data = self
+            .data
+            .bind(py)
+            .as_bytes()
+            .get(self.start..self.end)
+            .unwrap_or(&[]);
         let c = &self.columns;
         let delim = self.delim;
         let fixed = match kind {
@@ -173,7 +196,7 @@ impl TableColumns {
                 )
             }
             ("bool", None) => {
-                let b = py.detach(|| c.boolean(data, col, lo, hi));
+                let b = py.detach(|| c.boolean(col, lo, hi));
                 PyTuple::new(
                     py,
                     [
