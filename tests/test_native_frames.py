@@ -251,6 +251,21 @@ def test_datasets_take_the_native_path() -> None:
     check(toonstream.dumps(datasets.orders(200)).encode(), chunkings=CHUNKINGS[:2])
 
 
+def test_long_runs() -> None:
+    # Runs of 1 MiB or more are split on two threads: the same frames, verdicts and errors.
+    data = toonstream.dumps(datasets.uniform(15000)).encode()
+    assert len(data) > 1 << 20
+    spy = check(data, chunkings=CHUNKINGS[:1])
+    assert spy.tables > 0
+    rng = random.Random(7)
+    lines = data.split(b"\n")
+    for bad in (b"  1,2", b"k: v", b"   1,2,3,4,5,6,7,8", b"", b"  1," + b"9" * 41 + b",1,1,1,1,1,1", b"  ,a,1,true,x,y,1,z"):
+        edited = list(lines)
+        edited[rng.randrange(len(lines) // 2, len(lines) - 2)] = bad
+        check(b"\n".join(edited), chunkings=CHUNKINGS[:1])
+        check(b"\n".join(edited), chunkings=CHUNKINGS[:1], schema_overrides={"score": pl.String})
+
+
 def test_mutations() -> None:
     cells = ["x", '"q,r"', "null", "1.5", "true"]
     base = table([f"{i},{cells[i % 5]},{i * 0.25}" for i in range(40)] + ["# c", "7,8,9"])

@@ -180,6 +180,18 @@ fn is_special(b: u8) -> bool {
 /// ending with LF): rows at indentation `plen`, `width` cells separated by
 /// `delim`.  [`Columns::end`] says where the run ends.
 pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> Split {
+    split_run(data, plen, delim, width, cap, PARALLEL_RUN)
+}
+
+/// [`split`], on two threads for a run of at least `parallel` bytes.
+fn split_run(
+    data: &[u8],
+    plen: usize,
+    delim: u8,
+    width: usize,
+    cap: usize,
+    parallel: usize,
+) -> Split {
     // (the lines past `cap` are not the run's: the next may be an error)
     let end = if cap == 0 {
         0
@@ -200,31 +212,139 @@ pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> S
     }
     // Lines and cells, to reserve for (most lines are rows).
     let lines = memchr::memchr_iter(b'\n', data).count();
-    let mut out = Columns {
-        width,
-        line_starts: Vec::with_capacity(lines),
-        cols: (0..width).map(|_| recycled(lines)).collect(),
-        specials: Vec::new(),
-        lines: 0,
-        quoted: false,
-        end,
+    let mut out = Columns::new(width, lines, end);
+    let mut flags = Flags::default();
+    // A long run is walked in two halves at once (a line boundary near the
+    // middle), the second half's rows then appended to the first's.
+    let mid = if data.len() >= parallel {
+        memchr(b'\n', &data[data.len() / 2..]).map_or(data.len(), |i| data.len() / 2 + i + 1)
+    } else {
+        data.len()
     };
+    if mid < data.len() {
+        let first_lines = memchr::memchr_iter(b'\n', &data[..mid]).count();
+        let mut second = Columns::new(width, lines - first_lines, end);
+        let mut flags2 = Flags::default();
+        let (ok, ok2) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| {
+                walk(
+                    data,
+                    mid,
+                    first_lines,
+                    plen,
+                    delim,
+                    &mut second,
+                    &mut flags2,
+                )
+            });
+            let ok = walk(&data[..mid], 0, 0, plen, delim, &mut out, &mut flags);
+            match other.join() {
+                Ok(ok2) => (ok, ok2),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        if !(ok && ok2) {
+            return Split::Unhandled;
+        }
+        out.append(&mut second);
+        flags.or(&flags2);
+    } else if !walk(data, 0, 0, plen, delim, &mut out, &mut flags) {
+        return Split::Unhandled;
+    }
+    out.lines = lines;
+    let Flags {
+        special_bad,
+        not_plain,
+        plain_bad,
+    } = flags;
+    let quoted = out.quoted;
+    if special_bad {
+        // (the reference stops at the decoder lines' check, before any rewriting)
+        Split::NotIndented { quoted: false }
+    } else if not_plain {
+        Split::NotPlain { quoted }
+    } else if plain_bad {
+        Split::NotIndented { quoted }
+    } else {
+        Split::Columns(out)
+    }
+}
+
+/// A run at least this long is split on two threads.
+const PARALLEL_RUN: usize = 1 << 20;
+
+/// What decides the verdict on a run (see [`split`]): a decoder line off
+/// the indentation; rows of another width; rows off the indentation.
+#[derive(Default)]
+struct Flags {
+    special_bad: bool,
+    not_plain: bool,
+    plain_bad: bool,
+}
+
+impl Flags {
+    fn or(&mut self, other: &Flags) {
+        self.special_bad |= other.special_bad;
+        self.not_plain |= other.not_plain;
+        self.plain_bad |= other.plain_bad;
+    }
+}
+
+impl Columns {
+    fn new(width: usize, lines: usize, end: usize) -> Columns {
+        Columns {
+            width,
+            line_starts: Vec::with_capacity(lines),
+            cols: (0..width).map(|_| recycled(lines)).collect(),
+            specials: Vec::new(),
+            lines: 0,
+            quoted: false,
+            end,
+        }
+    }
+
+    /// The rows of `other` (the lines after this one's) after this one's.
+    fn append(&mut self, other: &mut Columns) {
+        self.line_starts.append(&mut other.line_starts);
+        for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
+            col.append(more);
+        }
+        self.specials.append(&mut other.specials);
+        self.quoted |= other.quoted;
+    }
+}
+
+/// The lines of `data` from offset `from` (a line start; line `k0` of the
+/// run) to the end, into `out` (offsets are `data`'s); false: only the
+/// reference can tell (see [`Split::Unhandled`]).
+fn walk(
+    data: &[u8],
+    from: usize,
+    k0: usize,
+    plen: usize,
+    delim: u8,
+    out: &mut Columns,
+    flags: &mut Flags,
+) -> bool {
     // Where the bytes that send a line to the decoder are (few: SIMD
     // searches, then one cursor while walking the lines).
-    let mut marks: Vec<usize> = memchr::memchr3_iter(b'"', b':', b'\\', data)
-        .chain(memchr::memchr2_iter(b'\r', 0, data))
+    let part = &data[from..];
+    let mut marks: Vec<usize> = memchr::memchr3_iter(b'"', b':', b'\\', part)
+        .chain(memchr::memchr2_iter(b'\r', 0, part))
+        .map(|i| from + i)
         .collect();
     marks.sort_unstable();
     let mut mark = 0;
-    // The reference's order of verdicts: a decoder line off the indentation
-    // first; then rows of another width; then rows off the indentation.
-    let (mut special_bad, mut not_plain, mut plain_bad) = (false, false, false);
-    let mut s = 0;
-    let mut k = 0;
-    for e in memchr::memchr_iter(b'\n', data) {
+    let (special_bad, not_plain, plain_bad) = (
+        &mut flags.special_bad,
+        &mut flags.not_plain,
+        &mut flags.plain_bad,
+    );
+    let mut s = from;
+    for (k, e) in (k0..).zip(memchr::memchr_iter(b'\n', part).map(|i| from + i)) {
         let line = &data[s..e];
         if line.is_empty() {
-            return Split::Unhandled; // (what Polars' tokenizer makes of it is its own)
+            return false; // (what Polars' tokenizer makes of it is its own)
         }
         let indented = line.len() > plen && line[..plen].iter().all(|&b| b == b' ');
         // Leading-only specials: after the indentation, as the reference's
@@ -244,53 +364,21 @@ pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> S
         let indented = indented && line[plen] != b' ';
         if special {
             if !indented {
-                special_bad = true;
+                *special_bad = true;
             } else if !leading && simple(line, plen, delim) {
                 out.quoted = true;
-                if !row(
-                    &mut out,
-                    data,
-                    s,
-                    e,
-                    plen,
-                    delim,
-                    true,
-                    &mut not_plain,
-                    &mut plain_bad,
-                ) {
-                    return Split::Unhandled;
+                if !row(out, data, s, e, plen, delim, true, not_plain, plain_bad) {
+                    return false;
                 }
             } else {
                 out.specials.push((k, s, e + 1));
             }
-        } else if !row(
-            &mut out,
-            data,
-            s,
-            e,
-            plen,
-            delim,
-            false,
-            &mut not_plain,
-            &mut plain_bad,
-        ) {
-            return Split::Unhandled;
+        } else if !row(out, data, s, e, plen, delim, false, not_plain, plain_bad) {
+            return false;
         }
         s = e + 1;
-        k += 1;
     }
-    out.lines = k;
-    let quoted = out.quoted;
-    if special_bad {
-        // (the reference stops at the decoder lines' check, before any rewriting)
-        Split::NotIndented { quoted: false }
-    } else if not_plain {
-        Split::NotPlain { quoted }
-    } else if plain_bad {
-        Split::NotIndented { quoted }
-    } else {
-        Split::Columns(out)
-    }
+    true
 }
 
 /// A simple row after the indentation (the reference's `_SIMPLE_ROW`):
@@ -885,6 +973,58 @@ mod tests {
                 assert_eq!(int(t.as_bytes()), None, "{t}");
             }
         }
+    }
+
+    /// The same outcome, walked in one piece or two.
+    fn same_split(data: &[u8], width: usize) {
+        let one = split_run(data, 2, b',', width, usize::MAX, usize::MAX);
+        let two = split_run(data, 2, b',', width, usize::MAX, 1);
+        match (&one, &two) {
+            (Split::Columns(a), Split::Columns(b)) => {
+                assert_eq!(
+                    (a.rows(), a.lines, a.quoted, &a.specials),
+                    (b.rows(), b.lines, b.quoted, &b.specials)
+                );
+                for col in 0..width {
+                    let (ta, tb) = (
+                        a.tokens(data, col, 0, a.rows(), b','),
+                        b.tokens(data, col, 0, b.rows(), b','),
+                    );
+                    assert_eq!(
+                        (ta.offsets, ta.data, ta.validity),
+                        (tb.offsets, tb.data, tb.validity)
+                    );
+                    assert_eq!(a.bits(col, 0, a.rows()), b.bits(col, 0, b.rows()));
+                }
+            }
+            _ => assert_eq!(format!("{one:?}"), format!("{two:?}")),
+        }
+    }
+
+    #[test]
+    fn halves_agree() {
+        let rows: Vec<String> = (0..400)
+            .map(|i| match i % 7 {
+                0 => format!("  {i},\"q,{i}\",x"),
+                1 => format!("  {i},a:b,y"),
+                2 => "  # note".to_string(),
+                _ => format!("  {i}, {i}.5 ,z{i}"),
+            })
+            .collect();
+        let text = rows.join("\n") + "\n";
+        same_split(text.as_bytes(), 3);
+        // a verdict in either half, and both
+        for bad in ["  1,2", "   1,2,3", "k: v", "  ,1,2", "  1,2,3,4"] {
+            for at in [3, 390] {
+                let mut r = rows.clone();
+                r[at] = bad.to_string();
+                same_split((r.join("\n") + "\n").as_bytes(), 3);
+            }
+        }
+        let mut r = rows.clone();
+        r[5] = "k: v".to_string();
+        r[395] = "  1,2".to_string();
+        same_split((r.join("\n") + "\n").as_bytes(), 3);
     }
 
     #[test]
