@@ -97,7 +97,8 @@ class NativeRows:
 
     >>> from toonstream import _engine
     >>> split = _engine.current().table_columns
-    >>> rows = NativeRows(split(b"  1,a\n  2,b\n", 2, ",", 2), 0, 2, [0, 1]) if split else None
+    >>> data = b"  1,a\\n  2,b\\n"
+    >>> rows = NativeRows(split(data, 0, len(data), 2, ",", 2, 10), 0, 2, [0, 1]) if split else None
     >>> rows is None or rows.series(0, "int64").to_list() == [1, 2]
     True
     """
