@@ -13,7 +13,14 @@ Who owns what:
   columns, and the §4 grammar is applied to whole columns with vectorized
   string kernels.  Everything else goes through the decoder, whose rows come
   back as tuples; both kinds of pieces are typed the same way and put back
-  in order.
+  in order;
+- on the native engine (``_engine.table_columns``, with pyarrow), Rust
+  splits such a run instead, simple quoted rows included, classifying each
+  cell as ``token_kinds`` does (:class:`NativeRows`), and a batch's columns
+  come from its Arrow buffers wherever the kernels would give the same
+  column (``FrameReader._typed_native``).  What it does not decide (an odd
+  number, a Decimal column, numbers in a String column, a value that does
+  not fit) is left to the path above, on the same tokens.
 
 Typing (one dtype per column; see the README table): null-only -> Null,
 true/false -> Boolean, integers -> Int64 (beyond int64: Decimal(38, 0), beyond
