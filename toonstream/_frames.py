@@ -145,10 +145,12 @@ class NativeRows:
 
         n = self.height
         if kind == "utf8" and hasattr(pa, "string_view"):
-            # Views into the run's bytes: no string is copied (pyarrow >= 16).
-            views, validity, nulls = self.cols.column(self.sel[i], self.lo, self.hi, "views")
-            run = pa.py_buffer(self.cols.data).slice(self.cols.start)  # (the views' offsets are the run's)
-            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), run]
+            # String views (pyarrow >= 16), which Polars takes without a copy:
+            # strings of at most 12 bytes sit in their views, only longer
+            # ones are copied (into a buffer of their own, so that a frame
+            # does not hold on to the whole run).
+            views, long, validity, nulls = self.cols.column(self.sel[i], self.lo, self.hi, "views")
+            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), pa.py_buffer(long)]
             arr = pa.Array.from_buffers(pa.string_view(), n, buffers, null_count=nulls)
             return pl.Series(f"c{self.sel[i]}", arr)
         bufs = self.cols.column(self.sel[i], self.lo, self.hi, kind)

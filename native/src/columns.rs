@@ -119,16 +119,12 @@ pub struct Buffers<T> {
 pub enum Fixed {
     Int64,
     Float64,
-    Views,
 }
 
 impl Fixed {
     /// Bytes per value.
     pub fn width(self) -> usize {
-        match self {
-            Fixed::Int64 | Fixed::Float64 => 8,
-            Fixed::Views => 16,
-        }
+        8
     }
 }
 
@@ -742,11 +738,7 @@ impl Columns {
     /// checked that the cells' kinds fit, other cells get zeros):
     ///
     /// * [`Fixed::Int64`]: the INT cells;
-    /// * [`Fixed::Float64`]: the number cells (-0 as 0, as §4 decodes it);
-    /// * [`Fixed::Views`]: the strings as Arrow string views into `data`
-    ///   (tokens as trimmed, quoted cells' contents; no string copied): the
-    ///   length, then the bytes if at most 12, else the first 4 bytes,
-    ///   buffer 0 and the offset in `data`.
+    /// * [`Fixed::Float64`]: the number cells (-0 as 0, as §4 decodes it).
     ///
     /// Written in place: a fresh output buffer costs its page faults once,
     /// not twice.
@@ -784,23 +776,42 @@ impl Columns {
                     slot.copy_from_slice(&f.to_le_bytes());
                 }
             }
-            Fixed::Views => {
-                for (slot, c) in out.chunks_exact_mut(16).zip(cells) {
-                    let mut view = [0u8; 16];
-                    if c.kind != K_NULL || c.quoted {
-                        let tok = Self::tok(data, c);
-                        view[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
-                        if tok.len() <= 12 {
-                            view[4..4 + tok.len()].copy_from_slice(tok);
-                        } else {
-                            view[4..8].copy_from_slice(&tok[..4]);
-                            // (buffer 0: bytes 8..12 stay zero)
-                            view[12..16].copy_from_slice(&c.start.to_le_bytes());
-                        }
-                    }
-                    slot.copy_from_slice(&view);
+        }
+    }
+
+    /// The bytes of column `col`'s strings longer than 12 bytes, rows
+    /// `lo..hi`, one after the other: the data buffer of
+    /// [`Columns::write_views`] (shorter strings sit in their views).
+    pub fn long_strings(&self, data: &[u8], col: usize, lo: usize, hi: usize, out: &mut Vec<u8>) {
+        for c in self.cells(col, lo, hi) {
+            let tok = Self::tok(data, c);
+            if tok.len() > 12 && (c.kind != K_NULL || c.quoted) {
+                out.extend_from_slice(tok);
+            }
+        }
+    }
+
+    /// The strings of column `col`, rows `lo..hi`, as Arrow string views
+    /// (16 bytes each, into `out`) whose longer strings are in the buffer
+    /// [`Columns::long_strings`] makes (buffer 0): the frames then hold
+    /// the strings, not the whole run.
+    pub fn write_views(&self, data: &[u8], col: usize, lo: usize, hi: usize, out: &mut [u8]) {
+        let mut offset: u32 = 0;
+        for (slot, c) in out.chunks_exact_mut(16).zip(self.cells(col, lo, hi)) {
+            let mut view = [0u8; 16];
+            if c.kind != K_NULL || c.quoted {
+                let tok = Self::tok(data, c);
+                view[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
+                if tok.len() <= 12 {
+                    view[4..4 + tok.len()].copy_from_slice(tok);
+                } else {
+                    view[4..8].copy_from_slice(&tok[..4]);
+                    // (buffer 0: bytes 8..12 stay zero)
+                    view[12..16].copy_from_slice(&offset.to_le_bytes());
+                    offset += tok.len() as u32;
                 }
             }
+            slot.copy_from_slice(&view);
         }
     }
 
@@ -1067,16 +1078,22 @@ mod tests {
             fixed(&c, data, 0, Fixed::Float64),
             [1f64.to_le_bytes(), 3f64.to_le_bytes()].concat()
         );
-        let v = fixed(&c, data, 2, Fixed::Views);
+        let mut v = vec![0xaa; 32];
+        c.write_views(data, 2, 0, 2, &mut v);
         assert_eq!(v[..7], [3, 0, 0, 0, b'x', b',', b'y']);
         assert_eq!(v[16..], [0; 16]);
-        let long = b"  abcdefghijklmnop,1\n";
+        let long = b"  abcdefghijklmnop,1\n  qrstuvwxyz0123,2\n";
         let c = cols(long, 2, 2);
-        let v = fixed(&c, long, 0, Fixed::Views);
+        let mut v = vec![0; 32];
+        c.write_views(long, 0, 0, 2, &mut v);
+        let mut buf = Vec::new();
+        c.long_strings(long, 0, 0, 2, &mut buf);
+        assert_eq!(buf, b"abcdefghijklmnopqrstuvwxyz0123");
         assert_eq!(
             (v[..4].to_vec(), &v[4..8], v[12]),
-            (vec![16, 0, 0, 0], &b"abcd"[..], 2)
+            (vec![16, 0, 0, 0], &b"abcd"[..], 0)
         );
+        assert_eq!((v[16], &v[20..24], v[28]), (14, &b"qrst"[..], 16));
     }
 
     #[test]

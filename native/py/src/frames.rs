@@ -105,19 +105,6 @@ impl TableColumns {
         self.columns.rows()
     }
 
-    /// The bytes the run is in: from `start` on, the data buffer of
-    /// `"views"` columns.
-    #[getter]
-    fn data(&self, py: Python<'_>) -> Py<PyBytes> {
-        self.data.clone_ref(py)
-    }
-
-    /// Where the run starts in `data`.
-    #[getter]
-    fn start(&self) -> usize {
-        self.start
-    }
-
     /// The run's length: its lines end there (after the LF of the last).
     #[getter]
     fn end(&self) -> usize {
@@ -150,7 +137,7 @@ impl TableColumns {
     /// Column `col`, rows `lo..hi`, as Arrow buffers: `"int64"`, `"float64"`
     /// -> (values, validity or None, null count); `"bool"` -> (value
     /// bitmap, validity, nulls); `"views"` (the strings as Arrow string
-    /// views into `data`) -> (views, validity, nulls); `"utf8"` (the strings)
+    /// views) -> (views, long strings' buffer, validity, nulls); `"utf8"` (the strings)
     /// and `"tokens"` (the reference's raw tokens) -> (i32 offsets, data,
     /// validity, nulls).
     /// The caller has checked that the cells' kinds fit.
@@ -173,7 +160,6 @@ impl TableColumns {
         let fixed = match kind {
             "int64" => Some(Fixed::Int64),
             "float64" => Some(Fixed::Float64),
-            "views" => Some(Fixed::Views),
             _ => None,
         };
         let out = guarded(&mut false, || match (kind, fixed) {
@@ -190,6 +176,27 @@ impl TableColumns {
                     py,
                     [
                         values.into_any().unbind(),
+                        optional(py, validity),
+                        nulls.into_pyobject(py)?.into_any().unbind(),
+                    ],
+                )
+            }
+            ("views", None) => {
+                // (the views with the GIL, as the fixed-width columns; the
+                // long strings' buffer first, to know its size)
+                let mut long = Vec::new();
+                py.detach(|| c.long_strings(data, col, lo, hi, &mut long));
+                let n = c.len(col, lo, hi);
+                let views = PyBytes::new_with(py, n * 16, |buf| {
+                    c.write_views(data, col, lo, hi, buf);
+                    Ok(())
+                })?;
+                let (validity, nulls) = c.nulls(col, lo, hi);
+                PyTuple::new(
+                    py,
+                    [
+                        views.into_any().unbind(),
+                        PyBytes::new(py, &long).into_any().unbind(),
                         optional(py, validity),
                         nulls.into_pyobject(py)?.into_any().unbind(),
                     ],
