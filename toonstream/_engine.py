@@ -121,7 +121,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table", "table_rows")
+                 "json_writer", "jsonl_table", "table_rows", "table_columns")
 
     def __init__(
         self,
@@ -136,6 +136,7 @@ class Engine:
         json_writer: Callable[..., JsonWriter] | None = None,
         jsonl_table: Callable[..., JsonlTable] | None = None,
         table_rows: Callable[..., Any] | None = None,
+        table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -169,6 +170,12 @@ class Engine:
         #: them) or ``NotImplemented`` (nothing done) unless every record is an exact dict with
         #: exactly the fields ``names`` (a tuple of str) and values ``dumps`` takes
         self.table_rows = table_rows
+        #: ``table_columns(data, start, end, plen, delim, width, cap)``: a run of a table's row
+        #: lines (the first ``cap`` complete lines of ``data[start:end]``, row indentation
+        #: ``plen``) split into typed columns for the frame readers
+        #: (``toonstream._frames``, which documents the object it returns), or the verdict
+        #: ``(name, quoted)`` on a run that is not all plain rows, as the reference gives it
+        self.table_columns = table_columns
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
@@ -213,6 +220,7 @@ def _native(reason: str) -> Engine:
         json_writer=getattr(native, "JsonWriter", None),
         jsonl_table=getattr(native, "JsonlTable", None),
         table_rows=getattr(native, "table_rows", None),
+        table_columns=getattr(native, "table_columns", None),
     )
 
 

@@ -13,7 +13,14 @@ Who owns what:
   columns, and the §4 grammar is applied to whole columns with vectorized
   string kernels.  Everything else goes through the decoder, whose rows come
   back as tuples; both kinds of pieces are typed the same way and put back
-  in order.
+  in order;
+- on the native engine (``_engine.table_columns``, with pyarrow), Rust
+  splits such a run instead, simple quoted rows included, classifying each
+  cell as ``token_kinds`` does (:class:`NativeRows`), and a batch's columns
+  come from its Arrow buffers wherever the kernels would give the same
+  column (``FrameReader._typed_native``).  What it does not decide (an odd
+  number, a Decimal column, numbers in a String column, a value that does
+  not fit) is left to the path above, on the same tokens.
 
 Typing (one dtype per column; see the README table): null-only -> Null,
 true/false -> Boolean, integers -> Int64 (beyond int64: Decimal(38, 0), beyond
@@ -33,7 +40,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from operator import itemgetter
 from decimal import Decimal
-from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence, TypeAlias
 
 from ._optional import requires
 
@@ -69,6 +76,107 @@ class DtypeNameError(ValueError):
     it is for (the CLI reports it as a usage error)."""
 
 
+# Arrow types of the native engine's column buffers (see NativeRows.series).
+_ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
+
+
+def _native_splitter() -> Callable[[bytes, int, int, int, str, int, int], Any] | None:
+    """The engine's ``table_columns``, when it has one and pyarrow (which
+    wraps its buffers without a copy) can be imported; else None: the
+    reference splits and types the plain rows."""
+    from . import _engine
+
+    splitter = _engine.current().table_columns
+    if splitter is None:
+        return None
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return None
+    return splitter
+
+
+class NativeRows:
+    """Plain rows split by the native engine (``_engine.table_columns``):
+    rows ``lo..hi`` of its columns object, leaf columns ``sel`` of it.  The
+    cells are typed there (kind bits per cell, values as Arrow buffers);
+    :meth:`tokens` gives the reference's string frame of the same rows
+    (``TableScan._split``) wherever the reference path takes over.
+
+    >>> from toonstream import _engine
+    >>> split = _engine.current().table_columns
+    >>> data = b"  1,a\\n  2,b\\n"
+    >>> rows = NativeRows(split(data, 0, len(data), 2, ",", 2, 10), 0, 2, [0, 1]) if split else None
+    >>> rows is None or rows.series(0, "int64").to_list() == [1, 2]
+    True
+    """
+
+    __slots__ = ("cols", "lo", "hi", "sel")
+
+    def __init__(self, cols: Any, lo: int, hi: int, sel: list[int]) -> None:
+        self.cols, self.lo, self.hi, self.sel = cols, lo, hi, sel
+
+    @property
+    def height(self) -> int:
+        return self.hi - self.lo
+
+    @property
+    def columns(self) -> list[str]:
+        """The reference frame's column names (``c`` + the leaf index)."""
+        return [f"c{j}" for j in self.sel]
+
+    def slice(self, offset: int, length: int | None = None) -> NativeRows:
+        lo = min(self.lo + offset, self.hi)
+        hi = self.hi if length is None else min(lo + length, self.hi)
+        return NativeRows(self.cols, lo, hi, self.sel)
+
+    def select(self, names: list[str]) -> NativeRows:
+        index = {n: j for n, j in zip(self.columns, self.sel)}
+        return NativeRows(self.cols, self.lo, self.hi, [index[n] for n in names])
+
+    def bits(self, i: int) -> int:
+        """Kind bits of selected column ``i``'s cells, or-ed."""
+        return int(self.cols.bits(self.sel[i], self.lo, self.hi))
+
+    def series(self, i: int, kind: str) -> pl.Series:
+        """Selected column ``i`` as a Series: ``int64``, ``float64``,
+        ``bool``, ``utf8`` (the values; the caller checked that the cells'
+        kinds fit) or ``tokens`` (the reference's raw tokens)."""
+        import pyarrow as pa
+
+        n = self.height
+        if kind == "utf8" and hasattr(pa, "string_view"):
+            # String views (pyarrow >= 16), which Polars takes without a copy:
+            # strings of at most 12 bytes sit in their views, only longer
+            # ones are copied (into a buffer of their own, so that a frame
+            # does not hold on to the whole run).
+            views, long, validity, nulls = self.cols.column(self.sel[i], self.lo, self.hi, "views")
+            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), pa.py_buffer(long)]
+            arr = pa.Array.from_buffers(pa.string_view(), n, buffers, null_count=nulls)
+            return pl.Series(f"c{self.sel[i]}", arr)
+        bufs = self.cols.column(self.sel[i], self.lo, self.hi, kind)
+        if kind in ("utf8", "tokens"):
+            offsets, data, validity, nulls = bufs
+            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
+            arr = pa.Array.from_buffers(pa.string(), n, buffers, null_count=nulls)
+        else:
+            values, validity, nulls = bufs
+            atype = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[kind]
+            arr = pa.Array.from_buffers(atype, n, [validity and pa.py_buffer(validity), pa.py_buffer(values)], null_count=nulls)
+        return pl.Series(f"c{self.sel[i]}", arr)
+
+    def tokens(self) -> pl.DataFrame:
+        """The reference's string frame of these rows (before FrameReader._clean)."""
+        return pl.DataFrame([self.series(i, "tokens") for i in range(len(self.sel))])
+
+    def row(self, k: int) -> tuple[Any, ...]:
+        return self.slice(k, 1).tokens().row(0)
+
+
+#: plain rows: the reference's string frame, or the native engine's columns
+Plain: TypeAlias = "pl.DataFrame | NativeRows"
+
+
 class Piece:
     """A run of consecutive rows: the plain rows' string columns (``frame``,
     fast path) and the decoder's tuples (``rows``) for the others, which sit
@@ -87,14 +195,14 @@ class Piece:
 
     def __init__(
         self,
-        frame: pl.DataFrame | None,
+        frame: Plain | None,
         rows: list[tuple[Any, ...]],
         pos: list[int] | None,
         line: int,
         *,
         gaps: list[int] | None = None,
         texts: list[bytes] | None = None,
-        full: pl.DataFrame | None = None,
+        full: Plain | None = None,
         src: _Src | None = None,
         skip: int = 0,
     ) -> None:
@@ -266,6 +374,7 @@ class TableScan:
         self.done = 0
         self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
         self.quoted = False  # some plain rows carry marked quoted tokens
+        self.native = _native_splitter() if self.fast else None
 
     # -- the loop
 
@@ -292,7 +401,7 @@ class TableScan:
                     end = buf.rfind(b"\n", pos, pos + CHUNK) + 1
                     if end > pos:
                         try:
-                            piece = self._fast(buf[pos:end], ctx)
+                            piece = self._fast(buf, pos, end, ctx)
                         except ToonDecodeError:
                             # The rows before the bad line first: a type error
                             # among them comes before this one in the document.
@@ -409,10 +518,10 @@ class TableScan:
     _consumed = 0
     _partial: Piece | None = None  # after _fast raised: the rows before the bad line
 
-    def _fast(self, data: bytes, ctx: TableContext) -> Piece | None:
-        """The rows at the start of ``data`` (complete lines), as one Piece,
-        if they begin with a run of plain rows; None to let the decoder go.
-        Sets ``_consumed`` to the bytes taken."""
+    def _fast(self, data: bytes, base: int, end: int, ctx: TableContext) -> Piece | None:
+        """The rows at the start of ``data[base:end]`` (complete lines), as
+        one Piece, if they begin with a run of plain rows; None to let the
+        decoder go.  Sets ``_consumed`` to the bytes taken."""
         self._consumed = 0
         self._partial = None
         plen, delim, width, left = ctx
@@ -423,24 +532,26 @@ class TableScan:
         # CRLF text (every line ends so, and no other CR): the CRs belong to
         # the line terminators (§12), so the rows are read without them.
         crlf = False
-        if b"\r" in data:
-            lf = data.count(b"\n")
-            if data.count(b"\r") == lf == data.count(b"\r\n"):
-                data = data.replace(b"\r\n", b"\n")
+        if data.find(b"\r", base, end) != -1:
+            run = data[base:end]
+            lf = run.count(b"\n")
+            if run.count(b"\r") == lf == run.count(b"\r\n"):
+                data = run.replace(b"\r\n", b"\n")
+                base, end = 0, len(data)
                 crlf = True
         # Never past the declared length (the next line may be an error),
         # nor much past a row limit.
         cap = left
         if self.limit is not None:
             cap = min(cap, self.limit - self.done + 1)
-        piece = self._plain_run(data, cap, plen, prefix, delim, width, check=False)
+        piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, check=False)
         if piece is False:
             # Some line is not `prefix` + a non-space: the run ends at the
             # first such line (a shallower one ends the table; a deeper or
             # blank one is the decoder's to report or skip).
-            m = _run_end(prefix).search(data)
-            data = data[: m.start() if m is not None else len(data)]
-            piece = self._plain_run(data, cap, plen, prefix, delim, width, check=True) if data else None
+            m = _run_end(prefix).search(data, base, end)
+            end = m.start() if m is not None else end
+            piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, check=True) if end > base else None
         if not isinstance(piece, Piece):
             return None
         if crlf:  # bytes taken from the input: one CR more per line
@@ -448,12 +559,33 @@ class TableScan:
         return piece
 
     def _plain_run(
-        self, data: bytes, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
+        self, data: bytes, base: int, end: int, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
     ) -> Piece | None | bool:
-        """Rows of ``data`` (at most ``cap`` lines of it): the plain ones split
-        column-wise, the others fed to the decoder.  False: a line is not at
-        row indentation (only when ``check`` is False: the caller then cuts
-        ``data`` and calls again).  Sets ``_consumed``."""
+        """Rows of ``data[base:end]`` (at most ``cap`` lines of it): the plain
+        ones split column-wise, the others fed to the decoder.  False: a line
+        is not at row indentation (only when ``check`` is False: the caller
+        then cuts the run and calls again).  Sets ``_consumed``."""
+        if self.native is not None:
+            # (the engine takes the first ``cap`` lines itself, and reads the
+            # run in place: no copy of it)
+            got = self.native(data, base, end, plen, delim, width, min(cap, end - base))
+            if isinstance(got, tuple):
+                verdict, quoted = got
+                if quoted:
+                    self.quoted = True
+                if verdict == "not_indented":
+                    return None if check else False
+                if verdict == "not_plain":
+                    return None
+                # ("unhandled": the reference below decides)
+            else:
+                if got.quoted:
+                    self.quoted = True
+                fed = {k: (base + start, base + stop) for k, start, stop in got.specials}
+                split_rows = NativeRows(got, 0, got.rows, list(range(width))) if got.rows else None
+                return self._replay(data, got.lines, fed, split_rows, got.end)
+        if (base, end) != (0, len(data)):
+            data = data[base:end]
         # No split into lines: only the special lines are located (bytes
         # searches), everything else is counted.
         n_lines = data.count(b"\n")  # data ends with a newline
@@ -524,7 +656,18 @@ class TableScan:
                 return None if check else False
             assert isinstance(split, pl.DataFrame)
             frame = split
-        # Replay in order: plain rows are counted, special lines fed.
+        return self._replay(data, n_lines, {k: spans_of[k] for k in specials}, frame, len(data))
+
+    def _replay(
+        self, data: bytes, n_lines: int, spans_of: dict[int, tuple[int, int]], frame: Plain | None, size: int
+    ) -> Piece:
+        """The run's Piece: its ``n_lines`` lines (``data[:size]``) replayed
+        to the decoder in order, plain rows (``frame``) counted, the lines it
+        must read (``spans_of``: line index -> (start, end after the LF), in
+        order) fed.  Sets ``_consumed``, or ``_partial`` before a decode
+        error."""
+        specials = list(spans_of)
+        lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
         decoder, adapter = self.decoder, self.adapter
         first = decoder.line + 1
         rows: list[tuple[Any, ...]] = []
@@ -556,7 +699,7 @@ class TableScan:
                 r += 1
             prev_k = k + 1
         decoder.skip_rows(n_lines - prev_k)
-        self._consumed = len(data)
+        self._consumed = size
         return Piece(frame, rows, pos if frame is not None else None, first, gaps=gaps, texts=texts)
 
     def _split(self, plain: bytes, n: int, delim: str, width: int, prefix: bytes) -> pl.DataFrame | None | bool:
@@ -919,6 +1062,23 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
     return pl.Series(name, values, dtype=base)
 
 
+def _native_kind(base: pl.DataType, bits: int) -> str | None:
+    """The native column buffers that give a column of dtype ``base`` whose
+    cells have kinds ``bits`` (already checked to fit), as ``token_expr``
+    would convert them; None where only the reference converts."""
+    if base == pl.Int64:
+        return "int64"
+    if base == pl.Float64:
+        return "float64"
+    if base == pl.Boolean:
+        return "bool"
+    if base == pl.Null:
+        return "null"
+    if base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
+        return "utf8"
+    return None
+
+
 def kind_name(bits: int) -> str:
     for bit, name in _KIND_NAMES:
         if bits & bit:
@@ -959,16 +1119,52 @@ class _Batch:
 
     def __init__(self, pieces: list[Piece]) -> None:
         frames = [p.frame for p in pieces if p.frame is not None and p.frame.height]
-        self.fast = (pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]) if frames else None
+        self.n_fast = sum(f.height for f in frames)
+        # The native engine's columns, while every plain row is one of
+        # theirs; the reference's string frame (``fast``) is made from them
+        # only where the reference path takes over.
+        self.native: list[NativeRows] | None = None
+        self._fast: pl.DataFrame | None = None
+        if frames and all(isinstance(f, NativeRows) for f in frames):
+            self.native = [f for f in frames if isinstance(f, NativeRows)]
+        elif frames:
+            tokens = [f.tokens() if isinstance(f, NativeRows) else f for f in frames]
+            self._fast = pl.concat(tokens, rechunk=False) if len(tokens) > 1 else tokens[0]
         self.rows: list[tuple[Any, ...]] = [r for p in pieces for r in p.rows]
         self.n = sum(p.n for p in pieces)
         self.pieces = pieces
         self.bits_fast: list[int | None] | None = None
         self.clean = False  # the fast path's deferred clean-up done (FrameReader._clean)
+        # The native columns' kinds were asked for (inference): the
+        # reference would have classified the tokens in full (bits_fast),
+        # which decides how it types the batch.
+        self.classified = False
+
+    @property
+    def fast(self) -> pl.DataFrame | None:
+        """The plain rows' string tokens (the reference's frame)."""
+        if self._fast is None and self.native is not None:
+            parts = [v.tokens() for v in self.native]
+            self._fast = pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
+        return self._fast
+
+    @fast.setter
+    def fast(self, frame: pl.DataFrame | None) -> None:
+        self._fast = frame
+
+    def materialize(self) -> None:
+        """Make the reference's string frame of the native columns (still
+        to be cleaned: FrameReader._clean)."""
+        self.native = None if self.fast is not None else self.native
+
+    @property
+    def columnar(self) -> bool:
+        """The plain rows are the native engine's, not yet made into tokens."""
+        return self.native is not None and self._fast is None
 
     def exact_mask(self) -> list[bool] | None:
         """Per row: is it a decoder row?  None when one kind only."""
-        if self.fast is None or not self.rows:
+        if not self.n_fast or not self.rows:
             return None
         mask: list[bool] = []
         for p in self.pieces:
@@ -986,8 +1182,7 @@ class _Batch:
         mask = self.exact_mask()
         if mask is None:
             return None
-        assert self.fast is not None
-        nf = self.fast.height
+        nf = self.n_fast
         m = pl.Series("m", mask)
         return (  # type: ignore[no-any-return]
             pl.select(
@@ -1033,7 +1228,7 @@ class _Batch:
         """A row of the batch (in order) as (fast row, decoder row) indexes."""
         mask = self.exact_mask()
         if mask is None:
-            return (row, None) if self.fast is not None else (None, row)
+            return (row, None) if self.n_fast else (None, row)
         before = sum(mask[:row])
         return (None, before) if mask[row] else (row - before, None)
 
@@ -1377,8 +1572,8 @@ class FrameReader:
         return _Batch(pieces)
 
     def _clean(self, batch: _Batch) -> None:
-        if batch.clean:
-            return
+        if batch.clean or batch.columnar:
+            return  # (native columns are trimmed as split; their tokens, once made, are not)
         batch.clean = True
         fast = batch.fast
         if fast is not None:
@@ -1442,7 +1637,10 @@ class FrameReader:
         quoted = self.scan.delim if self.scan.quoted else None
         for b in batches:
             self._clean(b)
-            if b.fast is not None:
+            if b.columnar:
+                assert b.native is not None
+                parts.extend(v.series(i, "utf8").alias("s") for v in b.native)
+            elif b.fast is not None:
                 name = b.fast.columns[i]
                 e = token_expr(pl.col(name), pl.String(), K_STR, quoted)
                 assert e is not None
@@ -1473,7 +1671,12 @@ class FrameReader:
     def _column_bits(self, batch: _Batch, i: int) -> int:
         self._clean(batch)
         bits = 0
-        if batch.fast is not None:
+        if batch.columnar:
+            assert batch.native is not None
+            batch.classified = True
+            for v in batch.native:
+                bits |= v.bits(i)
+        elif batch.fast is not None:
             if batch.bits_fast is None:
                 batch.bits_fast = token_kinds(batch.fast)
             b = batch.bits_fast[i]
@@ -1483,6 +1686,14 @@ class FrameReader:
         return bits
 
     def _typed(self, batch: _Batch) -> pl.DataFrame:
+        if batch.columnar:
+            frame = self._typed_native(batch)
+            if frame is not None:
+                return frame
+            batch.materialize()  # the reference's way, on its string tokens
+            self._clean(batch)
+            if batch.classified and batch.fast is not None:
+                batch.bits_fast = token_kinds(batch.fast)
         self._clean(batch)
         assert self.dtypes is not None
         order = batch.order()
@@ -1583,6 +1794,45 @@ class FrameReader:
             leaves.append(s)
         if misfits:
             raise min(misfits.values(), key=lambda e: e.line or 0)
+        return _frame(self._assemble(leaves, batch.n))
+
+    def _typed_native(self, batch: _Batch) -> pl.DataFrame | None:
+        """The batch typed from the native engine's columns, exactly as
+        :meth:`_typed` types the same rows; None where the reference must
+        (a value that does not fit, which it reports; numbers in a String
+        column, which need their canonical text; a Decimal column)."""
+        assert self.dtypes is not None and batch.native is not None
+        views = batch.native
+        order = batch.order()
+        exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
+        leaves: list[pl.Series] = []
+        for i, dtype in enumerate(self.dtypes):
+            base = base_dtype(dtype)
+            allowed = allowed_kinds(base, self.forced[i])
+            bits = 0
+            for v in views:
+                bits |= v.bits(i)
+            kind = _native_kind(base, bits)
+            if bits & ~allowed or kind is None:
+                return None
+            if exact_cols and values_kinds(exact_cols[i]) & ~allowed:
+                return None
+            name = f"c{i}"
+            if kind == "null":
+                parts = [pl.Series(name, [None] * batch.n_fast, dtype=pl.Null)]
+            else:
+                parts = [v.series(i, kind).alias(name) for v in views]
+            if exact_cols:
+                parts.append(convert_values(name, exact_cols[i], base))
+            s = parts[0] if len(parts) == 1 else pl.concat(parts)
+            if order is not None:
+                s = s.gather(order)
+            if base != dtype:
+                try:
+                    s = self._cast(batch, s, dtype, i)
+                except ToonDecodeError:
+                    return None  # (the reference finds the document's first error)
+            leaves.append(s)
         return _frame(self._assemble(leaves, batch.n))
 
     def _misfit(

@@ -26,6 +26,7 @@
 mod builder;
 mod encode;
 mod events;
+mod frames;
 mod json;
 mod jsonl;
 mod push;
@@ -382,5 +383,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::ItemsDecoder>()?;
     m.add_class::<json::JsonWriter>()?;
     m.add_class::<jsonl::JsonlTable>()?;
+    m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
+    m.add_class::<frames::TableColumns>()?;
     Ok(())
 }

@@ -1,0 +1,1148 @@
+//! A run of a table's row lines split into columns in one pass, the §4
+//! grammar checked while splitting: the native side of the frame reader's
+//! fast path (`toonstream/_frames.py`, `TableScan._plain_run`).
+//!
+//! [`split`] takes complete lines at the row indentation and decides, line
+//! by line, what the Python reference decides with byte searches, Polars'
+//! CSV tokenizer and vectorized kernels:
+//!
+//! * which lines the decoder must read itself (a quote, colon, backslash,
+//!   CR or NUL anywhere, a comment marker or tab after the indentation),
+//!   except *simple* quoted rows (quoted cells without escapes, right
+//!   against the delimiters), which are split here;
+//! * each plain cell's §4 kind ([`K_NULL`] ... [`K_WIDE`], the bits of
+//!   `_frames.token_kinds`), on the cell trimmed of spaces;
+//! * the outcome the reference gives for the whole run when it is not all
+//!   plain rows ([`Split::NotIndented`], [`Split::NotPlain`]), and
+//!   [`Split::Unhandled`] for what only the reference decides (an "odd"
+//!   number token, invalid UTF-8, a blank line, marker bytes).
+//!
+//! The cells are kept as spans of the input; [`Columns`] then makes typed
+//! column buffers (Arrow layouts: values, validity bitmap, offsets) for any
+//! range of rows, and the raw tokens the reference's string frame holds.
+//!
+//! ```
+//! use toonstream_native::columns::{split, Fixed, Split, K_INT, K_STR};
+//! let Split::Columns(c) = split(b"  1,a\n  2,b\n", 2, b',', 2, usize::MAX) else { panic!() };
+//! assert_eq!((c.rows(), c.bits(0, 0, 2), c.bits(1, 0, 2)), (2, K_INT, K_STR));
+//! let mut ints = [0u8; 16];
+//! c.write_fixed(b"  1,a\n  2,b\n", 0, 0, 2, Fixed::Int64, &mut ints);
+//! assert_eq!(ints, [1i64.to_le_bytes(), 2i64.to_le_bytes()].concat()[..]);
+//! ```
+
+use std::sync::Mutex;
+
+use memchr::{memchr, memchr2};
+
+/// Kind bits of a cell, as `_frames.py` numbers them.
+pub const K_NULL: u8 = 1;
+pub const K_BOOL: u8 = 2;
+pub const K_INT: u8 = 4;
+pub const K_BIG: u8 = 8;
+pub const K_FLOAT: u8 = 16;
+pub const K_HUGE: u8 = 32;
+pub const K_STR: u8 = 64;
+/// An integer of more than 15 digits (a flag on INT/BIG/HUGE).
+pub const K_WIDE: u8 = 128;
+
+/// A number token longer than this (or with an exponent of 17+ digits) is
+/// "odd": the reference types it value by value (`_frames._ODD_LEN`).
+const ODD_LEN: usize = 40;
+const ODD_EXP_DIGITS: usize = 17;
+/// Digits of an integer a float always holds exactly.
+const FLOAT_EXACT: usize = 15;
+/// An integer token of at most this many digits fits int64.
+const LONG: usize = 18;
+/// Stand-ins of the reference's marked quoted tokens (`_frames.QUOTED`,
+/// `DELIM_IN_QUOTES`).
+const QUOTED: u8 = 0x01;
+const DELIM_IN_QUOTES: u8 = 0x02;
+
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    /// End of the raw cell (its delimiter or the line end).
+    raw_end: u32,
+    /// The token: trimmed of spaces, or a quoted cell's content.
+    start: u32,
+    end: u32,
+    kind: u8,
+    quoted: bool,
+}
+
+/// The plain rows of a run, column by column.
+#[derive(Debug)]
+pub struct Columns {
+    width: usize,
+    /// Per plain row: the offset of its line (the raw start of cell 0).
+    line_starts: Vec<u32>,
+    cols: Vec<Vec<Cell>>,
+    /// Lines the decoder reads: (line index in the run, start, end after the LF).
+    pub specials: Vec<(usize, usize, usize)>,
+    /// Lines in the run.
+    pub lines: usize,
+    /// Some row had quoted cells (split here as simple rows).
+    pub quoted: bool,
+    /// The run's bytes (its lines end there).
+    pub end: usize,
+}
+
+/// What [`split`] found.
+#[derive(Debug)]
+pub enum Split {
+    Columns(Columns),
+    /// A line is not exactly at the row indentation (the reference's
+    /// `False`, or `None` when it re-checks a cut run).  `quoted`: simple
+    /// quoted rows were seen first (the reference then marks its scan as
+    /// holding quoted tokens).
+    NotIndented {
+        quoted: bool,
+    },
+    /// Not plain rows after all (a row of another width): the reference's
+    /// `None`, the decoder reads it.
+    NotPlain {
+        quoted: bool,
+    },
+    /// Only the reference can tell: it runs instead.
+    Unhandled,
+}
+
+/// Arrow-layout buffers of one column (a validity bitmap only with nulls).
+#[derive(Debug, Default)]
+pub struct Buffers<T> {
+    pub values: Vec<T>,
+    pub validity: Option<Vec<u8>>,
+    pub nulls: usize,
+}
+
+/// The fixed-width layouts of [`Columns::write_fixed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixed {
+    Int64,
+    Float64,
+}
+
+impl Fixed {
+    /// Bytes per value.
+    pub fn width(self) -> usize {
+        8
+    }
+}
+
+/// A string column: i32 offsets into `data`.
+#[derive(Debug, Default)]
+pub struct Strings {
+    pub offsets: Vec<i32>,
+    pub data: Vec<u8>,
+    pub validity: Option<Vec<u8>>,
+    pub nulls: usize,
+}
+
+/// Cell vectors of dropped [`Columns`], for the next runs: a fresh vector
+/// of a few hundred KB is new memory each time, and its page faults cost
+/// more than splitting the cells.
+static POOL: Mutex<Vec<Vec<Cell>>> = Mutex::new(Vec::new());
+/// At most this many vectors are kept (a few runs' worth).
+const POOL_SIZE: usize = 32;
+
+fn recycled(capacity: usize) -> Vec<Cell> {
+    let v = POOL.lock().ok().and_then(|mut pool| pool.pop());
+    match v {
+        Some(mut v) => {
+            v.clear();
+            v.reserve(capacity);
+            v
+        }
+        None => Vec::with_capacity(capacity),
+    }
+}
+
+impl Drop for Columns {
+    fn drop(&mut self) {
+        if let Ok(mut pool) = POOL.lock() {
+            for v in self.cols.drain(..) {
+                if pool.len() < POOL_SIZE {
+                    pool.push(v);
+                }
+            }
+        }
+    }
+}
+
+fn is_special(b: u8) -> bool {
+    matches!(b, b'"' | b':' | b'\\' | b'\r' | 0)
+}
+
+/// Split the run of the first `cap` lines of `data` (complete lines, each
+/// ending with LF): rows at indentation `plen`, `width` cells separated by
+/// `delim`.  [`Columns::end`] says where the run ends.
+pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> Split {
+    split_run(data, plen, delim, width, cap, PARALLEL_RUN)
+}
+
+/// [`split`], on two threads for a run of at least `parallel` bytes.
+fn split_run(
+    data: &[u8],
+    plen: usize,
+    delim: u8,
+    width: usize,
+    cap: usize,
+    parallel: usize,
+) -> Split {
+    // (the lines past `cap` are not the run's: the next may be an error)
+    let end = if cap == 0 {
+        0
+    } else {
+        match memchr::memchr_iter(b'\n', data).nth(cap - 1) {
+            Some(i) => i + 1,
+            None => data.len(),
+        }
+    };
+    let data = &data[..end];
+    if width == 0
+        || data.last() != Some(&b'\n')
+        || memchr2(QUOTED, DELIM_IN_QUOTES, data).is_some()
+        || std::str::from_utf8(data).is_err()
+        || u32::try_from(data.len()).is_err()
+    {
+        return Split::Unhandled;
+    }
+    // Lines and cells, to reserve for (most lines are rows).
+    let lines = memchr::memchr_iter(b'\n', data).count();
+    let mut out = Columns::new(width, lines, end);
+    let mut flags = Flags::default();
+    // A long run is walked in two halves at once (a line boundary near the
+    // middle), the second half's rows then appended to the first's.
+    let mid = if data.len() >= parallel {
+        memchr(b'\n', &data[data.len() / 2..]).map_or(data.len(), |i| data.len() / 2 + i + 1)
+    } else {
+        data.len()
+    };
+    if mid < data.len() {
+        let first_lines = memchr::memchr_iter(b'\n', &data[..mid]).count();
+        let mut second = Columns::new(width, lines - first_lines, end);
+        let mut flags2 = Flags::default();
+        let (ok, ok2) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| {
+                walk(
+                    data,
+                    mid,
+                    first_lines,
+                    plen,
+                    delim,
+                    &mut second,
+                    &mut flags2,
+                )
+            });
+            let ok = walk(&data[..mid], 0, 0, plen, delim, &mut out, &mut flags);
+            match other.join() {
+                Ok(ok2) => (ok, ok2),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        if !(ok && ok2) {
+            return Split::Unhandled;
+        }
+        out.append(&mut second);
+        flags.or(&flags2);
+    } else if !walk(data, 0, 0, plen, delim, &mut out, &mut flags) {
+        return Split::Unhandled;
+    }
+    out.lines = lines;
+    let Flags {
+        special_bad,
+        not_plain,
+        plain_bad,
+    } = flags;
+    let quoted = out.quoted;
+    if special_bad {
+        // (the reference stops at the decoder lines' check, before any rewriting)
+        Split::NotIndented { quoted: false }
+    } else if not_plain {
+        Split::NotPlain { quoted }
+    } else if plain_bad {
+        Split::NotIndented { quoted }
+    } else {
+        Split::Columns(out)
+    }
+}
+
+/// A run at least this long is split on two threads.
+const PARALLEL_RUN: usize = 1 << 20;
+
+/// What decides the verdict on a run (see [`split`]): a decoder line off
+/// the indentation; rows of another width; rows off the indentation.
+#[derive(Default)]
+struct Flags {
+    special_bad: bool,
+    not_plain: bool,
+    plain_bad: bool,
+}
+
+impl Flags {
+    fn or(&mut self, other: &Flags) {
+        self.special_bad |= other.special_bad;
+        self.not_plain |= other.not_plain;
+        self.plain_bad |= other.plain_bad;
+    }
+}
+
+impl Columns {
+    fn new(width: usize, lines: usize, end: usize) -> Columns {
+        Columns {
+            width,
+            line_starts: Vec::with_capacity(lines),
+            cols: (0..width).map(|_| recycled(lines)).collect(),
+            specials: Vec::new(),
+            lines: 0,
+            quoted: false,
+            end,
+        }
+    }
+
+    /// The rows of `other` (the lines after this one's) after this one's.
+    fn append(&mut self, other: &mut Columns) {
+        self.line_starts.append(&mut other.line_starts);
+        for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
+            col.append(more);
+        }
+        self.specials.append(&mut other.specials);
+        self.quoted |= other.quoted;
+    }
+}
+
+/// The lines of `data` from offset `from` (a line start; line `k0` of the
+/// run) to the end, into `out` (offsets are `data`'s); false: only the
+/// reference can tell (see [`Split::Unhandled`]).
+fn walk(
+    data: &[u8],
+    from: usize,
+    k0: usize,
+    plen: usize,
+    delim: u8,
+    out: &mut Columns,
+    flags: &mut Flags,
+) -> bool {
+    // Where the bytes that send a line to the decoder are (few: SIMD
+    // searches, then one cursor while walking the lines).
+    let part = &data[from..];
+    let mut marks: Vec<usize> = memchr::memchr3_iter(b'"', b':', b'\\', part)
+        .chain(memchr::memchr2_iter(b'\r', 0, part))
+        .map(|i| from + i)
+        .collect();
+    marks.sort_unstable();
+    let mut mark = 0;
+    let (special_bad, not_plain, plain_bad) = (
+        &mut flags.special_bad,
+        &mut flags.not_plain,
+        &mut flags.plain_bad,
+    );
+    let mut s = from;
+    for (k, e) in (k0..).zip(memchr::memchr_iter(b'\n', part).map(|i| from + i)) {
+        let line = &data[s..e];
+        if line.is_empty() {
+            return false; // (what Polars' tokenizer makes of it is its own)
+        }
+        let indented = line.len() > plen && line[..plen].iter().all(|&b| b == b' ');
+        // Leading-only specials: after the indentation, as the reference's
+        // byte searches find them (line 0: at offset `plen` of the run).
+        let lead = if k == 0 {
+            data.get(plen)
+        } else if indented {
+            line.get(plen)
+        } else {
+            None
+        };
+        let leading = matches!(lead, Some(b'#' | b'\t'));
+        while mark < marks.len() && marks[mark] < s {
+            mark += 1;
+        }
+        let special = leading || (mark < marks.len() && marks[mark] < e);
+        let indented = indented && line[plen] != b' ';
+        if special {
+            if !indented {
+                *special_bad = true;
+            } else if !leading && simple(line, plen, delim) {
+                out.quoted = true;
+                if !row(out, data, s, e, plen, delim, true, not_plain, plain_bad) {
+                    return false;
+                }
+            } else {
+                out.specials.push((k, s, e + 1));
+            }
+        } else if !row(out, data, s, e, plen, delim, false, not_plain, plain_bad) {
+            return false;
+        }
+        s = e + 1;
+    }
+    true
+}
+
+/// A simple row after the indentation (the reference's `_SIMPLE_ROW`):
+/// cells that are quoted strings without escapes right against the
+/// delimiters, or bare tokens without quotes, colons, backslashes, CR, NUL.
+fn simple(line: &[u8], plen: usize, delim: u8) -> bool {
+    let mut p = plen;
+    loop {
+        if line.get(p) == Some(&b'"') {
+            let Some(q) = memchr(b'"', &line[p + 1..]).map(|i| p + 1 + i) else {
+                return false;
+            };
+            if line[p + 1..q]
+                .iter()
+                .any(|&b| matches!(b, b'\\' | b'\r' | 0))
+            {
+                return false;
+            }
+            p = q + 1;
+        } else {
+            while p < line.len() && line[p] != delim {
+                if is_special(line[p]) {
+                    return false;
+                }
+                p += 1;
+            }
+        }
+        match line.get(p) {
+            None => return true,
+            Some(&b) if b == delim => p += 1,
+            Some(_) => return false,
+        }
+    }
+}
+
+/// Split one row line `data[s..e]` into its cells; false: a token only the
+/// reference types (an "odd" number).
+#[allow(clippy::too_many_arguments)]
+fn row(
+    out: &mut Columns,
+    data: &[u8],
+    s: usize,
+    e: usize,
+    plen: usize,
+    delim: u8,
+    quotes: bool,
+    not_plain: &mut bool,
+    plain_bad: &mut bool,
+) -> bool {
+    let line = &data[s..e];
+    // The reference's indentation test on the first raw cell: the
+    // indentation, then neither a space nor an empty first cell.
+    if !(line.len() > plen
+        && line[..plen].iter().all(|&b| b == b' ')
+        && line[plen] != b' '
+        && line[plen] != delim)
+    {
+        *plain_bad = true;
+    }
+    let start_len = out.cols[0].len();
+    let mut j = 0;
+    if quotes {
+        let mut p = s;
+        loop {
+            let raw_start = if j == 0 { s + plen.min(line.len()) } else { p };
+            let (cell, next) = if data.get(raw_start) == Some(&b'"') {
+                // (a simple row: the closing quote is there, then a delimiter or the end)
+                let q = memchr(b'"', &data[raw_start + 1..e]).map_or(e, |i| raw_start + 1 + i);
+                let end = (q + 1).min(e);
+                (
+                    Cell {
+                        raw_end: end as u32,
+                        start: (raw_start + 1) as u32,
+                        end: q as u32,
+                        kind: K_STR,
+                        quoted: true,
+                    },
+                    end,
+                )
+            } else {
+                let end = memchr(delim, &data[raw_start.min(e)..e]).map_or(e, |i| raw_start + i);
+                let Some(cell) = bare(data, raw_start.min(end), end) else {
+                    return false;
+                };
+                (cell, end)
+            };
+            if j < out.width {
+                out.cols[j].push(cell);
+            }
+            j += 1;
+            if next >= e {
+                break;
+            }
+            p = next + 1; // past the delimiter
+        }
+    } else {
+        // A plain line: every delimiter ends a cell (the first cell's
+        // token starts after the indentation, or at a delimiter within it:
+        // such a line is refused anyway).
+        let mut token = (s + plen).min(e);
+        let mut p = s;
+        while p <= e {
+            // (a byte loop: cells are too short for a SIMD search to pay)
+            while p < e && data[p] != delim {
+                p += 1;
+            }
+            let start = if j == 0 { token.min(p) } else { token };
+            let Some(cell) = bare(data, start, p) else {
+                return false;
+            };
+            if let Some(col) = out.cols.get_mut(j) {
+                col.push(cell);
+            }
+            j += 1;
+            p += 1;
+            token = p;
+        }
+    }
+    if j != out.width {
+        *not_plain = true;
+        // keep the columns rectangular (the run is refused anyway)
+        for col in out.cols.iter_mut() {
+            col.truncate(start_len);
+        }
+        return true;
+    }
+    out.line_starts.push(s as u32);
+    true
+}
+
+/// The bare cell `data[s..e]` (its delimiter or the line end at `e`):
+/// trimmed, its kind; None for an "odd" number token.
+#[inline]
+fn bare(data: &[u8], s: usize, e: usize) -> Option<Cell> {
+    let (ts, te) = crate::scalars::trim_spaces(data, s, e);
+    Some(Cell {
+        raw_end: e as u32,
+        start: ts as u32,
+        end: te as u32,
+        kind: kind(&data[ts..te])?,
+        quoted: false,
+    })
+}
+
+/// A trimmed plain token's kind bits; None for an "odd" number token.
+#[inline]
+fn kind(tok: &[u8]) -> Option<u8> {
+    match tok.first() {
+        Some(b'n') if tok == b"null" => return Some(K_NULL),
+        Some(b't') if tok == b"true" => return Some(K_BOOL),
+        Some(b'f') if tok == b"false" => return Some(K_BOOL),
+        Some(b'-' | b'0'..=b'9') => {}
+        _ => return Some(K_STR),
+    }
+    let Some((frac, exp)) = crate::scalars::number_shape(tok) else {
+        return Some(K_STR);
+    };
+    // (exponent chars: "e", an optional sign, the digits)
+    let exp_digits = if exp > 0 {
+        exp - 1 - usize::from(matches!(tok[tok.len() - exp + 1], b'+' | b'-'))
+    } else {
+        0
+    };
+    if tok.len() > ODD_LEN || exp_digits >= ODD_EXP_DIGITS {
+        return None;
+    }
+    if frac || exp > 0 {
+        // Without an exponent a token of at most 40 characters is finite.
+        if exp > 0 && float(tok).is_infinite() {
+            return Some(K_HUGE);
+        }
+        return Some(K_FLOAT);
+    }
+    let digits = tok.len() - usize::from(tok[0] == b'-');
+    let wide = if digits > FLOAT_EXACT { K_WIDE } else { 0 };
+    if digits <= LONG || int(tok).is_some() {
+        Some(K_INT | wide)
+    } else if digits > 38 {
+        Some(K_HUGE | wide)
+    } else {
+        Some(K_BIG | wide)
+    }
+}
+
+/// A §4 integer token's value, if it fits int64.
+fn int(tok: &[u8]) -> Option<i64> {
+    let (neg, digits) = match tok.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, tok),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    // (accumulated negative: -9223372036854775808 fits, its opposite does not)
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+    }
+    if neg {
+        Some(v)
+    } else {
+        v.checked_neg()
+    }
+}
+
+/// Powers of ten a float holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// A §4 number token's float value, correctly rounded (as Rust's and
+/// Polars' parsers give it).  The common short forms take Clinger's fast
+/// path: a mantissa below 2^53 and a power of ten of at most 22 are both
+/// exact, so one multiplication or division rounds once, correctly.
+fn float(tok: &[u8]) -> f64 {
+    let (neg, body) = match tok.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, tok),
+    };
+    let mut mantissa: u64 = 0;
+    let mut digits = 0;
+    let mut scale: i32 = 0;
+    let mut i = 0;
+    let mut point = false;
+    while i < body.len() {
+        match body[i] {
+            d @ b'0'..=b'9' => {
+                if digits < 19 {
+                    mantissa = mantissa * 10 + u64::from(d - b'0');
+                    if mantissa != 0 {
+                        digits += 1;
+                    }
+                } else {
+                    digits += 1;
+                }
+                if point {
+                    scale -= 1;
+                }
+            }
+            b'.' => point = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let mut exp: i32 = 0;
+    if i < body.len() {
+        // an exponent: "e", a sign, digits (at most 16 of them: longer is "odd")
+        let e = &body[i + 1..];
+        let (eneg, ed) = match e.split_first() {
+            Some((b'-', r)) => (true, r),
+            Some((b'+', r)) => (false, r),
+            _ => (false, e),
+        };
+        if ed.len() > 4 {
+            return slow_float(tok);
+        }
+        for &d in ed {
+            exp = exp * 10 + i32::from(d.wrapping_sub(b'0'));
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    let total = scale + exp;
+    if digits > 15 || mantissa >= (1 << 53) || !(-22..=22).contains(&total) {
+        return slow_float(tok);
+    }
+    let m = mantissa as f64;
+    let f = if total >= 0 {
+        m * POW10[total as usize]
+    } else {
+        m / POW10[(-total) as usize]
+    };
+    if neg {
+        -f
+    } else {
+        f
+    }
+}
+
+fn slow_float(tok: &[u8]) -> f64 {
+    std::str::from_utf8(tok)
+        .ok()
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(f64::NAN)
+}
+
+fn set_bit(bits: &mut [u8], i: usize) {
+    bits[i >> 3] |= 1 << (i & 7);
+}
+
+/// A validity bitmap for `n` values, all valid.
+fn all_valid(n: usize) -> Vec<u8> {
+    let mut v = vec![0xffu8; n.div_ceil(8)];
+    if !n.is_multiple_of(8) {
+        if let Some(last) = v.last_mut() {
+            *last = (1u8 << (n % 8)) - 1;
+        }
+    }
+    v
+}
+
+fn clear_bit(bits: &mut [u8], i: usize) {
+    bits[i >> 3] &= !(1 << (i & 7));
+}
+
+impl Columns {
+    /// Plain rows (simple quoted rows included).
+    pub fn rows(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// The kinds of column `col`'s cells in rows `lo..hi`, or-ed.
+    pub fn bits(&self, col: usize, lo: usize, hi: usize) -> u8 {
+        self.cells(col, lo, hi).iter().fold(0, |b, c| b | c.kind)
+    }
+
+    fn cells(&self, col: usize, lo: usize, hi: usize) -> &[Cell] {
+        let cells = self.cols.get(col).map_or(&[][..], |c| c.as_slice());
+        let hi = hi.min(cells.len());
+        cells.get(lo.min(hi)..hi).unwrap_or(&[])
+    }
+
+    fn tok<'a>(data: &'a [u8], c: &Cell) -> &'a [u8] {
+        data.get(c.start as usize..c.end as usize).unwrap_or(&[])
+    }
+
+    /// Nulls where the cell is the token `null` (the other kinds are the
+    /// caller's to have checked).
+    fn validity(cells: &[Cell]) -> (Option<Vec<u8>>, usize) {
+        let nulls = cells.iter().filter(|c| c.kind == K_NULL).count();
+        if nulls == 0 {
+            return (None, 0);
+        }
+        let mut v = all_valid(cells.len());
+        for (i, c) in cells.iter().enumerate() {
+            if c.kind == K_NULL {
+                clear_bit(&mut v, i);
+            }
+        }
+        (Some(v), nulls)
+    }
+
+    /// Cells of column `col`, rows `lo..hi`.
+    pub fn len(&self, col: usize, lo: usize, hi: usize) -> usize {
+        self.cells(col, lo, hi).len()
+    }
+
+    /// The validity bitmap of column `col`, rows `lo..hi` (None: no nulls),
+    /// and the null count: nulls where the cell is the token `null`.
+    pub fn nulls(&self, col: usize, lo: usize, hi: usize) -> (Option<Vec<u8>>, usize) {
+        Self::validity(self.cells(col, lo, hi))
+    }
+
+    /// Column `col`, rows `lo..hi`, as fixed-width little-endian values
+    /// written into `out` (`kind.width()` bytes per cell; the caller has
+    /// checked that the cells' kinds fit, other cells get zeros):
+    ///
+    /// * [`Fixed::Int64`]: the INT cells;
+    /// * [`Fixed::Float64`]: the number cells (-0 as 0, as §4 decodes it).
+    ///
+    /// Written in place: a fresh output buffer costs its page faults once,
+    /// not twice.
+    pub fn write_fixed(
+        &self,
+        data: &[u8],
+        col: usize,
+        lo: usize,
+        hi: usize,
+        kind: Fixed,
+        out: &mut [u8],
+    ) {
+        let cells = self.cells(col, lo, hi);
+        // (one loop per layout: the slot width is then a constant)
+        match kind {
+            Fixed::Int64 => {
+                for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
+                    let v = if c.kind & K_INT != 0 {
+                        int(Self::tok(data, c)).unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    slot.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            Fixed::Float64 => {
+                for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
+                    let mut f = 0.0;
+                    if c.kind & (K_INT | K_FLOAT | K_BIG) != 0 {
+                        f = float(Self::tok(data, c));
+                        if f == 0.0 {
+                            f = 0.0;
+                        }
+                    }
+                    slot.copy_from_slice(&f.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// The bytes of column `col`'s strings longer than 12 bytes, rows
+    /// `lo..hi`, one after the other: the data buffer of
+    /// [`Columns::write_views`] (shorter strings sit in their views).
+    pub fn long_strings(&self, data: &[u8], col: usize, lo: usize, hi: usize, out: &mut Vec<u8>) {
+        for c in self.cells(col, lo, hi) {
+            let tok = Self::tok(data, c);
+            if tok.len() > 12 && (c.kind != K_NULL || c.quoted) {
+                out.extend_from_slice(tok);
+            }
+        }
+    }
+
+    /// The strings of column `col`, rows `lo..hi`, as Arrow string views
+    /// (16 bytes each, into `out`) whose longer strings are in the buffer
+    /// [`Columns::long_strings`] makes (buffer 0): the frames then hold
+    /// the strings, not the whole run.
+    pub fn write_views(&self, data: &[u8], col: usize, lo: usize, hi: usize, out: &mut [u8]) {
+        let mut offset: u32 = 0;
+        for (slot, c) in out.chunks_exact_mut(16).zip(self.cells(col, lo, hi)) {
+            let mut view = [0u8; 16];
+            if c.kind != K_NULL || c.quoted {
+                let tok = Self::tok(data, c);
+                view[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
+                if tok.len() <= 12 {
+                    view[4..4 + tok.len()].copy_from_slice(tok);
+                } else {
+                    view[4..8].copy_from_slice(&tok[..4]);
+                    // (buffer 0: bytes 8..12 stay zero)
+                    view[12..16].copy_from_slice(&offset.to_le_bytes());
+                    offset += tok.len() as u32;
+                }
+            }
+            slot.copy_from_slice(&view);
+        }
+    }
+
+    /// Booleans, as a bitmap (`values`) of `true` cells.
+    pub fn boolean(&self, col: usize, lo: usize, hi: usize) -> Buffers<u8> {
+        let cells = self.cells(col, lo, hi);
+        let mut values = vec![0u8; cells.len().div_ceil(8)];
+        for (i, c) in cells.iter().enumerate() {
+            // ("true" or "false": the length tells)
+            if c.kind == K_BOOL && c.end - c.start == 4 {
+                set_bit(&mut values, i);
+            }
+        }
+        let (validity, nulls) = Self::validity(cells);
+        Buffers {
+            values,
+            validity,
+            nulls,
+        }
+    }
+
+    /// The cells' strings: tokens as trimmed, quoted cells' contents;
+    /// `null` tokens are nulls.
+    pub fn utf8(&self, data: &[u8], col: usize, lo: usize, hi: usize) -> Strings {
+        let cells = self.cells(col, lo, hi);
+        let total: usize = cells.iter().map(|c| (c.end - c.start) as usize).sum();
+        let mut out = Strings {
+            offsets: Vec::with_capacity(cells.len() + 1),
+            data: Vec::with_capacity(total),
+            ..Strings::default()
+        };
+        out.offsets.push(0);
+        for c in cells {
+            if c.kind != K_NULL || c.quoted {
+                out.data.extend_from_slice(Self::tok(data, c));
+            }
+            out.offsets.push(out.data.len() as i32);
+        }
+        (out.validity, out.nulls) = Self::validity(cells);
+        out
+    }
+
+    /// The raw tokens the reference's string frame holds for these rows
+    /// (`TableScan._split`): cells as split, the first with the row
+    /// indentation, empty ones null, quoted ones marked (`_unquote`).
+    pub fn tokens(&self, data: &[u8], col: usize, lo: usize, hi: usize, delim: u8) -> Strings {
+        let cells = self.cells(col, lo, hi);
+        let mut out = Strings {
+            offsets: Vec::with_capacity(cells.len() + 1),
+            ..Strings::default()
+        };
+        out.offsets.push(0);
+        let mut empty = Vec::new();
+        for (i, c) in cells.iter().enumerate() {
+            let r = lo + i;
+            let raw_start = if col == 0 {
+                self.line_starts.get(r).copied().unwrap_or(0)
+            } else {
+                self.cols[col - 1].get(r).map_or(0, |p| p.raw_end + 1)
+            } as usize;
+            let raw_end = c.raw_end as usize;
+            if c.quoted {
+                // (before the opening quote: the first cell's indentation)
+                out.data.extend_from_slice(
+                    data.get(raw_start..(c.start as usize).saturating_sub(1))
+                        .unwrap_or(&[]),
+                );
+                out.data.push(QUOTED);
+                out.data.extend(Self::tok(data, c).iter().map(|&b| {
+                    if b == delim {
+                        DELIM_IN_QUOTES
+                    } else {
+                        b
+                    }
+                }));
+            } else if raw_end > raw_start {
+                out.data
+                    .extend_from_slice(data.get(raw_start..raw_end).unwrap_or(&[]));
+            } else {
+                empty.push(i);
+            }
+            out.offsets.push(out.data.len() as i32);
+        }
+        if !empty.is_empty() {
+            let mut v = all_valid(cells.len());
+            for &i in &empty {
+                clear_bit(&mut v, i);
+            }
+            out.validity = Some(v);
+            out.nulls = empty.len();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols(data: &[u8], plen: usize, width: usize) -> Columns {
+        match split(data, plen, b',', width, usize::MAX) {
+            Split::Columns(c) => c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn fixed(c: &Columns, data: &[u8], col: usize, kind: Fixed) -> Vec<u8> {
+        let mut out = vec![0xaa; c.rows() * kind.width()];
+        c.write_fixed(data, col, 0, c.rows(), kind, &mut out);
+        out
+    }
+
+    #[test]
+    fn numbers_as_rust_parses_them() {
+        let mut toks: Vec<String> = [
+            "0",
+            "-0",
+            "-0.0",
+            "1",
+            "1.5",
+            "802.265",
+            "0.1",
+            "0.3",
+            "123456789012345",
+            "1234567890123456",
+            "9007199254740993",
+            "1e22",
+            "1e23",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+            "4.9e-324",
+            "1e-400",
+            "1e400",
+            "123.456e-7",
+            "-5E+3",
+            "0.000000000000000000001",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        let mut x: u64 = 88172645463325252;
+        for _ in 0..20000 {
+            // (xorshift: digits, a point, an exponent)
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = format!("{}", x % 10u64.pow((x % 19) as u32 + 1));
+            let cut = (x >> 40) as usize % (digits.len() + 1);
+            let mut t = digits[..cut].to_string();
+            if cut < digits.len() {
+                t = format!("{}.{}", if t.is_empty() { "0" } else { &t }, &digits[cut..]);
+            }
+            if x & 1 == 1 {
+                t = format!("{t}e{}", (x >> 20) as i64 % 40 - 20);
+            }
+            if x & 2 == 2 {
+                t = format!("-{t}");
+            }
+            toks.push(t);
+        }
+        for t in &toks {
+            let want: f64 = t.parse().unwrap();
+            assert_eq!(float(t.as_bytes()).to_bits(), want.to_bits(), "{t}");
+            if let Ok(i) = t.parse::<i64>() {
+                assert_eq!(int(t.as_bytes()), Some(i), "{t}");
+            } else if !t.contains(['.', 'e']) {
+                assert_eq!(int(t.as_bytes()), None, "{t}");
+            }
+        }
+    }
+
+    /// The same outcome, walked in one piece or two.
+    fn same_split(data: &[u8], width: usize) {
+        let one = split_run(data, 2, b',', width, usize::MAX, usize::MAX);
+        let two = split_run(data, 2, b',', width, usize::MAX, 1);
+        match (&one, &two) {
+            (Split::Columns(a), Split::Columns(b)) => {
+                assert_eq!(
+                    (a.rows(), a.lines, a.quoted, &a.specials),
+                    (b.rows(), b.lines, b.quoted, &b.specials)
+                );
+                for col in 0..width {
+                    let (ta, tb) = (
+                        a.tokens(data, col, 0, a.rows(), b','),
+                        b.tokens(data, col, 0, b.rows(), b','),
+                    );
+                    assert_eq!(
+                        (ta.offsets, ta.data, ta.validity),
+                        (tb.offsets, tb.data, tb.validity)
+                    );
+                    assert_eq!(a.bits(col, 0, a.rows()), b.bits(col, 0, b.rows()));
+                }
+            }
+            _ => assert_eq!(format!("{one:?}"), format!("{two:?}")),
+        }
+    }
+
+    #[test]
+    fn halves_agree() {
+        let rows: Vec<String> = (0..400)
+            .map(|i| match i % 7 {
+                0 => format!("  {i},\"q,{i}\",x"),
+                1 => format!("  {i},a:b,y"),
+                2 => "  # note".to_string(),
+                _ => format!("  {i}, {i}.5 ,z{i}"),
+            })
+            .collect();
+        let text = rows.join("\n") + "\n";
+        same_split(text.as_bytes(), 3);
+        // a verdict in either half, and both
+        for bad in ["  1,2", "   1,2,3", "k: v", "  ,1,2", "  1,2,3,4"] {
+            for at in [3, 390] {
+                let mut r = rows.clone();
+                r[at] = bad.to_string();
+                same_split((r.join("\n") + "\n").as_bytes(), 3);
+            }
+        }
+        let mut r = rows.clone();
+        r[5] = "k: v".to_string();
+        r[395] = "  1,2".to_string();
+        same_split((r.join("\n") + "\n").as_bytes(), 3);
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(kind(b"null"), Some(K_NULL));
+        assert_eq!(kind(b"true"), Some(K_BOOL));
+        assert_eq!(kind(b"05"), Some(K_STR));
+        assert_eq!(kind(b"-0"), Some(K_INT));
+        assert_eq!(kind(b"1.5e3"), Some(K_FLOAT));
+        assert_eq!(kind(b"1e400"), Some(K_HUGE));
+        assert_eq!(kind(b"1234567890123456"), Some(K_INT | K_WIDE));
+        assert_eq!(kind(b"9223372036854775808"), Some(K_BIG | K_WIDE));
+        assert_eq!(kind(b"-9223372036854775808"), Some(K_INT | K_WIDE));
+        assert_eq!(kind(&[b'1'; 39]), Some(K_HUGE | K_WIDE));
+        assert_eq!(kind(&[b'1'; 41]), None);
+        assert_eq!(kind(b"1e00000000000000001"), None);
+        assert_eq!(kind(b"1."), Some(K_STR));
+        assert_eq!(kind(b""), Some(K_STR));
+    }
+
+    #[test]
+    fn rows_and_specials() {
+        let data = b"  1, a ,\"x,y\"\n  2,b:c,z\n  # note\n  3,null,\"\"\n";
+        let c = cols(data, 2, 3);
+        assert_eq!(c.rows(), 2);
+        assert_eq!(c.lines, 4);
+        assert_eq!(
+            c.specials.iter().map(|s| s.0).collect::<Vec<_>>(),
+            vec![1, 2]
+        );
+        assert!(c.quoted);
+        let s = c.utf8(data, 1, 0, 2);
+        assert_eq!(s.data, b"a");
+        assert_eq!(s.nulls, 1);
+        let t = c.tokens(data, 2, 0, 2, b',');
+        assert_eq!(t.data, b"\x01x\x02y\x01");
+        let t0 = c.tokens(data, 0, 0, 2, b',');
+        assert_eq!(t0.data, b"  1  3");
+        assert_eq!(
+            fixed(&c, data, 0, Fixed::Float64),
+            [1f64.to_le_bytes(), 3f64.to_le_bytes()].concat()
+        );
+        let mut v = vec![0xaa; 32];
+        c.write_views(data, 2, 0, 2, &mut v);
+        assert_eq!(v[..7], [3, 0, 0, 0, b'x', b',', b'y']);
+        assert_eq!(v[16..], [0; 16]);
+        let long = b"  abcdefghijklmnop,1\n  qrstuvwxyz0123,2\n";
+        let c = cols(long, 2, 2);
+        let mut v = vec![0; 32];
+        c.write_views(long, 0, 0, 2, &mut v);
+        let mut buf = Vec::new();
+        c.long_strings(long, 0, 0, 2, &mut buf);
+        assert_eq!(buf, b"abcdefghijklmnopqrstuvwxyz0123");
+        assert_eq!(
+            (v[..4].to_vec(), &v[4..8], v[12]),
+            (vec![16, 0, 0, 0], &b"abcd"[..], 0)
+        );
+        assert_eq!((v[16], &v[20..24], v[28]), (14, &b"qrst"[..], 16));
+    }
+
+    #[test]
+    fn verdicts() {
+        assert!(matches!(
+            split(b"  1,2\n  3\n", 2, b',', 2, usize::MAX),
+            Split::NotPlain { .. }
+        ));
+        assert!(matches!(
+            split(b"  1,2\n   3,4\n", 2, b',', 2, usize::MAX),
+            Split::NotIndented { .. }
+        ));
+        assert!(matches!(
+            split(b"  1,2\n  ,4\n", 2, b',', 2, usize::MAX),
+            Split::NotIndented { .. }
+        ));
+        assert!(matches!(
+            split(b"  1,2\n ,4\n", 2, b',', 2, usize::MAX),
+            Split::NotIndented { .. }
+        ));
+        assert!(matches!(
+            split(b"  1,2\n ,4\n", 2, b',', 3, usize::MAX),
+            Split::NotPlain { .. }
+        ));
+        assert!(matches!(
+            split(b"  1,2\nk: v\n", 2, b',', 2, usize::MAX),
+            Split::NotIndented { .. }
+        ));
+        assert!(matches!(
+            split(b"  1,2\n\n", 2, b',', 2, usize::MAX),
+            Split::Unhandled
+        ));
+        assert!(matches!(
+            split(b"  1,\xff\n", 2, b',', 2, usize::MAX),
+            Split::Unhandled
+        ));
+        assert!(matches!(
+            split(b"  1,2", 2, b',', 2, usize::MAX),
+            Split::Unhandled
+        ));
+        // (only the first `cap` lines: what follows is not looked at)
+        let Split::Columns(c) = split(b"  1,2\n  3,4\nk: v\n", 2, b',', 2, 2) else {
+            panic!()
+        };
+        assert_eq!((c.rows(), c.lines, c.end), (2, 2, 12));
+        let c = cols(b"  true,null\n  false,x\n", 2, 2);
+        let b = c.boolean(0, 0, 2);
+        assert_eq!(b.values, vec![1]);
+        assert_eq!(c.bits(1, 0, 2), K_NULL | K_STR);
+        assert_eq!(c.bits(1, 1, 2), K_STR);
+    }
+}

@@ -1,0 +1,317 @@
+"""The frame readers on the native engine's column splitter (``_native.table_columns``) against
+the reference (the same readers with the Python engine: polars' tokenizer and kernels).
+
+For the same input and options both must give the same frames (column names, dtypes, values,
+nulls) or the same error (class, code, message, line, column, line text), under every chunking
+of the reader's fast path (``_frames.CHUNK``/``FEED``).  Inputs: hand-made tables of every kind
+of cell, the spec fixtures, the benchmark datasets, random byte mutations of tables, and
+generated tables (hypothesis), with schemas, overrides, ``try_parse_dates``, projections and row
+limits.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Any, Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toonstream
+from toonstream import _engine
+
+from conftest import REPO, import_native, load_fixtures
+from differential import LEAVES, error_key, mutate
+
+_native = import_native()
+pl = pytest.importorskip("polars")
+pytest.importorskip("pyarrow")
+
+from polars.testing import assert_frame_equal  # noqa: E402
+
+from toonstream import _frames  # noqa: E402
+import toonstream.arrow as ta  # noqa: E402
+import toonstream.polars as tp  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import datasets  # noqa: E402
+
+PYTHON = _engine.select("python")
+NATIVE = _engine.select("native")
+# (the reader's step and the decoder's feed size: the default, tiny, odd, small)
+CHUNKINGS = [(4 << 20, 64 << 10), (64, 16), (200, 7), (1 << 12, 1 << 10)]
+DECODE = load_fixtures("decode")
+
+
+class Spy:
+    """Counts the runs the native splitter took (a table, not a verdict)."""
+
+    def __init__(self) -> None:
+        self.tables = 0
+
+    def __call__(self, *args: Any) -> Any:
+        got = _native.table_columns(*args)
+        if not isinstance(got, tuple):
+            self.tables += 1
+        return got
+
+
+def run(engine: _engine.Engine, read: Callable[[], Any], chunking: tuple[int, int]) -> tuple[str, Any]:
+    previous = _engine.use(engine)
+    saved = _frames.CHUNK, _frames.FEED
+    _frames.CHUNK, _frames.FEED = chunking
+    try:
+        return "ok", read()
+    except Exception as e:  # (compared: the same class and message on both engines)
+        return "error", error_key(e)
+    finally:
+        _frames.CHUNK, _frames.FEED = saved
+        _engine.use(previous)
+
+
+def same_outcome(a: tuple[str, Any], b: tuple[str, Any]) -> None:
+    assert a[0] == b[0], (a, b)
+    if a[0] == "error":
+        assert a[1] == b[1]
+        return
+    x, y = a[1], b[1]
+    if isinstance(x, list):
+        assert len(x) == len(y)
+        for fx, fy in zip(x, y):
+            same_frame(fx, fy)
+    else:
+        same_frame(x, y)
+
+
+def same_frame(x: Any, y: Any) -> None:
+    if not isinstance(x, pl.DataFrame):  # a pyarrow Table or RecordBatch
+        assert x.schema == y.schema
+        assert x.to_pylist() == y.to_pylist()
+        return
+    assert x.columns == y.columns
+    assert x.schema == y.schema
+    assert_frame_equal(x, y, check_exact=True)
+    # -0.0 and 0.0 are equal to assert_frame_equal: compare the bits of floats too
+    for name, dtype in x.schema.items():
+        if dtype == pl.Float64:
+            assert x[name].cast(pl.Float64).to_list() == y[name].to_list()
+            assert [str(v) for v in x[name].to_list()] == [str(v) for v in y[name].to_list()]
+
+
+def check(data: bytes, chunkings: list[tuple[int, int]] = CHUNKINGS, reader: str = "read_toon", **kw: Any) -> Spy:
+    """Both engines on ``data`` with reader options ``kw``, under each chunking."""
+    spy = Spy()
+    native = _engine.Engine(
+        NATIVE.name, loads=NATIVE.loads, value_decoder=NATIVE.value_decoder, table_columns=spy
+    )
+
+    def read() -> Any:
+        if reader == "read_toon":
+            return tp.read_toon(data, **kw)
+        if reader == "scan_toon":
+            return tp.scan_toon(data, **kw).collect()
+        if reader == "iter_batches":
+            return list(ta.iter_batches(data, **kw))
+        if reader == "read_table":
+            return ta.read_table(data, **kw)
+        raise AssertionError(reader)
+
+    for chunking in chunkings:
+        same_outcome(run(PYTHON, read, chunking), run(native, read, chunking))
+    return spy
+
+
+def table(rows: list[str], header: str = "t[{n}]{{a,b,c}}:", indent: str = "  ") -> bytes:
+    return ("\n".join([header.format(n=len(rows))] + [indent + r for r in rows]) + "\n").encode()
+
+
+# ------------------------------------------------------------------ hand-made tables
+
+KINDS = [
+    # ints, floats, bools, nulls, strings, numbers a float may not hold
+    ["1,1.5,true", "-2,2,false", "0,-0.0,null", "-0,1e5,true", "9223372036854775807,1E-7,false"],
+    ["1,x,true", "2,null,null", "3,,false", "null,null,null"],
+    ["1,1,1", "2,2.5,a", "3,3,true"],  # mixed: a String column with numbers (canonical text)
+    ["1234567890123456,1,a", "2,1.5,b"],  # a wide int in a float column (String)
+    ["99999999999999999999,1,a", "2,2,b"],  # beyond int64: Decimal
+    ["1" * 40 + ",1,a", "2,2,b"],  # beyond 38 digits
+    ["1" * 41 + ",1,a", "2,2,b"],  # an "odd" token: typed one by one
+    ["1e400,1,a", "1.5,2,b"],  # beyond float range
+    ["1e00000000000000001,1,a", "2,2,b"],  # an exponent of 17+ digits
+    ["05,+5,1.", "-,- x,0x1", "1.5.1,--1,-0.0e0"],  # not numbers (§4)
+    [" 1 , 2.5 ,  x  ", "  2,3,y z"[2:], "3 ,4 , w"],  # spaces around cells
+    ['"a",b,"c,d"', '"  padded",x,""', '"true","1","null"', '"a:b",y,"#x"'],  # simple quoted cells
+    ['"a\\"b",c,d', '"x\\ny",e,f', "g,h,i"],  # escapes: the decoder's
+    ["1,2,3", "# a comment", "4,5,6"],
+    ["1,2,3", "4,5,6", "", "7,8,9"],  # a blank line
+    ["1,2,3", "4,5", "7,8,9"],  # a short row
+    ["1,2,3", "4,5,6,7", "7,8,9"],  # a long row
+    ["1,2,3", " 4,5,6", "7,8,9"],  # deeper
+    ["1,2,3", ",5,6", "7,8,9"],  # an empty first cell
+    ["1,2,3", "\t4,5,6"],
+    ["a,b:c,d", "e,f,g"],
+    ["x,\\y,z", "1,2,3"],
+    ["é,ü,ß", "日本,語,x"],
+    ["true,false,null", "false,true,true"],
+    ["2024-01-02,2024-01-02T03:04:05,2024-01-02 03:04:05.123456789Z", "2023-12-31,2023-12-31T00:00,2023-12-31T00:00:00+01:00"],
+]
+
+
+@pytest.mark.parametrize("rows", KINDS, ids=range(len(KINDS)))
+def test_kinds_of_cells(rows: list[str]) -> None:
+    data = table(rows)
+    check(data)
+    check(data, infer_schema_length=1)
+    check(data, try_parse_dates=True)
+    check(data, reader="iter_batches", batch_size=2, chunkings=CHUNKINGS[:2])
+
+
+@pytest.mark.parametrize("rows", KINDS, ids=range(len(KINDS)))
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"a": pl.Int32, "b": pl.Float32},
+        {"a": pl.String, "b": pl.String, "c": pl.String},
+        {"a": pl.Float64, "c": pl.Boolean},
+        {"a": pl.Decimal(38, 0), "b": pl.Int64},
+        {"c": pl.Date, "b": pl.Datetime("us")},
+        {"a": pl.UInt8, "c": pl.Null},
+    ],
+    ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
+)
+def test_overrides(rows: list[str], overrides: dict[str, Any]) -> None:
+    check(table(rows), schema_overrides=overrides, chunkings=CHUNKINGS[:2])
+
+
+def test_schema_and_projection() -> None:
+    data = table(["1,x,1.5", "2,y,2.5", "3,null,null"])
+    check(data, schema={"a": pl.Int16, "b": pl.String, "c": pl.Float64})
+    check(data, columns=["c", "a"])
+    check(data, columns=["b"], n_rows=2)
+    check(data, reader="scan_toon")
+    check(data, reader="read_table", columns=["a", "c"])
+
+
+def test_without_string_views(monkeypatch: Any) -> None:
+    # pyarrow before 16 has no string views: the strings are copied into offsets and data.
+    import pyarrow as pa
+
+    monkeypatch.delattr(pa, "string_view")
+    spy = check(table(['"a",b,"c,d"', "x,null,y", "1,2,3"] * 10), chunkings=CHUNKINGS[1:2])
+    assert spy.tables > 0
+
+
+def test_crlf_and_delimiters() -> None:
+    check(b"t[3]{a,b}:\r\n  1,x\r\n  2,y\r\n  3,z\r\n")
+    check(b"t[3\t]{a\tb}:\n  1\tx y\n  2\t\"q\tr\"\n  3\t4\n")
+    check(b"t[3|]{a|b}:\n  1|x,y\n  2|\"q|r\"\n  3|4\n")
+
+
+def test_nested_and_keyed_tables() -> None:
+    data = toonstream.dumps({"t": [{"a": i, "g": {"x": i * 1.5, "y": f"s{i}"}} for i in range(30)]}).encode()
+    check(data)
+    check(data, columns=["g"])
+    check(toonstream.dumps([{"id": i, "v": None if i % 3 else i} for i in range(50)]).encode())
+
+
+def test_later_rows_misfit() -> None:
+    rows = [f"{i},{i}.5,x" for i in range(500)] + ["oops,1,x"] + [f"{i},1,2" for i in range(100)]
+    check(table(rows), infer_schema_length=100)
+    rows = [f"{i},{i}.5,x" for i in range(500)] + ["1,1,x", "2,1234567890123456,y"]
+    check(table(rows), infer_schema_length=10)
+    check(table(rows), infer_schema_length=10, schema_overrides={"b": pl.Float64})
+    rows = [f"{i},true,x" for i in range(300)] + ["1,null,x", "2,\"true\",y"]
+    check(table(rows), infer_schema_length=10)
+    rows = [f"{i},{i},2024-01-0{1 + i % 9}" for i in range(300)] + ["1,1,2024-13-01"]
+    check(table(rows), infer_schema_length=10, try_parse_dates=True)
+    check(table(rows), schema_overrides={"a": pl.Int8})  # out of range for the cast
+
+
+def test_length_mismatch_and_after_table() -> None:
+    rows = [f"{i},x,{i}" for i in range(50)]
+    check(table(rows, header="t[60]{{a,b,c}}:"))
+    check(table(rows, header="t[40]{{a,b,c}}:"))
+    data = b"t[3]{a,b}:\n  1,2\n  3,4\n  5,6\nnext: 1\nlist[2]: a,b\n"
+    check(data)
+    check(b"x:\n  t[3]{a,b}:\n    1,2\n    3,4\n    5,6\n  y: 2\n", path="x.t")
+
+
+# ------------------------------------------------------------------ fixtures, datasets, mutations
+
+
+@pytest.mark.skipif(not DECODE, reason="spec fixtures not found")
+def test_spec_fixtures() -> None:
+    for _name, case in DECODE:
+        data = case["input"].encode("utf-8") if isinstance(case["input"], str) else None
+        if data is None:
+            continue
+        check(data, chunkings=CHUNKINGS[:2])
+
+
+def test_datasets_take_the_native_path() -> None:
+    data = toonstream.dumps(datasets.uniform(3000)).encode()
+    spy = check(data)
+    assert spy.tables > 0
+    check(data, infer_schema_length=None, try_parse_dates=True, chunkings=CHUNKINGS[:1])
+    check(data, reader="iter_batches", batch_size=700, chunkings=CHUNKINGS[:1])
+    check(toonstream.dumps(datasets.events(300)).encode(), chunkings=CHUNKINGS[:2])
+    check(toonstream.dumps(datasets.orders(200)).encode(), chunkings=CHUNKINGS[:2])
+
+
+def test_long_runs() -> None:
+    # Runs of 1 MiB or more are split on two threads: the same frames, verdicts and errors.
+    data = toonstream.dumps(datasets.uniform(15000)).encode()
+    assert len(data) > 1 << 20
+    spy = check(data, chunkings=CHUNKINGS[:1])
+    assert spy.tables > 0
+    rng = random.Random(7)
+    lines = data.split(b"\n")
+    for bad in (b"  1,2", b"k: v", b"   1,2,3,4,5,6,7,8", b"", b"  1," + b"9" * 41 + b",1,1,1,1,1,1", b"  ,a,1,true,x,y,1,z"):
+        edited = list(lines)
+        edited[rng.randrange(len(lines) // 2, len(lines) - 2)] = bad
+        check(b"\n".join(edited), chunkings=CHUNKINGS[:1])
+        check(b"\n".join(edited), chunkings=CHUNKINGS[:1], schema_overrides={"score": pl.String})
+
+
+def test_mutations() -> None:
+    cells = ["x", '"q,r"', "null", "1.5", "true"]
+    base = table([f"{i},{cells[i % 5]},{i * 0.25}" for i in range(40)] + ["# c", "7,8,9"])
+    rng = random.Random(16)
+    for _ in range(150):
+        check(mutate(rng, base), chunkings=[CHUNKINGS[0], CHUNKINGS[2]])
+
+
+# ------------------------------------------------------------------ generated tables
+
+COLUMNS = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=4, unique=True)
+
+
+@st.composite
+def tables(draw: Any) -> tuple[bytes, dict[str, Any]]:
+    names = draw(COLUMNS)
+    kinds = {n: draw(st.sampled_from(["int", "float", "bool", "str", "any"])) for n in names}
+    by_kind = {
+        "int": st.integers(min_value=-(10**20), max_value=10**20) | st.none(),
+        "float": st.floats(allow_nan=False, allow_infinity=False) | st.none(),
+        "bool": st.booleans() | st.none(),
+        "str": st.text(max_size=6) | st.sampled_from(["null", "1", "true", " x", "a,b", '"', "#"]),
+        "any": LEAVES,
+    }
+    rows = draw(st.lists(st.fixed_dictionaries({n: by_kind[kinds[n]] for n in names}), min_size=1, max_size=30))
+    opts: dict[str, Any] = {}
+    if draw(st.booleans()):
+        opts["infer_schema_length"] = draw(st.sampled_from([1, 3, None]))
+    if draw(st.booleans()):
+        n = draw(st.sampled_from(names))
+        opts["schema_overrides"] = {n: draw(st.sampled_from([pl.Int64, pl.Float64, pl.String, pl.Boolean, pl.Int32]))}
+    delimiter = draw(st.sampled_from([",", "\t", "|"]))
+    return toonstream.dumps({"t": rows}, delimiter=delimiter).encode(), opts
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_generated_tables(case: tuple[bytes, dict[str, Any]]) -> None:
+    data, opts = case
+    check(data, chunkings=[CHUNKINGS[0], CHUNKINGS[1]], **opts)
