@@ -1780,18 +1780,10 @@ class FrameReader:
             parts: list[pl.Series] = []
             if i in fast_cols:
                 parts.append(fast_cols[i].alias(name))
-            if exact_cols:
-                parts.append(convert_values(name, exact_cols[i], base))
-            s = parts[0] if len(parts) == 1 else pl.concat(parts)
-            if order is not None:
-                s = s.gather(order)
-            if base != dtype:
-                try:
-                    s = self._cast(batch, s, dtype, i)
-                except ToonDecodeError as e:
-                    misfits[i] = e
-                    continue
-            leaves.append(s)
+            try:
+                leaves.append(self._leaf(batch, parts, exact_cols, order, name, base, dtype, i))
+            except ToonDecodeError as e:
+                misfits[i] = e
         if misfits:
             raise min(misfits.values(), key=lambda e: e.line or 0)
         return _frame(self._assemble(leaves, batch.n))
@@ -1822,18 +1814,34 @@ class FrameReader:
                 parts = [pl.Series(name, [None] * batch.n_fast, dtype=pl.Null)]
             else:
                 parts = [v.series(i, kind).alias(name) for v in views]
-            if exact_cols:
-                parts.append(convert_values(name, exact_cols[i], base))
-            s = parts[0] if len(parts) == 1 else pl.concat(parts)
-            if order is not None:
-                s = s.gather(order)
-            if base != dtype:
-                try:
-                    s = self._cast(batch, s, dtype, i)
-                except ToonDecodeError:
-                    return None  # (the reference finds the document's first error)
-            leaves.append(s)
+            try:
+                leaves.append(self._leaf(batch, parts, exact_cols, order, name, base, dtype, i))
+            except ToonDecodeError:
+                return None  # (the reference finds the document's first error)
         return _frame(self._assemble(leaves, batch.n))
+
+    def _leaf(
+        self,
+        batch: _Batch,
+        parts: list[pl.Series],
+        exact_cols: list[list[Any]],
+        order: pl.Series | None,
+        name: str,
+        base: pl.DataType,
+        dtype: pl.DataType,
+        i: int,
+    ) -> pl.Series:
+        """Column ``i`` of a batch from its fast pieces ``parts`` and its
+        decoder rows' values, in row order, cast to ``dtype`` (a value that
+        does not fit raises its ToonDecodeError)."""
+        if exact_cols:
+            parts.append(convert_values(name, exact_cols[i], base))
+        s = parts[0] if len(parts) == 1 else pl.concat(parts)
+        if order is not None:
+            s = s.gather(order)
+        if base != dtype:
+            s = self._cast(batch, s, dtype, i)
+        return s
 
     def _misfit(
         self,

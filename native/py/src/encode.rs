@@ -1409,12 +1409,24 @@ pub fn table_rows<'py>(
     names: &Bound<'py, PyTuple>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
+    walk_with(py, options, |enc| enc.rows_of(records, names))
+}
+
+/// Run a walk with the options (`NotImplemented` for options the reference
+/// must handle, or a declined walk): the text, or the walk's Python error.
+fn walk_with<'py>(
+    py: Python<'py>,
+    options: Option<&Bound<'py, PyDict>>,
+    walk: impl FnOnce(&mut Encoder<'py>) -> R<()>,
+) -> PyResult<Py<PyAny>> {
+    // (an option value is never None in the reference's signature: taken as
+    // a keyword dict, an explicit None is told apart from a missing option)
     let Some(o) = self::options(py, options)? else {
         return Ok(py.NotImplemented());
     };
     super::guarded(&mut false, || {
         let mut enc = Encoder::new(py, &o);
-        match enc.rows_of(records, names) {
+        match walk(&mut enc) {
             Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
             Err(Stop::Decline) => Ok(py.NotImplemented()),
             Err(Stop::Err(e)) => Err(e),
@@ -1480,17 +1492,5 @@ pub fn dumps<'py>(
     obj: &Bound<'py, PyAny>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
-    // (an option value is never None in the reference's signature: taken as
-    // a keyword dict, an explicit None is told apart from a missing option)
-    let Some(o) = self::options(py, options)? else {
-        return Ok(py.NotImplemented());
-    };
-    super::guarded(&mut false, || {
-        let mut enc = Encoder::new(py, &o);
-        match enc.root(obj) {
-            Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
-            Err(Stop::Decline) => Ok(py.NotImplemented()),
-            Err(Stop::Err(e)) => Err(e),
-        }
-    })
+    walk_with(py, options, |enc| enc.root(obj))
 }
