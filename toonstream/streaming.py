@@ -1227,9 +1227,7 @@ NATIVE_CHUNK = 4 << 20
 def _native_threads(workers: int | None) -> int:
     """Threads for the native table encoder: ``workers`` (at most 2), or for
     None two when this process may run on two CPUs."""
-    if workers is not None:
-        if workers < 1:
-            raise ValueError("workers must be at least 1")
+    if workers is not None:  # (checked >= 1 by encode_jsonl)
         return min(workers, 2)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 if cpus > 1 else 1
@@ -1277,18 +1275,6 @@ def _native_table(
     plan.fields = [(name, None) for name in names]
     plan.tabular, plan.primitive, plan.rows = True, False, rows
     return plan
-
-
-def _write_native(plan: _ArrayPlan, out: IO[str] | IO[bytes], key: str | None, walk: _Walk) -> int:
-    """Pass two after :func:`_native_table` (what ``_encode_array_stream`` does
-    after its pass one: the rows are ready, so no element is read again)."""
-    if key is not None:
-        key = key_contents(key)
-    try:
-        return _write_planned(plan, lambda: iter(()), out, key, walk)
-    except ToonEncodeError as err:
-        _under_key(err, key)
-        raise
 
 
 def encode_jsonl(
@@ -1380,7 +1366,7 @@ def _encode_jsonl(
             if native:
                 plan = _native_table(fp.read, walk, spool_memory, workers)
                 if plan is not None:
-                    return _write_native(plan, out, key, walk)
+                    return _encode_array_stream(iter(()), lambda: iter(()), out, key, walk, spool_memory, plan=plan)
                 fp.seek(start)
             parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
             if ranged is None or parts == 1:
@@ -1415,7 +1401,7 @@ def _encode_jsonl(
             # declines, the reference encodes the spool (the same bytes).
             plan = _native_table(source.read, walk, spool_memory, workers, keep=spool)
             if plan is not None:
-                return _write_native(plan, out, key, walk)
+                return _encode_array_stream(iter(()), lambda: iter(()), out, key, walk, spool_memory, plan=plan)
             shutil.copyfileobj(source, spool, 1 << 20)
             spool.seek(0)
             return _encode_jsonl(spool, out, walk, key=key, spool_memory=spool_memory,
