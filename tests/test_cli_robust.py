@@ -114,6 +114,31 @@ def test_late_signal_keeps_the_committed_output() -> None:
         _signals.restore(before)
 
 
+def test_signals_during_exit_keep_the_status() -> None:
+    # Once the command has returned its status, signals are ignored up to the process's end,
+    # through the interpreter's finalization too (it puts SIG_DFL back in place of Python
+    # handlers: a SIGTERM there ended the process with -15 after a complete output).
+    entry = (
+        "import os, sys\n"
+        "from toonstream import _signals\n"
+        "_signals.install()\n"
+        "_signals.finish()\n"
+        "os.write(1, b'.')\n"
+        "sys.exit(0)\n"
+    )
+    for _ in range(20):
+        proc = subprocess.Popen([sys.executable, "-c", entry], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=default_signals)
+        assert proc.stdout is not None and proc.stdout.read(1) == b"."
+        while proc.poll() is None:  # SIGTERM over and over until the process has gone
+            try:
+                proc.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                break
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, (proc.returncode, err)
+
+
 def test_import_is_lazy() -> None:
     code = (
         "import sys, toonstream; mods = sorted(m for m in sys.modules if m.startswith('toonstream'));"

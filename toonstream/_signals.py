@@ -162,6 +162,15 @@ def commit(action: Callable[[], None]) -> None:
 def finish() -> None:
     """The command returned its status: signals from now on are ignored."""
     _state.over = True
+    # Ignored by the OS too, not only by our handler: at exit the interpreter's finalization puts
+    # SIG_DFL back in place of every Python handler (but leaves SIG_IGN alone), and a signal in
+    # that window would kill the process (status -15) after its output was committed.
+    for signum in (_sig.SIGINT, _sig.SIGTERM):
+        try:
+            if _sig.getsignal(signum) is _handler:
+                _sig.signal(signum, _sig.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
 
 
 def run() -> NoReturn:
