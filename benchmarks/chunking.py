@@ -40,7 +40,7 @@ def decode_native(data: bytes, chunk: int | None) -> Any:
 
 def decode(data: bytes, chunk: int | None) -> Any:
     from toonstream import Decoder
-    from toonstream._build import ValueBuilder
+    from toonstream._reference.build import ValueBuilder
 
     d = Decoder(fields=True)
     b = ValueBuilder()

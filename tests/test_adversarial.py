@@ -15,7 +15,7 @@ import pytest
 
 import toonstream
 from toonstream import Decoder, ToonDecodeError
-from toonstream._build import ValueBuilder
+from toonstream._reference.build import ValueBuilder
 
 from conftest import flat_events, json_equal, load_fixtures
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 import toonstream
 from toonstream import ToonEncodeError
 from toonstream._arrow_encode import encode_arrow
-from toonstream._quoting import NEEDS_QUOTE, needs_quote_re2
-from toonstream._numbers import encode_float
+from toonstream._reference.quoting import NEEDS_QUOTE, needs_quote_re2
+from toonstream._reference.numbers import encode_float
 
 DELIMS = [",", "\t", "|"]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

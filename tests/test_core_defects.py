@@ -303,7 +303,7 @@ def test_number_length_counts_every_character_of_the_token() -> None:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from toonstream._build import ValueBuilder  # noqa: E402
+from toonstream._reference.build import ValueBuilder  # noqa: E402
 
 ITEM_TOKENS = [
     "1", "-1", "0", "-0", "05", "1.5", "-0.0", "1e400", "1e5", "2.5E-3", "1.", ".5", "+1", "٥", "12345678901234567890",
@@ -405,7 +405,7 @@ def test_internal_decoder_options_pick_the_paths() -> None:
 
 
 def _value(doc: str, **options: Any) -> Any:
-    from toonstream._build import ValueBuilder
+    from toonstream._reference.build import ValueBuilder
 
     d = Decoder(fields=True, **options)
     builder = ValueBuilder()

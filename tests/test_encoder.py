@@ -198,8 +198,8 @@ def test_dump_to_text_and_binary_files() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from toonstream._columns import format_column  # noqa: E402
-from toonstream._writer import primitive_formatter  # noqa: E402
+from toonstream._reference.columns import format_column  # noqa: E402
+from toonstream._reference.writer import primitive_formatter  # noqa: E402
 
 _CELL_TEXT = st.one_of(
     st.text(st.sampled_from(list("ab 09-+.eE#:,|\t\"\\[]{}\x01\né")), max_size=6),
@@ -230,7 +230,7 @@ import decimal  # noqa: E402
 from hypothesis import HealthCheck  # noqa: E402
 
 from toonstream import encoder as _encoder  # noqa: E402
-from toonstream._quoting import NEEDS_QUOTE, flag_strings  # noqa: E402
+from toonstream._reference.quoting import NEEDS_QUOTE, flag_strings  # noqa: E402
 
 
 def _both(value: Any, **kw: Any) -> tuple[Any, Any]:
@@ -388,7 +388,7 @@ def test_records_with_tables_and_arrays_equal_walk() -> None:
 
 # ---------------------------------------------------------------- mixed-kind columns
 
-from toonstream._columns import format_strings  # noqa: E402
+from toonstream._reference.columns import format_strings  # noqa: E402
 
 _NUMBERS = st.one_of(
     st.integers(-(2**60), 2**60),

@@ -146,7 +146,7 @@ def test_bad_quoted_row_inside_a_block_reports_like_the_per_line_path(bad: str) 
 
 from decimal import Decimal  # noqa: E402
 
-from toonstream._numbers import decimal_float, make_column_converter, make_converter  # noqa: E402
+from toonstream._reference.numbers import decimal_float, make_column_converter, make_converter  # noqa: E402
 
 
 def tagged(text: str) -> tuple[str, str]:
@@ -229,7 +229,7 @@ def test_column_converter_bulk_paths() -> None:
 import glob  # noqa: E402
 import os  # noqa: E402
 
-from toonstream._build import ValueBuilder  # noqa: E402
+from toonstream._reference.build import ValueBuilder  # noqa: E402
 
 KEYS = ["a", "b", "a", "_x", "k.y", '"q k"', "c1"]
 VALUES = TOKENS + ["[]", "", '"x:y"', "[2]: 1,2", "a: b"]
@@ -303,8 +303,8 @@ def test_members_batches_on_fixtures_and_corpus() -> None:
 
 # ---------------------------------------------------------------- row objects
 
-from toonstream._build import BatchMaker, _interpreted, _program, batch_maker, row_maker  # noqa: E402
-from toonstream._events import Field  # noqa: E402
+from toonstream._reference.build import BatchMaker, _interpreted, _program, batch_maker, row_maker  # noqa: E402
+from toonstream._reference.events import Field  # noqa: E402
 
 NAMES = st.sampled_from(["id", "a", "", "it's", 'q"', "\\", "\x00", "\ud800", "{", "é", "lambda", "r", "v0"])
 

@@ -108,7 +108,7 @@ def test_grammar_aware_only_decode_errors(lines: list[str], strict: bool) -> Non
         for ch in doc.encode():
             evs += d.feed(bytes([ch]))
         evs += d.close()
-        from toonstream._build import ValueBuilder
+        from toonstream._reference.build import ValueBuilder
 
         vb = ValueBuilder()
         vb.push(evs)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toonstream
-from toonstream._quoting import NEEDS_QUOTE, char_class, encode_key, flag_strings, quote, quote_checked
+from toonstream._reference.quoting import NEEDS_QUOTE, char_class, encode_key, flag_strings, quote, quote_checked
 
 DELIMS = [",", "\t", "|"]
 # The spec's own regex (§7.2), case-insensitive, ASCII digits only.

@@ -16,7 +16,7 @@ import pytest
 
 import toonstream
 from toonstream import _engine
-from toonstream._build import ValueBuilder
+from toonstream._reference.build import ValueBuilder
 
 from conftest import chunkings, flat_events, identical, json_equal, load_fixtures, require_fixtures
 

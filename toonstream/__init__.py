@@ -20,7 +20,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._errors import ToonDecodeError, ToonEncodeError, ToonError
-    from ._events import (
+    from ._reference.events import (
         Columns,
         EndArray,
         EndObject,
@@ -76,7 +76,7 @@ _PUBLIC = {
             "Event", "Field", "StartObject", "EndObject", "Key", "Members", "Columns", "Scalar", "StartArray",
             "EndArray", "Values", "StartTable", "Rows", "Entries", "EndTable",
         ),
-        "_events",
+        "_reference.events",
     ),
     **dict.fromkeys(
         (

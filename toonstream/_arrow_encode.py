@@ -47,9 +47,9 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from ._errors import ToonEncodeError
 from ._optional import requires
-from ._quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
-from ._numbers import encode_float
-from ._writer import Fields, header, key_text, primitive_formatter
+from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
+from ._reference.numbers import encode_float
+from ._reference.writer import Fields, header, key_text, primitive_formatter
 from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):

@@ -47,12 +47,12 @@ from ._optional import requires
 with requires("reading TOON tables (toonstream.polars, toonstream.arrow.iter_batches/read_table)"):
     import polars as pl
 
-from ._build import leaf_names
+from ._reference.build import leaf_names
 from ._errors import ToonDecodeError
-from ._events import Fields, StartTable
-from ._grammar import DELIMITERS, NUMBER, NUMBER_INTEGER
-from ._numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
-from ._scalars import _Fail, find_unquoted, split_cells
+from ._reference.events import Fields, StartTable
+from ._reference.grammar import DELIMITERS, NUMBER, NUMBER_INTEGER
+from ._reference.numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
+from ._reference.scalars import _Fail, find_unquoted, split_cells
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and

@@ -54,9 +54,9 @@ def _pyarrow() -> Any:
 
     return pyarrow
 
-from ._build import ValueBuilder
+from ._reference.build import ValueBuilder
 from ._errors import ToonDecodeError
-from ._events import EndArray, EndObject, EndTable, Field, Key, Scalar, StartArray, StartObject, StartTable, Values
+from ._reference.events import EndArray, EndObject, EndTable, Field, Key, Scalar, StartArray, StartObject, StartTable, Values
 from ._frames import (
     K_NULL,
     K_STR,

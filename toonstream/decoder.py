@@ -37,9 +37,9 @@ from typing import (
 from . import _engine
 
 _T = TypeVar("_T")
-from ._build import HookedValueBuilder, ValueBuilder, leaf_names, object_finisher, remap_objects, row_maker
+from ._reference.build import HookedValueBuilder, ValueBuilder, leaf_names, object_finisher, remap_objects, row_maker
 from ._errors import ToonDecodeError
-from ._events import (
+from ._reference.events import (
     Columns,
     EndArray,
     EndObject,
@@ -56,9 +56,9 @@ from ._events import (
     StartTable,
     Values,
 )
-from ._lines import LineSplitter
-from ._machine import Machine
-from ._numbers import decimal_float, make_column_converter, make_converter
+from ._reference.lines import LineSplitter
+from ._reference.machine import Machine
+from ._reference.numbers import decimal_float, make_column_converter, make_converter
 
 __all__ = [
     "Decoder",

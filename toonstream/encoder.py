@@ -24,12 +24,12 @@ from operator import itemgetter
 from typing import IO, Any, Callable, Iterable, Iterator, Sequence, Union
 
 from . import _engine
-from ._columns import format_column, format_columns, format_rows, format_strings
+from ._reference.columns import format_column, format_columns, format_rows, format_strings
 from ._errors import ToonEncodeError
-from ._grammar import DELIMITERS
-from ._normalize import PRIMITIVE, normalize, plain_keys
-from ._quoting import NEEDS_QUOTE
-from ._writer import Fields, LineSink, header, key_text, primitive_formatter
+from ._reference.grammar import DELIMITERS
+from ._reference.normalize import PRIMITIVE, normalize, plain_keys
+from ._reference.quoting import NEEDS_QUOTE
+from ._reference.writer import Fields, LineSink, header, key_text, primitive_formatter
 
 __all__ = ["dumps", "dump", "encode_lines"]
 

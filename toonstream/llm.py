@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Sequence
 
-from ._build import ValueBuilder
-from ._events import Event, StartTable
+from ._reference.build import ValueBuilder
+from ._reference.events import Event, StartTable
 from .decoder import Decoder, check_fields
 
 __all__ = ["extract", "find_toon"]

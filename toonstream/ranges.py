@@ -53,9 +53,9 @@ from itertools import chain
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ._errors import ToonDecodeError, ToonEncodeError
-from ._events import StartTable
+from ._reference.events import StartTable
 from ._optional import requires
-from ._scalars import find_unquoted
+from ._reference.scalars import find_unquoted
 
 with requires("toonstream.ranges"):
     import pyarrow as pa
@@ -716,7 +716,7 @@ def table_header(schema: pa.Schema, n: int, **options: Any) -> str:
     't[7]{a,b}:'
     """
     from ._arrow_encode import schema_shape
-    from ._writer import header, key_text
+    from ._reference.writer import header, key_text
     from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
     shape = schema_shape(schema, has_default=options.get("default") is not None, max_depth=options.get("max_depth", DEFAULT_MAX_DEPTH))

@@ -31,9 +31,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Callable, Iterable, Iterator, cast
 
-from ._columns import format_columns
+from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
-from ._writer import Fields, LineSink, header
+from ._reference.writer import Fields, LineSink, header
 from .encoder import DEFAULT_MAX_DEPTH, _Walk
 from .streaming import (
     DEFAULT_SPOOL_MEMORY,

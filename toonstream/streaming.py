@@ -40,10 +40,10 @@ from operator import itemgetter
 from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union, cast
 
 from . import _engine, _parallel
-from ._columns import format_columns
+from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
-from ._normalize import PRIMITIVE, key_contents, put_key
-from ._writer import Fields, LineSink, header, key_text
+from ._reference.normalize import PRIMITIVE, key_contents, put_key
+from ._reference.writer import Fields, LineSink, header, key_text
 from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, _Walk, sorted_keys
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]

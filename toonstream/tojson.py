@@ -30,9 +30,9 @@ from operator import is_, itemgetter
 from typing import IO, Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
-from ._events import Columns, Entries, Event, Fields, Rows
-from ._numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
-from ._writer import LineSink
+from ._reference.events import Columns, Entries, Event, Fields, Rows
+from ._reference.numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
+from ._reference.writer import LineSink
 from . import _engine
 from .decoder import DEFAULT_BUF_SIZE, ParseAdapter, Source, driver_decoder, engine_options, native_push, read_chunks
 

@@ -4,7 +4,7 @@
 //! so a builder can make its output as the grammar is recognised: the
 //! reference [`crate::value::ValueBuilder`] makes a tree; a PyO3 builder will
 //! make Python objects, as pydantic/jiter does.  The vocabulary mirrors the
-//! Python engine's events (`toonstream/_events.py`): line-sized, not
+//! Python engine's events (`toonstream/_reference/events.py`): line-sized, not
 //! cell-sized.  A table row is one [`Sink::row`] call with all its cells;
 //! an inline primitive array is one [`Sink::values`] call.
 //!

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Feed bytes in any chunks, then close; the decoder calls a [`Sink`] as it
-//! recognises values.  It mirrors the Python engine (`toonstream/_lines.py`,
+//! recognises values.  It mirrors the Python engine (`toonstream/_reference/lines.py`,
 //! `_machine.py`, `_scalars.py`, `_numbers.py`) decision for decision: the same error codes,
 //! lines, columns (in characters) and line texts, however the input is
 //! chunked.  Memory is bounded by the longest line plus the open scopes (and

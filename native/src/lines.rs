@@ -1,4 +1,4 @@
-//! Bytes in, complete lines out (the Python twin is `toonstream/_lines.py`).
+//! Bytes in, complete lines out (the Python twin is `toonstream/_reference/lines.py`).
 //!
 //! Owns: UTF-8 validation (incremental, strict: a multi-byte sequence split
 //! across feeds is carried, at most 3 bytes), the line terminator (LF; a CR

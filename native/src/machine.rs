@@ -1,6 +1,6 @@
 //! The decoder state machine: lines in, sink calls out.  No I/O.
 //!
-//! Rule 1 (after h11, as in `toonstream/_machine.py`, which this mirrors
+//! Rule 1 (after h11, as in `toonstream/_reference/machine.py`, which this mirrors
 //! decision for decision): everything that decides what a line means lives
 //! in this module.  The machine sees one complete line at a time and keeps
 //! only a stack of open scopes, so its memory does not grow with the number

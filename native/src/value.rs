@@ -1,5 +1,5 @@
 //! The reference builder: a [`Sink`] that makes a [`Value`] tree, with the
-//! Python `ValueBuilder`'s semantics (`toonstream/_build.py`): numbers by the
+//! Python `ValueBuilder`'s semantics (`toonstream/_reference/build.py`): numbers by the
 //! README's policy (ints exact at any size, floats as `float()`, `-0 -> 0`,
 //! overflow kept exact as a decimal), duplicate keys last-write-wins at the
 //! first key's position (non-strict; a Python dict assignment), tables'

@@ -23,7 +23,7 @@ import atheris
 with atheris.instrument_imports():
     import toonstream
     from toonstream import Decoder, ToonDecodeError
-    from toonstream._build import ValueBuilder
+    from toonstream._reference.build import ValueBuilder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from conftest import json_equal  # noqa: E402

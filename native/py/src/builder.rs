@@ -1,6 +1,6 @@
 //! The value builder: a [`Sink`] that makes Python objects as the core
 //! recognises them (no intermediate tree), with the Python engine's
-//! `ValueBuilder` semantics (`toonstream/_build.py`, mirrored by the core's
+//! `ValueBuilder` semantics (`toonstream/_reference/build.py`, mirrored by the core's
 //! `value::ValueBuilder`):
 //!
 //! - objects are dicts in key order; a duplicate key (non-strict) is dict

@@ -123,7 +123,7 @@ impl<'py> RowSink<'_, 'py> {
     /// The Python `StartTable` event for a header (what the driver's callback takes).
     fn start_table_event(&self, table: &Table<'_>) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
-        let field = FIELD.import(py, "toonstream._events", "Field")?;
+        let field = FIELD.import(py, "toonstream._reference.events", "Field")?;
         // (name, children) of each open group; the bottom one is the header
         let mut stack: Vec<(Option<&str>, Vec<Bound<'py, PyAny>>)> = vec![(None, Vec::new())];
         for op in table.fields {
@@ -153,7 +153,7 @@ impl<'py> RowSink<'_, 'py> {
         };
         let delimiter = char::from(table.delimiter).to_string();
         START_TABLE
-            .import(py, "toonstream._events", "StartTable")?
+            .import(py, "toonstream._reference.events", "StartTable")?
             .call1((
                 fields,
                 table.declared,

@@ -11,11 +11,11 @@ import io
 from decimal import Decimal
 from typing import IO, Any, Callable
 
-from ._errors import ToonEncodeError
-from ._grammar import HEADER_SYMBOL
-from ._normalize import PRIMITIVE, key_contents, normalize
-from ._quoting import NEEDS_QUOTE, encode_key, quote_checked
-from ._numbers import encode_decimal, encode_float, encode_int
+from .._errors import ToonEncodeError
+from .grammar import HEADER_SYMBOL
+from .normalize import PRIMITIVE, key_contents, normalize
+from .quoting import NEEDS_QUOTE, encode_key, quote_checked
+from .numbers import encode_decimal, encode_float, encode_int
 
 Fields = list[tuple[str, Any]]  # (name, nested Fields or None), encoder side
 

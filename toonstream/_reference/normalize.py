@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence, Set
 from decimal import Decimal
 from typing import Any, Callable
 
-from ._errors import ToonEncodeError
+from .._errors import ToonEncodeError
 
 NATIVE = frozenset({str, int, float, bool, type(None), dict, list, Decimal})
 PRIMITIVE = frozenset({str, int, float, bool, type(None), Decimal})

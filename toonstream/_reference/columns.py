@@ -21,8 +21,8 @@ from itertools import chain, compress, repeat
 from operator import is_
 from typing import Any, Callable, Collection, Iterable, Sequence
 
-from ._errors import ToonEncodeError
-from ._quoting import ESCAPE_CHARS, flag_strings
+from .._errors import ToonEncodeError
+from .quoting import ESCAPE_CHARS, flag_strings
 
 _LITERAL = {True: "true", False: "false"}
 

@@ -9,8 +9,8 @@ inside the string the helper was given; the machine turns them into columns.
 
 from __future__ import annotations
 
-from ._errors import ToonDecodeError
-from ._grammar import HEX4, UNESCAPES
+from .._errors import ToonDecodeError
+from .grammar import HEX4, UNESCAPES
 
 
 class _Fail(ToonDecodeError):

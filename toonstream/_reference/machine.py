@@ -21,8 +21,8 @@ import re
 import sys
 from typing import Any, Callable, Sequence
 
-from ._errors import ToonDecodeError
-from ._events import (
+from .._errors import ToonDecodeError
+from .events import (
     END_ARRAY,
     END_KEYED,
     END_OBJECT,
@@ -41,9 +41,9 @@ from ._events import (
     StartTable,
     Values,
 )
-from ._grammar import LENGTH, UNQUOTED_KEY
-from ._numbers import TokenConverter
-from ._scalars import _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
+from .grammar import LENGTH, UNQUOTED_KEY
+from .numbers import TokenConverter
+from .scalars import _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).

@@ -28,8 +28,8 @@ import re
 from itertools import compress, count, repeat
 from typing import Any, Iterable, Sequence
 
-from ._errors import ToonEncodeError
-from ._grammar import DELIMITERS, KEYWORDS as _LITERAL_TOKENS, UNQUOTED_KEY
+from .._errors import ToonEncodeError
+from .grammar import DELIMITERS, KEYWORDS as _LITERAL_TOKENS, UNQUOTED_KEY
 
 # ------------------------------------------------------------------ the rule
 

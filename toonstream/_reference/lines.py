@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import codecs
 
-from ._errors import ToonDecodeError
+from .._errors import ToonDecodeError
 
 BOM = "\ufeff"
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from itertools import repeat
 from typing import Any, Callable, Iterable, Iterator
 
-from ._events import (
+from .events import (
     EndArray,
     EndObject,
     EndTable,
@@ -40,7 +40,7 @@ def row_maker(fields: Fields) -> RowMaker:
     Nested field groups become nested dicts.  Duplicate names (non-strict)
     resolve last-write-wins, as plain dict assignment does.
 
-    >>> from toonstream._events import Field
+    >>> from toonstream._reference.events import Field
     >>> row_maker((Field("id"), Field("geo", (Field("lat"), Field("lon")))))((1, 2.5, 3.0))
     {'id': 1, 'geo': {'lat': 2.5, 'lon': 3.0}}
     """

@@ -27,9 +27,9 @@ from itertools import accumulate, compress, count, repeat
 from operator import not_
 from typing import Any, Callable, Sequence
 
-from ._errors import ToonEncodeError
-from ._grammar import KEYWORDS, NUMBER, NUMBER_EXPONENT, NUMBER_FRACTION, NUMBER_INTEGER, NUMBER_START
-from ._scalars import _Fail, scan_quoted
+from .._errors import ToonEncodeError
+from .grammar import KEYWORDS, NUMBER, NUMBER_EXPONENT, NUMBER_FRACTION, NUMBER_INTEGER, NUMBER_START
+from .scalars import _Fail, scan_quoted
 
 TokenConverter = Callable[[str], Any]
 
