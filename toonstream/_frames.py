@@ -353,8 +353,8 @@ class TableScan:
         options = dict(options or {})
         options.setdefault("parse_float", None)  # floats
         # (no held rows: this reader pairs lines and rows itself, feed by feed)
-        self.decoder = Decoder(hold_rows=False, **options)
-        self.adapter = _RowsAdapter(path, as_dict=False, key_field=key_field, where=lambda: self.decoder.line)
+        self.decoder = Decoder(hold_rows=False, _line_marks=True, **options)
+        self.adapter = _RowsAdapter(path, as_dict=False, key_field=key_field, where=self.decoder.event_line)
         self.adapter.on_table = self._table
         self.path = path
         from ._nested import RecordsAhead

@@ -198,7 +198,7 @@ class Decoder:
 
     __slots__ = (
         "_lines", "_machine", "_held", "_held_chars", "_hold",
-        "_raw", "_raw_text", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error",
+        "_raw", "_raw_text", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error", "_marks",
     )
 
     def __init__(
@@ -217,6 +217,7 @@ class Decoder:
         hold_rows: bool = True,
         _item_runs: bool = False,
         _block_paths: bool = True,
+        _line_marks: bool = False,
     ) -> None:
         # None means the default, as on the native engine (the two check options alike)
         indent_size = 2 if indent_size is None else indent_size
@@ -232,6 +233,8 @@ class Decoder:
         # Line numbers in events and errors start here (a document embedded in a larger text).
         self._lines.lines_emitted = start_line - 1
         convert = make_converter(parse_float=parse_float, parse_int=parse_int, max_number_length=max_number_length)
+        if _line_marks:  # (the lines of Members and Values events would be their first line's)
+            fields = _item_runs = False
         self._machine = Machine(
             convert=convert,
             convert_column=make_column_converter(
@@ -262,6 +265,10 @@ class Decoder:
         # while _raw gathers: the line feeds and chars it may reach
         self._raw_room = self._raw_chars = 0
         self._before_error: list[Event] = []
+        # (index of an event, its line) pairs, flat, of the batch last returned (see event_line)
+        self._marks: list[int] = []
+        if _line_marks:
+            self._machine.marks = []
 
     def feed(self, data: Chunk) -> list[Event]:
         """Add a chunk of input; return the events it completed.
@@ -274,6 +281,8 @@ class Decoder:
         the input by those few lines; :meth:`flush` (or :meth:`close`)
         returns them at once.
         """
+        if self._marks:
+            self._marks = []
         raw = self._raw
         if raw and len(data) < _SMALL_CHUNK:
             # The common case of a run of tiny chunks, kept as cheap as can
@@ -313,7 +322,7 @@ class Decoder:
         if raw and self._raw_text != isinstance(data, str):
             # (str after bytes, or the reverse: the held chunks first, on their own)
             events = self._step(self._lines.feed, self._take_raw(), hold=self._hold)
-            return events + self._step(self._lines.feed, data, hold=self._hold)
+            return events + self._step(self._lines.feed, data, hold=self._hold, base=len(events))
         if raw:
             if isinstance(data, str):
                 held = self._take_raw()
@@ -343,6 +352,8 @@ class Decoder:
         >>> d.flush()
         [Rows(rows=[(1,)])]
         """
+        if self._marks:
+            self._marks = []
         return self._step(self._lines.feed, self._take_raw(), hold=False)
 
     def close(self) -> list[Event]:
@@ -352,15 +363,17 @@ class Decoder:
         the end is an error (too few rows, say), they would be lost with the
         raise: call :meth:`flush` first to get them before the error, as
         the drivers (``rows``, ``parse``, ...) do."""
+        if self._marks:
+            self._marks = []
         events = self.flush() if self._raw else []
-        events += self._step(lambda _: self._lines.close(), b"", hold=False)
+        events += self._step(lambda _: self._lines.close(), b"", hold=False, base=len(events))
         try:
             return events + self._machine.close()
         except ToonDecodeError:
             self._before_error = events
             raise
 
-    def _step(self, split: Callable[[Any], list[str]], data: Any, *, hold: bool) -> list[Event]:
+    def _step(self, split: Callable[[Any], list[str]], data: Any, *, hold: bool, base: int = 0) -> list[Event]:
         machine = self._machine
         if machine.failed is not None:
             raise machine.failed
@@ -391,7 +404,17 @@ class Decoder:
         except ToonDecodeError:
             self._before_error = machine.out
             machine.out = []
+            if machine.marks is not None:  # (the batch _events_before_error returns)
+                self._marks = [x for i in range(0, len(machine.marks), 2) if machine.marks[i] < len(self._before_error)
+                               for x in machine.marks[i : i + 2]]
+                machine.marks = []
             raise
+        marks = machine.marks
+        if marks:
+            if base:
+                marks[::2] = [i + base for i in marks[::2]]
+            self._marks += marks
+            machine.marks = []
         if error is not None:  # invalid UTF-8 after these lines (now processed without error)
             machine.failed = error
             self._before_error = events
@@ -404,6 +427,41 @@ class Decoder:
         rows first, so that of two errors the earlier line's is reported."""
         events, self._before_error = self._before_error, []
         return events
+
+    def event_line(self, index: int) -> int:
+        """The line of the ``index``-th event of the batch last returned (by :meth:`feed`,
+        :meth:`flush`, :meth:`close` or ``_events_before_error``): for the drivers whose own
+        errors (a value at the prefix that is not a table, say) name the line of an event.
+        Needs ``_line_marks=True``; exact for the events of lines taken one at a time (the
+        batched ones, rows and runs, count as the line before them); otherwise
+        :attr:`line`.
+
+        >>> d = Decoder(_line_marks=True)
+        >>> events = d.feed(b"a: 1\\nb:\\n  c: 2\\n")
+        >>> [(type(e).__name__, d.event_line(i)) for i, e in enumerate(events)]
+        [('StartObject', 1), ('Key', 1), ('Scalar', 1), ('Key', 2), ('StartObject', 2), ('Key', 3), ('Scalar', 3)]
+        """
+        marks = self._marks
+        for k in range(len(marks) - 2, -1, -2):
+            if marks[k] <= index:
+                return marks[k + 1]
+        return max(self.line, 1)
+
+    def line_batches(self, events: list[Event]) -> Iterator[tuple[int, list[Event]]]:
+        """``events``, the batch last returned, cut into the events of each line, with its number
+        (as :meth:`event_line` counts them; needs ``_line_marks=True``).
+
+        >>> d = Decoder(_line_marks=True)
+        >>> [(line, len(part)) for line, part in d.line_batches(d.feed(b"a: 1\\nb:\\n  c: 2\\n"))]
+        [(1, 3), (2, 2), (3, 2)]
+        """
+        marks = self._marks
+        if not marks or marks[0] > 0:
+            yield max(self.line, 1), events[: marks[0] if marks else len(events)]
+        for k in range(0, len(marks), 2):
+            end = marks[k + 2] if k + 2 < len(marks) else len(events)
+            if end > marks[k]:
+                yield marks[k + 1], events[marks[k] : end]
 
     def table_context(self) -> TableContext | None:
         """Where the next row of the innermost tabular array would stand, or None.
@@ -1017,7 +1075,7 @@ class _RowsAdapter:
         *,
         as_dict: bool,
         key_field: str,
-        where: Callable[[], int],
+        where: Callable[[int], int],
         expect_fields: Sequence[str] | None = None,
     ) -> None:
         self.target = prefix
@@ -1043,7 +1101,7 @@ class _RowsAdapter:
         scopes = self.scopes
         target = self.target
         ev: Any
-        for ev in events:
+        for i, ev in enumerate(events):
             t = type(ev)
             if t is Rows:
                 top = scopes[-1]
@@ -1087,7 +1145,7 @@ class _RowsAdapter:
                     raise ToonDecodeError(
                         f"the value at prefix {target!r} is not a tabular array or keyed table",
                         code="not_tabular",
-                        line=self.where(),
+                        line=self.where(i),
                         column=1,
                         line_text="",
                     )
@@ -1099,7 +1157,7 @@ class _RowsAdapter:
                     raise ToonDecodeError(
                         f"the value at prefix {target!r} is not a tabular array or keyed table",
                         code="not_tabular",
-                        line=self.where(),
+                        line=self.where(i),
                         column=1,
                         line_text="",
                     )
@@ -1168,12 +1226,15 @@ def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[
 # ---------------------------------------------------------------------- drivers
 
 
-def driver_decoder(use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False) -> Decoder:
+def driver_decoder(
+    use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False, line_marks: bool = False
+) -> Decoder:
     """The driver's Decoder; ``items``: runs of primitive list items come as
-    one Values event (for consumers that take values, not lines)."""
+    one Values event (for consumers that take values, not lines);
+    ``line_marks``: :meth:`Decoder.event_line` is exact (for a driver's own errors)."""
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
-    return Decoder(fields=batches, _item_runs=items, **options)
+    return Decoder(fields=batches, _item_runs=items, _line_marks=line_marks, **options)
 
 
 def _rows_setup(
@@ -1184,10 +1245,8 @@ def _rows_setup(
     use_float: bool,
     options: dict[str, Any],
 ) -> tuple[Decoder, _RowsAdapter]:
-    decoder = driver_decoder(use_float, options)
-    adapter = _RowsAdapter(
-        prefix, as_dict=as_dict, key_field=key_field, where=lambda: max(decoder.line, 1), expect_fields=expect_fields
-    )
+    decoder = driver_decoder(use_float, options, line_marks=True)
+    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=decoder.event_line, expect_fields=expect_fields)
     return decoder, adapter
 
 
@@ -1438,7 +1497,7 @@ def _native_rows(
     native_options = engine_options(source, use_float, options)
     if native_options is None:
         return None
-    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda: 1, expect_fields=expect_fields)
+    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda i: 1, expect_fields=expect_fields)
     native = native_push(
         make, prefix, header=adapter.native_header, as_dict=bool(as_dict), key_field=key_field, **native_options
     )

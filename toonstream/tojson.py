@@ -372,19 +372,30 @@ def _run(
         out_sink.utf8(native.close())
         out_sink.flush()
         return
-    decoder = driver_decoder(False, options, batches=True, items=True)  # (parse's batched events)
+    # Where the writer can raise its own errors (a value at the path that is not an array...), the
+    # events go to it a line at a time, so that the error names its line under any chunking; else
+    # in parse's batches.
+    exact = jsonl or path is not None
+    decoder = driver_decoder(False, options, batches=not exact, items=not exact, line_marks=exact)
     adapter = ParseAdapter()
     sink = LineSink(out)
-    writer = EventJsonWriter(sink, indent=indent, jsonl=jsonl, path=path, where=lambda: decoder.line)
-    if table_rows:
+    line = 1
+    writer = EventJsonWriter(sink, indent=indent, jsonl=jsonl, path=path, where=lambda: line)
 
-        def push(events: list[Event]) -> None:
+    def write(events: list[Event]) -> None:
+        if table_rows:
             writer.events(adapter, events)
-
-    else:
-
-        def push(events: list[Event]) -> None:
+        else:
             writer.push(adapter.push(events))
+
+    def push(events: list[Event]) -> None:
+        nonlocal line
+        if not exact:
+            line = max(decoder.line, 1)
+            write(events)
+            return
+        for line, part in decoder.line_batches(events):
+            write(part)
 
     try:
         for chunk in read_chunks(source, DEFAULT_BUF_SIZE):

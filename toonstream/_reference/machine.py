@@ -155,6 +155,11 @@ class Machine:
         # not lines (loads, items, parse, the JSON writer).
         self.item_runs = item_runs
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
+        # Opt-in (the drivers whose own errors name a line): for each line taken the per-line
+        # way, the index in ``out`` of its first event and its number, flat pairs.  The block
+        # paths add none: their events are Rows, Columns, Members and Values, which no driver
+        # refuses.
+        self.marks: list[int] | None = None
 
     # ------------------------------------------------------------------ driving
 
@@ -193,6 +198,8 @@ class Machine:
                 self._lineno = first_lineno + i
                 self._text = text
                 mark = len(self.out)
+                if self.marks is not None:
+                    self.marks += (mark, self._lineno)
                 self._line(text)
                 i += 1
         except ToonDecodeError as e:

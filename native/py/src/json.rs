@@ -162,7 +162,7 @@ impl JsonWriter {
             let cls = DECODE_ERROR.import(py, "toonstream._errors", "ToonDecodeError")?;
             let kwargs = PyDict::new(py);
             kwargs.set_item("code", code)?;
-            kwargs.set_item("line", line)?;
+            kwargs.set_item("line", line.max(1))?; // (an empty document has no line: 1, as on the reference)
             kwargs.set_item("column", 1)?;
             kwargs.set_item("line_text", "")?;
             Ok(PyErr::from_value(cls.call((message,), Some(&kwargs))?))
