@@ -147,3 +147,120 @@ def test_the_grid_sees_errors_and_values() -> None:
         outcomes = _reference(driver)
         assert sum(err is None for _, err in outcomes) > 40, driver
         assert sum(err is not None for _, err in outcomes) > 300, driver
+
+
+class _Chunked(io.RawIOBase):
+    """A binary file whose reads return the chunks of an iterator (for the readers of files)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.chunks = chunks
+        self.rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self.rest:
+            self.rest = next(self.chunks, b"")
+        n = min(len(buffer), len(self.rest))
+        buffer[:n] = self.rest[:n]
+        self.rest = self.rest[n:]
+        return n
+
+
+def _arrow(data: bytes, opts: dict[str, Any], src: Iterator[bytes]) -> Iterator[Any]:
+    import toonstream.arrow as ta
+
+    for batch in ta.iter_batches(_Chunked(src), path=_prefix(data, opts) or None, batch_size=100, **opts):
+        yield batch.to_pylist()
+
+
+DRIVERS["iter_batches"] = _arrow
+
+
+# ------------------------------------------------------------------------ encoding
+
+#: (delimiter, indent_size) pairs the encoders are run with
+ENCODE_OPTIONS = [(",", 2), ("\t", 4), ("|", 1)]
+
+
+@functools.lru_cache(maxsize=1)
+def _values() -> tuple[Any, ...]:
+    import json
+
+    values: list[Any] = [case["input"] for _, case in load_fixtures("encode")]
+    values += [case["expected"] for _, case in load_fixtures("decode") if not case.get("shouldError")]
+    values += [json.loads(p.read_text(encoding="utf-8")) for p in sorted(CORPUS.glob("y_*.json"))]
+    rng = random.Random(11)
+    values.append([{"id": i, "s": rng.choice(["x", "a,b", "", "true", "1e5"]), "f": rng.random()} for i in range(2000)])
+    values.append([{"id": i, "tags": list(range(i % 3))} for i in range(500)])
+    return tuple(values)
+
+
+def _jsonl(value: Any, out: io.BytesIO, **opts: Any) -> None:
+    import json
+
+    text = "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in value)
+    toonstream.encode_jsonl(io.BytesIO(text.encode()), out, **opts)
+
+
+def _events(value: Any, out: io.BytesIO, **opts: Any) -> None:
+    import json
+
+    import ijson
+
+    toonstream.encode_events(ijson.parse(io.BytesIO(json.dumps(value).encode())), out, **opts)
+
+
+#: encoder name -> (value, out, options): writes the value's TOON text to ``out``; the lists only
+#: for the encoders of a stream of records
+ENCODERS: dict[str, Callable[..., None]] = {
+    "dump": lambda v, out, **o: toonstream.dump(v, out, **o),
+    "encode_lines": lambda v, out, **o: out.write("\n".join(toonstream.encode_lines(v, **o)).encode()),
+    "encode_records": lambda v, out, **o: toonstream.encode_records(iter(v), out, **o),
+    "encode_jsonl": _jsonl,
+    "encode_events": _events,
+}
+STREAMS = {"encode_records", "encode_jsonl"}
+
+
+def _encoded(run: Callable[[], Any]) -> tuple[bytes | None, Any]:
+    try:
+        return run(), None
+    except (ValueError, TypeError) as e:
+        return None, error_key(e)
+
+
+def _expected(value: Any, encoder: str, delimiter: str, indent_size: int) -> tuple[bytes | None, Any]:
+    def run() -> bytes:
+        if encoder == "encode_events":  # (ijson reads JSON numbers with a fraction as Decimal)
+            import json
+
+            import ijson
+
+            v = next(ijson.items(io.BytesIO(json.dumps(value).encode()), ""))
+        else:
+            v = value
+        return toonstream.dumps(v, delimiter=delimiter, indent_size=indent_size).encode()
+
+    return _on("python", lambda: _encoded(run))
+
+
+@pytest.mark.parametrize("delimiter,indent_size", ENCODE_OPTIONS, ids=["comma-2", "tab-4", "pipe-1"])
+@pytest.mark.parametrize("encoder", ENCODERS)
+def test_every_encoder_agrees_with_the_reference_dumps(engine: str, encoder: str, delimiter: str, indent_size: int) -> None:
+    values = [v if encoder not in STREAMS or isinstance(v, list) else [v] for v in _values()]
+    assert len(values) > 100
+    wrong = []
+    for value in values:
+        want = _expected(value, encoder, delimiter, indent_size)
+
+        def run() -> bytes:
+            out = io.BytesIO()
+            ENCODERS[encoder](value, out, delimiter=delimiter, indent_size=indent_size)
+            return out.getvalue()
+
+        got = _encoded(run)
+        if got != want:
+            wrong.append((value if len(repr(value)) < 200 else repr(value)[:200], got, want))
+    assert not wrong, f"{len(wrong)} of {len(values)} values differ; the first: {wrong[0]}"

@@ -232,9 +232,11 @@ class _Records:
     ``items`` at ``path + ".item"``); a value there that is not an array, or
     an item that is not an object, is an error."""
 
-    def __init__(self, path: str, where: Callable[[], int]) -> None:
+    def __init__(self, path: str, decoder: Decoder | None = None) -> None:
         self.path = path
-        self.where = where
+        # (push_lines: the decoder, made with line_marks, and the line of the events being pushed)
+        self.decoder = decoder
+        self.line = 0
         self.prefixes: list[str] = []  # prefix of each open container outside the targets (ijson rules)
         self.child: list[str] = []  # prefix of the next child value of each open container
         self.inside = False  # in a target array (at its items' level)
@@ -243,7 +245,7 @@ class _Records:
         self.count = 0  # records so far
 
     def _fail(self, message: str) -> ToonDecodeError:
-        return ToonDecodeError(message, code="not_tabular", line=max(self.where(), 1), column=1, line_text="")
+        return ToonDecodeError(message, code="not_tabular", line=max(self.line, 1), column=1, line_text="")
 
     def _not_array(self) -> ToonDecodeError:
         return self._fail(f"the value at prefix {self.path!r} is not a tabular array, keyed table or array of records")
@@ -256,6 +258,15 @@ class _Records:
             f"item {self.count} of the array at prefix {self.path!r} is {what}, not a record (an object): "
             "read it with toonstream.items"
         )
+
+    def push_lines(self, events: list[Any]) -> list[dict[str, Any]]:
+        """:meth:`push` a line at a time (the batch the decoder last returned), so that an error
+        names its item's line under any chunking."""
+        assert self.decoder is not None
+        out: list[dict[str, Any]] = []
+        for self.line, part in self.decoder.line_batches(events):
+            out += self.push(part)
+        return out
 
     def push(self, events: list[Any]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -473,8 +484,8 @@ class RecordReader:
     def _batches(self) -> Iterator[list[dict[str, Any]]]:
         options = dict(self.options)
         options.pop("parse_float", None)
-        decoder = driver_decoder(True, options, items=True)
-        adapter = self.adapter = _Records(self.path, lambda: decoder.line)
+        decoder = driver_decoder(True, options, line_marks=True)
+        adapter = self.adapter = _Records(self.path, decoder)
         size = self.owner.batch_size
         left = self.limit
         batch: list[dict[str, Any]] = []
@@ -495,18 +506,18 @@ class RecordReader:
         try:
             for chunk in self.chunks:
                 for at in range(0, len(chunk), _FEED):
-                    yield from take(adapter.push(decoder.feed(chunk[at : at + _FEED])))
+                    yield from take(adapter.push_lines(decoder.feed(chunk[at : at + _FEED])))
                     if left is not None and left <= 0:
                         break
                 if left is not None and left <= 0:
                     break
             else:
-                yield from take(adapter.push(decoder.flush()))
-                yield from take(adapter.push(decoder.close()))
+                yield from take(adapter.push_lines(decoder.flush()))
+                yield from take(adapter.push_lines(decoder.close()))
         except ToonDecodeError:
             # The records before the bad line first (a bad value among them
             # comes earlier in the document); the error after them.
-            yield from take(adapter.push(decoder._events_before_error()))
+            yield from take(adapter.push_lines(decoder._events_before_error()))
             if batch:
                 yield batch
             raise
@@ -828,7 +839,7 @@ class RecordReader:
         to it; without a second read, the line where the read stands."""
         found = self._find(k, path)
         if found is None:
-            line = self.adapter.where() if self.adapter is not None else 0
+            line = self.adapter.line if self.adapter is not None else 0
             return ToonDecodeError(message, code=code, line=max(line, 1), column=1, line_text="")
         line, column, text = found
         return ToonDecodeError(message, code=code, line=line, column=column, line_text=text)
@@ -903,7 +914,7 @@ class _Finder:
     arrays at ``path`` (and of the key ``keys`` lead to in it)."""
 
     def __init__(self, path: str, k: int, keys: list[str]) -> None:
-        self.records = _Records(path, lambda: 0)
+        self.records = _Records(path)
         self.k = k
         self.keys = keys
         self.started = False
