@@ -310,7 +310,7 @@ def test_rows_held_at_the_end_come_before_an_error_at_close() -> None:
     with pytest.raises(ToonDecodeError) as e:
         d.close()
     assert e.value.code == "count_mismatch"
-    assert d._events_before_error() == [Rows(rows=[(1,), (2,)])]
+    assert d.events_before_error() == [Rows(rows=[(1,), (2,)])]
     for chunk in (1, 4, 9, None):
         got: list[Any] = []
         with pytest.raises(ToonDecodeError):

@@ -62,7 +62,7 @@ __all__ = ["encode_arrow"]
 #: Default rows formatted per vectorized step.
 DEFAULT_BATCH_SIZE = 65_536
 _DEFAULT_SPOOL_MEMORY = 8 * 1024 * 1024
-_OPTIONS = frozenset({"default", "max_depth", "spool_memory", "missing_as_null"})
+OPTIONS = frozenset({"default", "max_depth", "spool_memory", "missing_as_null"})
 _PARQUET_EXT = (".parquet", ".pq", ".parq")
 _IPC_EXT = (".arrow", ".feather", ".ipc", ".arrows")
 _CSV_EXT = (".csv",)
@@ -728,7 +728,7 @@ def encode_arrow(
       1,Ada
       2,"Bob, Jr."
     """
-    unknown = set(options) - _OPTIONS
+    unknown = set(options) - OPTIONS
     if unknown:
         raise TypeError(f"encode_arrow() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     d = check_delimiter(delimiter)

@@ -52,8 +52,8 @@ from ._errors import ToonDecodeError
 from ._reference.events import Fields, StartTable
 from ._reference.grammar import DELIMITERS, NUMBER, NUMBER_INTEGER
 from ._reference.numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
-from ._reference.scalars import _Fail, find_unquoted, split_cells
-from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, _RowsAdapter
+from ._reference.scalars import Fail, find_unquoted, split_cells
+from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, RowsAdapter
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and
 # its string columns).  Also the longest line the fast path can meet, so it
@@ -354,7 +354,7 @@ class TableScan:
         options.setdefault("parse_float", None)  # floats
         # (no held rows: this reader pairs lines and rows itself, feed by feed)
         self.decoder = Decoder(hold_rows=False, _line_marks=True, **options)
-        self.adapter = _RowsAdapter(path, as_dict=False, key_field=key_field, where=self.decoder.event_line)
+        self.adapter = RowsAdapter(path, as_dict=False, key_field=key_field, where=self.decoder.event_line)
         self.adapter.on_table = self._table
         self.path = path
         from ._nested import RecordsAhead
@@ -428,7 +428,7 @@ class TableScan:
                     raise self._not_found()  # an array of records comes first (read by _nested)
                 rows = adapter.push(events)
             except ToonDecodeError as e:  # the rows before the bad line first (as above)
-                rows = adapter.push(decoder._events_before_error())
+                rows = adapter.push(decoder.events_before_error())
                 if rows:
                     first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
                     yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
@@ -1664,7 +1664,7 @@ class FrameReader:
         for r, tok in enumerate(batch.fast.to_series(i).to_list()):
             try:
                 out.append(untoken(tok, delim) if tok[:1] == QUOTED else convert(tok))
-            except _Fail as e:
+            except Fail as e:
                 raise self._error(batch, r, None, i, e.msg, e.code) from None
         return out
 

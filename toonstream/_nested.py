@@ -517,7 +517,7 @@ class RecordReader:
         except ToonDecodeError:
             # The records before the bad line first (a bad value among them
             # comes earlier in the document); the error after them.
-            yield from take(adapter.push_lines(decoder._events_before_error()))
+            yield from take(adapter.push_lines(decoder.events_before_error()))
             if batch:
                 yield batch
             raise

@@ -31,7 +31,7 @@ __all__ = ["iter_batches", "read_table", "encode_arrow"]
 _READING = "reading TOON into Arrow (toonstream.arrow.iter_batches/read_table)"
 
 
-def _polars_schema(schema: pa.Schema | Mapping[str, Any] | None) -> dict[str, Any] | None:
+def polars_schema(schema: pa.Schema | Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Arrow types -> Polars dtypes (the engine types columns in Polars)."""
     if schema is None:
         return None
@@ -93,7 +93,7 @@ def iter_batches(
     (['id', 'tag'], [2, 1])
     """
     _check_options("iter_batches", options)
-    batches = _open_batches(
+    batches = open_batches(
         source,
         path=path,
         batch_size=batch_size,
@@ -112,7 +112,7 @@ def iter_batches(
     return pa.RecordBatchReader.from_batches(first.schema, chain((first,), batches))
 
 
-def _open_batches(
+def open_batches(
     source: Any,
     *,
     path: str | None,
@@ -137,17 +137,17 @@ def _open_batches(
         batch_size=batch_size,
         columns=columns,
         n_rows=n_rows,
-        schema=_polars_schema(schema),
-        schema_overrides=_polars_schema(schema_overrides),
+        schema=polars_schema(schema),
+        schema_overrides=polars_schema(schema_overrides),
         infer_schema_length=infer_schema_length,
         try_parse_dates=try_parse_dates,
         key_field=key_field,
         options=options,
     )
-    return reader, _record_batches(reader, schema if isinstance(schema, pa.Schema) else None)
+    return reader, record_batches(reader, schema if isinstance(schema, pa.Schema) else None)
 
 
-def _record_batches(reader: Any, target: pa.Schema | None) -> Iterator[pa.RecordBatch]:
+def record_batches(reader: Any, target: pa.Schema | None) -> Iterator[pa.RecordBatch]:
     with requires(_READING):
         import polars as pl
 

@@ -789,13 +789,13 @@ def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options:
     """decode --to parquet|arrow|csv: the table's batches, streamed to a pyarrow writer."""
     with requires(f"toonstream decode --to {args.to}"):
         from ._frames import DtypeNameError
-        from .arrow import _open_batches
+        from .arrow import open_batches
 
     infer = args.infer_schema_length
     overrides: dict[str, Any] = {}
     for part in args.schema_overrides or ():
         overrides.update(part)
-    reader, batches = _open_batches(
+    reader, batches = open_batches(
         source,
         path=args.path,
         infer_schema_length=_INFER_DEFAULT if infer is None else None if infer == "all" else infer,

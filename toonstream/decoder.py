@@ -6,7 +6,7 @@ Data flow::
                                                         |-> ValueBuilder   (loads, load)
                                                         |-> ParseAdapter  (parse: ijson triples)
                                                         |-> _ItemsAdapter  (items, kvitems)
-                                                        `-> _RowsAdapter   (rows)
+                                                        `-> RowsAdapter   (rows)
 
 Every consumer is a push object (``push(events) -> outputs``); the sync and
 async drivers only move chunks in and outputs out, so they cannot disagree.
@@ -404,7 +404,7 @@ class Decoder:
         except ToonDecodeError:
             self._before_error = machine.out
             machine.out = []
-            if machine.marks is not None:  # (the batch _events_before_error returns)
+            if machine.marks is not None:  # (the batch events_before_error returns)
                 self._marks = [x for i in range(0, len(machine.marks), 2) if machine.marks[i] < len(self._before_error)
                                for x in machine.marks[i : i + 2]]
                 machine.marks = []
@@ -421,16 +421,25 @@ class Decoder:
             raise error
         return events
 
-    def _events_before_error(self) -> list[Event]:
-        """After a feed raised: the events of the lines before the failing
-        one, which that feed did not return.  The frames reader types those
-        rows first, so that of two errors the earlier line's is reported."""
+    def events_before_error(self) -> list[Event]:
+        """After :meth:`feed`, :meth:`flush` or :meth:`close` raised: the events of the lines
+        before the failing one, which that call did not return (once; then ``[]``).  A consumer
+        that pushes them before handling the error sees exactly the events of the lines before
+        it, under any chunking, and of two errors reports the earlier line's (the drivers do).
+
+        >>> d = Decoder()
+        >>> try:
+        ...     d.feed(b'a: 1\\nb: "x\\n')
+        ... except ValueError as e:
+        ...     print(e.code, d.events_before_error())
+        unterminated_string [StartObject(), Key(key='a'), Scalar(value=1)]
+        """
         events, self._before_error = self._before_error, []
         return events
 
     def event_line(self, index: int) -> int:
         """The line of the ``index``-th event of the batch last returned (by :meth:`feed`,
-        :meth:`flush`, :meth:`close` or ``_events_before_error``): for the drivers whose own
+        :meth:`flush`, :meth:`close` or ``events_before_error``): for the drivers whose own
         errors (a value at the prefix that is not a table, say) name the line of an event.
         Needs ``_line_marks=True``; exact for the events of lines taken one at a time (the
         batched ones, rows and runs, count as the line before them); otherwise
@@ -568,7 +577,7 @@ def _before_error(decoder: Decoder, push: Callable[[list[Event]], list[Any]]) ->
     """After the decoder raised: the outputs of the lines before the failing one, which the
     failing call did not return, so that a driver yields everything before an error whatever
     the chunking (and an adapter's own error on an earlier line wins)."""
-    return push(decoder._events_before_error())
+    return push(decoder.events_before_error())
 
 
 async def _adrive(
@@ -751,7 +760,7 @@ class _Scope:
         self.child = (prefix + ".item" if prefix else "item") if kind in (_ARRAY, _TABLE) else prefix
         self.fields = fields
         # Adapter-specific: _ItemsAdapter keeps a kvitems flag on maps and a
-        # row maker on tables; _RowsAdapter marks the tables it reports.
+        # row maker on tables; RowsAdapter marks the tables it reports.
         self.mark: Any = None
 
     def key(self, name: str) -> str:
@@ -1014,7 +1023,7 @@ class _ItemsAdapter:
 class _Columns:
     """``fields`` and ``columns`` of the table(s) a row reader follows."""
 
-    _adapter: _RowsAdapter
+    _adapter: RowsAdapter
 
     @property
     def fields(self) -> Fields | None:
@@ -1039,7 +1048,7 @@ class RowReader(_Columns):
     ([(1, 'Ada'), (2, 'Bob')], ['id', 'name'])
     """
 
-    def __init__(self, adapter: _RowsAdapter, it: Iterator[Any]) -> None:
+    def __init__(self, adapter: RowsAdapter, it: Iterator[Any]) -> None:
         self._adapter = adapter
         self._it = it
 
@@ -1055,7 +1064,7 @@ class RowReader(_Columns):
 class AsyncRowReader(_Columns):
     """Async counterpart of :class:`RowReader` (``async for row in rows_async(...)``)."""
 
-    def __init__(self, adapter: _RowsAdapter, it: AsyncIterator[Any]) -> None:
+    def __init__(self, adapter: RowsAdapter, it: AsyncIterator[Any]) -> None:
         self._adapter = adapter
         self._it = it
 
@@ -1066,7 +1075,7 @@ class AsyncRowReader(_Columns):
         return await self._it.__anext__()
 
 
-class _RowsAdapter:
+class RowsAdapter:
     """Rows of tables at ``prefix``: leaf tuples, or dicts with ``as_dict``."""
 
     def __init__(
@@ -1244,9 +1253,9 @@ def _rows_setup(
     expect_fields: Sequence[str] | None,
     use_float: bool,
     options: dict[str, Any],
-) -> tuple[Decoder, _RowsAdapter]:
+) -> tuple[Decoder, RowsAdapter]:
     decoder = driver_decoder(use_float, options, line_marks=True)
-    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=decoder.event_line, expect_fields=expect_fields)
+    adapter = RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=decoder.event_line, expect_fields=expect_fields)
     return decoder, adapter
 
 
@@ -1497,7 +1506,7 @@ def _native_rows(
     native_options = engine_options(source, use_float, options)
     if native_options is None:
         return None
-    adapter = _RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda i: 1, expect_fields=expect_fields)
+    adapter = RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=lambda i: 1, expect_fields=expect_fields)
     native = native_push(
         make, prefix, header=adapter.native_header, as_dict=bool(as_dict), key_field=key_field, **native_options
     )

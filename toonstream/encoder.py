@@ -2,7 +2,7 @@
 
 The walk is a trampoline: each container is encoded by a generator that
 yields finished lines (str) or a child request ``(key, container, generator)``;
-``_Walk.lines`` keeps the generators on an explicit stack.  Depth costs list
+``Walk.lines`` keeps the generators on an explicit stack.  Depth costs list
 entries, not Python frames, so a 100k-deep value ends in a ToonEncodeError
 (``max_depth``) or in correct output, never in RecursionError; the same stack
 detects cycles.
@@ -132,7 +132,7 @@ def check_delimiter(delimiter: str) -> str:
     return delimiter
 
 
-class _Walk:
+class Walk:
     def __init__(
         self,
         *,
@@ -648,11 +648,11 @@ def _merge(run: list[tuple[str, list[str]]]) -> list[str]:
     return list(map(template.__mod__, zip(*[texts for _, texts in run])))
 
 
-def _fast_text(walk: _Walk, value: Any) -> str:
+def _fast_text(walk: Walk, value: Any) -> str:
     """The text of ``value`` (``"\\n".join(walk.lines(value))``), by plain
     recursive functions with the common cases inlined.
 
-    Mirrors ``_Walk._root/_fields/_array/_items`` decision for decision, and
+    Mirrors ``Walk._root/_fields/_array/_items`` decision for decision, and
     calls the same helpers (tables, keyed tables, headers, primitive
     formatting), so the output is the same.  Raises ``_Fallback`` for anything
     it does not handle exactly like the walk: more than ``FAST_LEVELS`` (or
@@ -885,7 +885,7 @@ def _fast_text(walk: _Walk, value: Any) -> str:
         if set(map(type, chain.from_iterable(sigs))) != _STR:
             # Key tuples are grouped by equality, which a str subclass key
             # defines itself; the walk writes each such object with its keys'
-            # contents (``_Walk._fields``).
+            # contents (``Walk._fields``).
             raise _Fallback
         code = {sig: i for i, sig in enumerate(dict.fromkeys(sigs))}
         if len(code) == 1:
@@ -1047,10 +1047,10 @@ def _fast_text(walk: _Walk, value: Any) -> str:
 
 
 class UnionShape:
-    """Incremental shape of a ``missing_as_null`` table (see ``_Walk._union_fields``):
+    """Incremental shape of a ``missing_as_null`` table (see ``Walk._union_fields``):
     add the elements one at a time, then ask for the fields."""
 
-    def __init__(self, walk: _Walk) -> None:
+    def __init__(self, walk: Walk) -> None:
         self.walk = walk
         self.ok = True
         # key -> [times present, sub-shape (None: primitives so far), bad]
@@ -1188,7 +1188,7 @@ def encode_lines(
     """
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)
-    walk = _Walk(
+    walk = Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
     for chunk in walk.lines(obj):
@@ -1246,7 +1246,7 @@ def dumps(
     text = _engine_text(obj, indent_size, delimiter, default, max_depth, missing_as_null)
     if text is not None:
         return text
-    walk = _Walk(
+    walk = Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
     if default is None and _FAST_PATH:
@@ -1288,7 +1288,7 @@ def dump(
             sink.part(text[start : start + _DUMP_PIECE])
         sink.flush()
         return
-    walk = _Walk(
+    walk = Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
     for piece in walk.lines(obj):

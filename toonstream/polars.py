@@ -415,9 +415,9 @@ def write_toon(
     '[2]{a,b}:\\n  1,x\\n  2,y'
     """
     with requires("toonstream.polars.write_toon"):  # it writes through encode_arrow
-        from ._arrow_encode import _OPTIONS, encode_arrow
+        from ._arrow_encode import OPTIONS, encode_arrow
 
-    unknown = [n for n in options if n not in _OPTIONS and n != "indent_size"]
+    unknown = [n for n in options if n not in OPTIONS and n != "indent_size"]
     if unknown:
         raise TypeError(f"write_toon() got an unexpected keyword argument {unknown[0]!r}")
     if isinstance(data, pl.LazyFrame):

@@ -445,8 +445,8 @@ class RangeReader:
         self.header = header if header is not None else read_header(self.path, **options)
         self.columns = list(columns) if columns is not None else None
         self.target = schema if isinstance(schema, pa.Schema) else None
-        self.user_schema = _arrow._polars_schema(schema)
-        self.user_overrides = _arrow._polars_schema(schema_overrides)
+        self.user_schema = _arrow.polars_schema(schema)
+        self.user_overrides = _arrow.polars_schema(schema_overrides)
         self.try_parse_dates = try_parse_dates
         self.key_field = key_field
         self.batch_size = batch_size
@@ -477,7 +477,7 @@ class RangeReader:
             frames.close()  # type: ignore[attr-defined]
         self.dtypes: dict[str, Any] = dict(first.schema)
         self.probed_rows = first.height  # (0: a table without rows, whose types fix nothing)
-        self.schema: pa.Schema = next(_arrow._record_batches(iter([first.head(0)]), self.target)).schema
+        self.schema: pa.Schema = next(_arrow.record_batches(iter([first.head(0)]), self.target)).schema
 
     def __repr__(self) -> str:
         return f"RangeReader({self.path!r}, columns={self.schema.names})"
@@ -594,7 +594,7 @@ class RangeReader:
                 more_sources=True,
             )
             try:
-                for batch in _arrow._record_batches(iter(reader), self.target):
+                for batch in _arrow.record_batches(iter(reader), self.target):
                     if batch.num_rows:
                         yield batch
             except ToonDecodeError as e:

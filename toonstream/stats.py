@@ -34,7 +34,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, cast
 from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
 from ._reference.writer import Fields, LineSink, header
-from .encoder import DEFAULT_MAX_DEPTH, _Walk
+from .encoder import DEFAULT_MAX_DEPTH, Walk
 from .streaming import (
     DEFAULT_SPOOL_MEMORY,
     _ArrayPlan,
@@ -410,7 +410,7 @@ class _TableRows:
     batches come (the comma plan vouches for the shape); the header, which
     needs the row count, is counted at the end and put in front (``merge``)."""
 
-    def __init__(self, walk: _Walk, exact: bool) -> None:
+    def __init__(self, walk: Walk, exact: bool) -> None:
         self.walk = walk
         self.exact = exact
         self.rows = TokenCounter(exact=exact)
@@ -435,7 +435,7 @@ class _TableRows:
 
 
 def _leaf_columns(plan: _ArrayPlan, values: list[Any]) -> tuple[list[tuple[Any, ...]], list[set[type]]] | None:
-    """The leaf columns of a batch of rows of ``plan``'s table (as ``_Walk.rows_text``
+    """The leaf columns of a batch of rows of ``plan``'s table (as ``Walk.rows_text``
     takes them) and their kinds, found once for every delimiter, or None when ``plan`` is not
     (or no longer) a table with rows at depth 1."""
     if not (plan.rows_ready and plan.fields):

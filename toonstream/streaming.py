@@ -16,7 +16,7 @@ that spool (the elements are not read again).
 Only one element is in memory at a time, so peak memory is bounded by the
 largest element, not the input.  The output is byte-identical to ``dumps`` of
 the same data: the plan's decisions are exactly ``dumps``' decisions (see
-``_Walk.conforms``), and each element is written by the same ``_Walk`` code.
+``Walk.conforms``), and each element is written by the same ``Walk`` code.
 
 Which arrays stream: the root array, and the array-valued members of a root
 object (``{"meta": {...}, "items": [...huge...]}``).  Anything deeper is part
@@ -44,7 +44,7 @@ from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
 from ._reference.normalize import PRIMITIVE, key_contents, put_key
 from ._reference.writer import Fields, LineSink, header, key_text
-from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, _Walk, sorted_keys
+from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, Walk, sorted_keys
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
 
@@ -69,7 +69,7 @@ class _ArrayPlan:
     )
 
     def __init__(
-        self, walk: _Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY, rows_spool: Callable[[], IO[bytes]] | None = None
+        self, walk: Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY, rows_spool: Callable[[], IO[bytes]] | None = None
     ) -> None:
         self.walk = walk
         # Where row lines go (a forked worker passes its output file)
@@ -260,8 +260,8 @@ class _ArrayPlan:
 _PRIMITIVE_TYPES = PRIMITIVE
 
 
-def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
-    """Pass two for a non-empty array: header, then the elements (as ``_Walk._array`` would).
+def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
+    """Pass two for a non-empty array: header, then the elements (as ``Walk._array`` would).
 
     With ``plan.rows_ready`` the rows are copied from the plan's spool and
     ``elements`` is not read at all.
@@ -309,7 +309,7 @@ def _write_array(sink: LineSink, walk: _Walk, head: str, plan: _ArrayPlan, eleme
             raise
 
 
-def _write_all_rows(sink: LineSink, walk: _Walk, elements: Iterator[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
+def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterator[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
     """Rows for streamed elements, formatted in column-wise batches."""
     batch: list[Any] = []
     done = 0
@@ -323,7 +323,7 @@ def _write_all_rows(sink: LineSink, walk: _Walk, elements: Iterator[Any], fields
 
 
 def _write_rows(
-    sink: LineSink, walk: _Walk, batch: list[Any], fields: Fields, depth: int, offset: int, *, lenient: bool = False
+    sink: LineSink, walk: Walk, batch: list[Any], fields: Fields, depth: int, offset: int, *, lenient: bool = False
 ) -> None:
     try:
         for chunk in walk.rows_text(batch, fields, depth, lenient=lenient):
@@ -521,7 +521,7 @@ class Encoder:
         spool_memory: int = DEFAULT_SPOOL_MEMORY,
         missing_as_null: bool = False,
     ) -> None:
-        self._walk = _Walk(
+        self._walk = Walk(
             indent_size=indent_size,
             delimiter=delimiter,
             default=default,
@@ -803,7 +803,7 @@ def _encode_array_stream(
     pass_two: Callable[[], Iterator[Any]],
     out: IO[str] | IO[bytes],
     key: str | None,
-    walk: _Walk,
+    walk: Walk,
     spool_memory: int,
     plan: _ArrayPlan | None = None,
 ) -> int:
@@ -826,16 +826,16 @@ def _encode_array_stream(
         raise
 
 
-def _keyed_walk(key: str | None, **options: Any) -> _Walk:
+def _keyed_walk(key: str | None, **options: Any) -> Walk:
     """The walk for records at the root (``key`` None) or under ``key``: there
     each record sits one level deeper, as in ``dumps({key: records})``."""
-    walk = _Walk(**options)
+    walk = Walk(**options)
     if key is not None:
         walk.max_depth -= 1  # (messages still show the caller's limit: depth_shown)
     return walk
 
 
-def _no_container_under(key: str, walk: _Walk) -> None:
+def _no_container_under(key: str, walk: Walk) -> None:
     """Raise dumps' error for a non-empty array under ``key`` when ``walk``
     (the keyed walk of max_depth 0) leaves the key's object no room for it."""
     if walk.max_depth < 0:
@@ -848,7 +848,7 @@ def _under_key(err: ToonEncodeError, key: str | None) -> None:
         err.path = (key,) + err.path
 
 
-def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: _Walk, plan: _ArrayPlan) -> None:
+def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: Walk, plan: _ArrayPlan) -> None:
     """Pass one of ``_encode_array_stream``: every element into ``plan``."""
     norm = walk.norm
     for values, parsed in pass_one:
@@ -869,7 +869,7 @@ def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: _Walk, plan: _
 
 
 def _write_planned(
-    plan: _ArrayPlan, pass_two: Callable[[], Iterator[Any]], out: IO[str] | IO[bytes], key: str | None, walk: _Walk
+    plan: _ArrayPlan, pass_two: Callable[[], Iterator[Any]], out: IO[str] | IO[bytes], key: str | None, walk: Walk
 ) -> int:
     """Pass two of ``_encode_array_stream``: write the array ``plan`` describes."""
     head = "" if key is None else key_text(key)
@@ -1165,7 +1165,7 @@ def _file_batches(fp: Any) -> Iterator[list[Any]]:
     return _line_batches(fp, lambda: readlines(1 << 17))
 
 
-def _range_job(walk: _Walk, spool_memory: int, fd: int, start: int, stop: int) -> Callable[[IO[bytes]], Any]:
+def _range_job(walk: Walk, spool_memory: int, fd: int, start: int, stop: int) -> Callable[[IO[bytes]], Any]:
     """A worker's part of a parallel ``encode_jsonl``: the row lines of bytes
     [start, stop), written to the worker's output, if they form a table.
     Returns ``(fields, rows)``, or None for anything else (the parent then
@@ -1186,7 +1186,7 @@ def _range_job(walk: _Walk, spool_memory: int, fd: int, start: int, stop: int) -
 
 
 def _ranged_batches(
-    plan: _ArrayPlan, walk: _Walk, spool_memory: int, fd: int, points: list[int]
+    plan: _ArrayPlan, walk: Walk, spool_memory: int, fd: int, points: list[int]
 ) -> Generator[tuple[list[Any], bool], None, None]:
     """Pass one of a parallel ``encode_jsonl`` over the ranges [points[k],
     points[k+1]) of a regular file: the first range is yielded as batches for
@@ -1234,7 +1234,7 @@ def _native_threads(workers: int | None) -> int:
 
 
 def _native_table(
-    read: Callable[[int], Any], walk: _Walk, spool_memory: int, workers: int | None, keep: IO[bytes] | None = None
+    read: Callable[[int], Any], walk: Walk, spool_memory: int, workers: int | None, keep: IO[bytes] | None = None
 ) -> _ArrayPlan | None:
     """Pass one of ``encode_jsonl`` on the native engine, for the common case:
     every line a flat record with the first record's keys.  Reads the input
@@ -1335,7 +1335,7 @@ def encode_jsonl(
 def _encode_jsonl(
     source: Any,
     out: IO[str] | IO[bytes],
-    walk: _Walk,
+    walk: Walk,
     *,
     key: str | None,
     spool_memory: int,

@@ -404,7 +404,7 @@ def _run(
     except ToonDecodeError:
         # the lines before the failing one are written first: of two errors, the writer's
         # own on an earlier line (a root that is not an array, say) is the one raised
-        push(decoder._events_before_error())
+        push(decoder.events_before_error())
         raise
     writer.finish()
     sink.flush()

@@ -43,7 +43,7 @@ from .events import (
 )
 from .grammar import LENGTH, UNQUOTED_KEY
 from .numbers import TokenConverter
-from .scalars import _Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
+from .scalars import Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).
@@ -282,7 +282,7 @@ class Machine:
         self._text = ""
 
     def _located(self, e: ToonDecodeError) -> ToonDecodeError:
-        if isinstance(e, _Fail):
+        if isinstance(e, Fail):
             # A helper's offset is relative to the substring it saw; the
             # public error is a plain ToonDecodeError with the line's column.
             column = e.column if e.column is not None else max(1, self._col_base + e.offset + 1)
@@ -492,7 +492,7 @@ class Machine:
         else:
             try:
                 v = self.convert(value)
-            except _Fail as e:
+            except Fail as e:
                 e.offset += c.find(value, colon)
                 raise
             out.append(_new(Scalar, (v,)))
@@ -943,7 +943,7 @@ class Machine:
                 break
             try:
                 v = convert(value)
-            except _Fail:
+            except Fail:
                 break
             if keys is not None:
                 keys.add(key)
@@ -989,7 +989,7 @@ class Machine:
     def _convert(self, tok: str, offset: int) -> Any:
         try:
             return self.convert(tok)
-        except _Fail as e:
+        except Fail as e:
             e.offset += offset
             raise
 
@@ -997,14 +997,14 @@ class Machine:
         convert = self.convert
         try:
             return [convert(t.strip(" ")) for t in cells]
-        except _Fail as e:
+        except Fail as e:
             # Error path only: find which cell failed to report its column.
             pos = base
             for t in cells:
                 tok = t.strip(" ")
                 try:
                     convert(tok)
-                except _Fail:
+                except Fail:
                     e.offset += pos + (len(t) - len(t.lstrip(" ")))
                     raise e from None
                 pos += len(t) + 1

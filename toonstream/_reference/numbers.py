@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from .._errors import ToonEncodeError
 from .grammar import KEYWORDS, NUMBER, NUMBER_EXPONENT, NUMBER_FRACTION, NUMBER_INTEGER, NUMBER_START
-from .scalars import _Fail, scan_quoted
+from .scalars import Fail, scan_quoted
 
 TokenConverter = Callable[[str], Any]
 
@@ -80,7 +80,7 @@ def make_converter(
 
     def number(tok: str, frac: str | None, exp: str | None) -> Any:
         if len(tok) > max_number_length:
-            raise _Fail(
+            raise Fail(
                 f"number token longer than max_number_length ({max_number_length})",
                 "number_too_long",
                 0,
@@ -92,7 +92,7 @@ def make_converter(
                 return int(Decimal(tok))
             return int(tok)
         if exp is not None and not exponent_in_range(exp):
-            raise _Fail(
+            raise Fail(
                 f"number exponent out of range (more than {MAX_EXPONENT_DIGITS} significant digits)",
                 "number_out_of_range",
                 0,
@@ -116,7 +116,7 @@ def make_converter(
         if c == '"':
             value, end = scan_quoted(tok, 0)
             if end != len(tok):
-                raise _Fail("unexpected characters after closing quote", "trailing_characters", end)
+                raise Fail("unexpected characters after closing quote", "trailing_characters", end)
             return value
         if c in NUMBER_START:
             # (the usual small int: no regex; isascii rules out other digits)

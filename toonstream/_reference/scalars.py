@@ -13,7 +13,7 @@ from .._errors import ToonDecodeError
 from .grammar import HEX4, UNESCAPES
 
 
-class _Fail(ToonDecodeError):
+class Fail(ToonDecodeError):
     """A ToonDecodeError raised by a helper, with an offset inside its input."""
 
     def __init__(self, message: str, code: str, offset: int) -> None:
@@ -103,7 +103,7 @@ def scan_quoted(s: str, q: int) -> tuple[str, int]:
     """
     end = _skip_quoted(s, q)
     if end < 0:
-        raise _Fail("unterminated string", "unterminated_string", q)
+        raise Fail("unterminated string", "unterminated_string", q)
     body = s[q + 1 : end - 1]
     if "\\" not in body:
         return body, end
@@ -121,7 +121,7 @@ def _unescape(body: str, base: int) -> str:
             return "".join(parts)
         parts.append(body[i:j])
         if j + 1 >= n:  # cannot happen after _skip_quoted, kept for safety
-            raise _Fail("unterminated escape", "invalid_escape", base + j)
+            raise Fail("unterminated escape", "invalid_escape", base + j)
         c = body[j + 1]
         simple = UNESCAPES.get(c)
         if simple is not None:
@@ -131,16 +131,16 @@ def _unescape(body: str, base: int) -> str:
         if c == "u":
             hexdigits = body[j + 2 : j + 6]
             if len(hexdigits) != 4 or not HEX4.fullmatch(hexdigits):
-                raise _Fail("\\u needs four hex digits", "invalid_escape", base + j)
+                raise Fail("\\u needs four hex digits", "invalid_escape", base + j)
             cp = int(hexdigits, 16)
             if 0xD800 <= cp <= 0xDFFF:
                 # §7.1: surrogate escapes are rejected, paired or not; a
                 # supplementary character must be written as literal UTF-8.
-                raise _Fail("surrogate \\u escape", "invalid_escape", base + j)
+                raise Fail("surrogate \\u escape", "invalid_escape", base + j)
             parts.append(chr(cp))
             i = j + 6
             continue
-        raise _Fail(f"invalid escape \\{c}", "invalid_escape", base + j)
+        raise Fail(f"invalid escape \\{c}", "invalid_escape", base + j)
 
 
 def split_columns(
@@ -220,6 +220,6 @@ def decode_key(tok: str) -> str:
     if tok[:1] == '"':
         value, end = scan_quoted(tok, 0)
         if end != len(tok):
-            raise _Fail("unexpected characters after quoted key", "trailing_characters", end)
+            raise Fail("unexpected characters after quoted key", "trailing_characters", end)
         return value
     return tok
