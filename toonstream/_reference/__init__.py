@@ -3,7 +3,8 @@
 Every API of the package works on it alone (``TOONSTREAM_ENGINE=python``);
 the native engine (``toonstream._native``) must agree with it exactly.
 Decoding runs bytes → :mod:`.lines` → :mod:`.machine` (the sans-I/O state
-machine, with :mod:`.scalars` and :mod:`.numbers` for tokens) → :mod:`.events`
+machine; :mod:`.headers` parses §6 headers for it, :mod:`.blocks` holds its
+block paths, :mod:`.scalars` and :mod:`.numbers` read tokens) → :mod:`.events`
 → :mod:`.build` (values, rows as dicts); encoding runs host values →
 :mod:`.normalize` → :mod:`.writer` (lines, headers) and :mod:`.columns`
 (column-wise rows), with :mod:`.quoting` and :mod:`.numbers` for scalar

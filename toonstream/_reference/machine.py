@@ -1,7 +1,10 @@
 """The decoder state machine: lines in, events out.  No I/O.
 
 Rule 1 (after h11): everything that decides what a line means lives in this
-module.  The machine sees one complete line at a time (``_lines.py`` made it)
+module, with two helpers it delegates to: :mod:`.headers` (the grammar of a
+§6 header once the machine has found one) and :mod:`.blocks` (runs of lines
+decoded at once, each an exact shortcut of this module's per-line path).  The
+machine sees one complete line at a time (:mod:`.lines` made it)
 and keeps only a stack of open scopes, so its memory does not grow with the
 number of lines or rows; duplicate-key detection in strict mode is the one
 exception (it must remember the keys of each open object).
@@ -17,11 +20,11 @@ explicit stack, so 100k levels of nesting cost memory, not Python stack.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, Callable, Sequence
 
 from .._errors import ToonDecodeError
+from .blocks import Blocks
 from .events import (
     END_ARRAY,
     END_KEYED,
@@ -30,20 +33,17 @@ from .events import (
     START_OBJECT,
     Entries,
     Event,
-    Field,
-    Fields,
     Key,
-    Columns,
-    Members,
     Rows,
     Scalar,
     StartArray,
     StartTable,
     Values,
 )
-from .grammar import LENGTH, UNQUOTED_KEY
+from .grammar import UNQUOTED_KEY
+from .headers import Header, HeaderParser, Malformed
 from .numbers import TokenConverter
-from .scalars import Fail, decode_key, find_unquoted, quoted_rows, scan_quoted, split_cells, split_columns
+from .scalars import Fail, decode_key, find_unquoted, split_cells
 
 # Events on the per-line path are made with tuple.__new__ (C) rather than the
 # NamedTuple constructors (a Python-level function each).
@@ -61,11 +61,6 @@ ROOT_OBJECT = 1  # the root object frame is at the bottom of the stack
 ROOT_ARRAY = 2  # a root array or keyed root object is open
 ROOT_DONE = 3  # the root form is complete: any further content is trailing
 
-# Longest declared length accepted in a header: larger values cannot be
-# satisfied by any real input and would only feed a pathological int().
-_MAX_LENGTH_DIGITS = 19
-
-
 class _Frame:
     __slots__ = ("kind", "depth", "length", "count", "delim", "width", "keys", "line", "text")
 
@@ -81,40 +76,11 @@ class _Frame:
         self.text = text
 
 
-class _Header:
-    """A parsed §6 header: ``key[N:?delim]{fields}: rest``."""
-
-    __slots__ = ("length", "keyed", "delim", "fields", "width", "rest", "rest_col")
-
-    def __init__(
-        self, length: int, keyed: bool, delim: str, fields: Fields | None, width: int, rest: str, rest_col: int
-    ) -> None:
-        self.length = length
-        self.keyed = keyed
-        self.delim = delim
-        self.fields = fields
-        self.width = width
-        self.rest = rest
-        self.rest_col = rest_col
-
-
-class _Malformed:
-    """Why a line that looked like a header is not one (returned, not raised:
-    non-strict decoders fall through to key-value parsing, §6)."""
-
-    __slots__ = ("message", "code", "offset")
-
-    def __init__(self, message: str, code: str, offset: int) -> None:
-        self.message = message
-        self.code = code
-        self.offset = offset
-
-
 def _fail(message: str, code: str, column: int | None = None) -> ToonDecodeError:
     return ToonDecodeError(message, code=code, column=column)
 
 
-class Machine:
+class Machine(Blocks):
     """Turns lines into events.  ``lines(first_lineno, lines)`` then ``close()``;
     both return the events produced since the previous call."""
 
@@ -149,7 +115,7 @@ class Machine:
         self.failed: ToonDecodeError | None = None
         self._lineno = 0
         self._text = ""
-        self._fields_cache: dict[tuple[str, str], tuple[Fields, int, int]] = {}
+        self.headers = HeaderParser(strict=strict, max_depth=max_depth, max_fields=max_fields)
         # Runs of primitive list items (``- value`` lines) as one Values event
         # (needs convert_column): for the drivers whose consumers take values,
         # not lines (loads, items, parse, the JSON writer).
@@ -355,8 +321,8 @@ class Machine:
                 self.root = ROOT_DONE
                 return
             if colon != -1:
-                h = self._parse_header(c, 0)
-                if isinstance(h, _Header):
+                h = self.headers.parse(c, 0, self._col_base)
+                if isinstance(h, Header):
                     self.root = ROOT_ARRAY
                     self._open_header(None, h, 1)
                     if not self.stack:  # inline root array: complete already
@@ -457,10 +423,10 @@ class Machine:
                 key = ""  # not a header: falls through to key-value below
                 br = -1
             if br != -1:
-                h = self._parse_header(c, br)
-                if isinstance(h, _Header):
+                h = self.headers.parse(c, br, self._col_base)
+                if isinstance(h, Header):
                     if key is None and not (keyless_ok and h.fields is None):
-                        h = _Malformed(
+                        h = Malformed(
                             "a header without a key is only valid at the root or as a list item"
                             if h.fields is None
                             else "a tabular header without a key is only valid at the root",
@@ -500,7 +466,7 @@ class Machine:
 
     # ------------------------------------------------------------------ headers
 
-    def _open_header(self, key: str | None, h: _Header, depth: int) -> None:
+    def _open_header(self, key: str | None, h: Header, depth: int) -> None:
         """Emit the start of a header's value and open its scope (content at ``depth``)."""
         out = self.out
         if h.fields is not None:
@@ -532,143 +498,6 @@ class Machine:
         out.append(Values(self._convert_cells(cells, base)))
         out.append(END_ARRAY)
 
-    def _parse_header(self, c: str, br: int) -> _Header | _Malformed:
-        """Parse ``[N:?delim]{fields}:rest`` starting at ``c[br] == '['`` (§6)."""
-        close = c.find("]", br)
-        if close == -1:
-            return _Malformed("unterminated bracket segment", "bad_header", br)
-        inner = c[br + 1 : close]
-        delim = ","
-        if inner[-1:] in ("\t", "|"):
-            delim = inner[-1]
-            inner = inner[:-1]
-        keyed = inner[-1:] == ":"
-        if keyed:
-            inner = inner[:-1]
-        if not LENGTH.fullmatch(inner):
-            if not inner:
-                return _Malformed("bracket segment without a length", "bad_length", br)
-            return _Malformed(f"invalid length [{c[br + 1 : close]}]", "bad_length", br)
-        if len(inner) > _MAX_LENGTH_DIGITS:
-            return _Malformed("declared length too large", "bad_length", br)
-        pos = close + 1
-        fields: Fields | None = None
-        width = 0
-        if c[pos : pos + 1] == "{":
-            # Headers repeat (a table in every list item): a parsed field
-            # list is kept by its text, from "{" to the end of the line.
-            key = (c[pos:], delim)
-            cached = self._fields_cache.get(key)
-            if cached is None:
-                parsed = self._parse_fields(c, pos, delim)
-                if isinstance(parsed, _Malformed):
-                    return parsed
-                cached = parsed[0], parsed[1], parsed[2] - pos
-                if len(self._fields_cache) >= _FIELDS_CACHE_SIZE:
-                    self._fields_cache.clear()
-                self._fields_cache[key] = cached
-            fields, width, end = cached
-            pos += end
-        if c[pos : pos + 1] != ":":
-            return _Malformed("unexpected characters in header before ':'", "bad_header", pos)
-        if keyed and fields is None:
-            return _Malformed("a keyed header needs a field list", "bad_header", pos)
-        return _Header(int(inner), keyed, delim, fields, width, c[pos + 1 :], pos + 1)
-
-    def _parse_fields(self, c: str, pos: int, delim: str) -> tuple[Fields, int, int] | _Malformed:
-        """Parse a fields segment at ``c[pos] == '{'``, nested groups included (§6, §9.3).
-
-        Returns (field tree, number of leaf fields, index after the closing brace).
-        Iterative: a stack of open groups instead of recursion.
-        """
-        n = len(c)
-        others = "".join(d for d in (",", "\t", "|") if d != delim)
-        groups: list[list[Any]] = [[]]
-        i = pos + 1
-        width = 0
-        while True:
-            # ---- a field entry: a name, then "{" (nested group) or an end of entry
-            while i < n and c[i] == " ":
-                i += 1
-            if i < n and c[i] == '"':
-                name, i = scan_quoted(c, i)
-                while i < n and c[i] == " ":
-                    i += 1
-            else:
-                start = i
-                while i < n and c[i] not in "{}" and c[i] != delim and c[i] != '"':
-                    i += 1
-                name = c[start:i].strip(" ")
-                if not name:
-                    if i < n and c[i] == "}" and not groups[-1]:
-                        return _Malformed("empty field list", "bad_fields", start)
-                    return _Malformed("empty field name", "bad_fields", start)
-                for d in others:
-                    if d in name:
-                        return _Malformed(
-                            "field list uses a different delimiter than its bracket segment",
-                            "delimiter_mismatch",
-                            start,
-                        )
-                if ":" in name:
-                    return _Malformed("unmatched brace in field list", "bad_fields", start)
-            if i < n and c[i] == "{":
-                if len(groups) >= self.max_depth:  # a limit: an error in every mode
-                    raise _fail(
-                        f"field groups nested deeper than max_depth ({self.max_depth})", "too_deep", self._col_base + i + 1
-                    )
-                sub: list[Any] = []
-                groups[-1].append([name, sub])
-                groups.append(sub)
-                i += 1
-                continue
-            groups[-1].append([name, None])
-            width += 1
-            if width > self.max_fields:
-                raise _fail(f"more than max_fields ({self.max_fields}) fields in a header", "too_many_fields", self._col_base + i + 1)
-            # ---- after an entry: delimiter, or closing braces
-            while True:
-                if i >= n:
-                    return _Malformed("unmatched brace in field list", "bad_fields", n)
-                ch = c[i]
-                if ch == delim:
-                    i += 1
-                    break
-                if ch == "}":
-                    i += 1
-                    done = groups.pop()
-                    if not done:
-                        return _Malformed("empty field list", "bad_fields", i - 1)
-                    if not groups:
-                        return self._freeze_fields(done), width, i
-                    continue
-                return _Malformed("unexpected character in field list", "bad_fields", i)
-
-    def _freeze_fields(self, tree: list[Any]) -> Fields:
-        # Lists -> tuples of Field, bottom-up, without recursion; strict mode
-        # rejects duplicate names within one brace group (§9.3, §14.3).
-        strict = self.strict
-        order: list[list[Any]] = []
-        todo = [tree]
-        while todo:
-            g = todo.pop()
-            order.append(g)
-            for entry in g:
-                if entry[1] is not None:
-                    todo.append(entry[1])
-        frozen: dict[int, Fields] = {}
-        for g in reversed(order):
-            if strict:
-                seen: set[str] = set()
-                for entry in g:
-                    if entry[0] in seen:
-                        raise _fail(f"duplicate field name {entry[0]!r}", "duplicate_key", self._col_base + 1)
-                    seen.add(entry[0])
-            frozen[id(g)] = tuple(
-                Field(name, None if sub is None else frozen[id(sub)]) for name, sub in g
-            )
-        return frozen[id(tree)]
-
     # ------------------------------------------------------------------ lists
 
     def _list_line(self, frame: _Frame, c: str, depth: int) -> None:
@@ -694,13 +523,13 @@ class Machine:
             out.append(Scalar(self._convert(rest, 0)))
             return
         if rest[0] == "[":
-            h = self._parse_header(rest, 0)
-            if isinstance(h, _Header):
+            h = self.headers.parse(rest, 0, self._col_base)
+            if isinstance(h, Header):
                 if h.fields is None:
                     # §9.2/§9.4 an array item; a nested list's items are one level down
                     self._open_header(None, h, depth + 1)
                     return
-                h = _Malformed(
+                h = Malformed(
                     "a tabular header without a key is only valid at the root", "keyless_header", 0
                 )
             if self.strict:
@@ -741,220 +570,6 @@ class Machine:
             out[-1].rows.append(row)
         else:
             out.append(Rows([row]))
-
-    # Fewer consecutive simple rows than this go through the per-line path;
-    # one attempt looks at no more than _MAX_BLOCK lines.
-    _MIN_BLOCK = 8
-    _MAX_BLOCK = 4096
-    _fast_cooldown = 0
-
-    def _row_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
-        """Decode a run of simple row lines at once, column by column.
-
-        A line qualifies when it sits exactly at row depth and holds no colon,
-        comment marker or space next to a delimiter: then the per-line path
-        would split it on the delimiter and convert each cell, which is what
-        this does with C-level ``str.split``/``zip``/``map``.  Lines with
-        quotes are split one by one (see ``quoted_rows``).  Anything else,
-        including every line that would be an error, is left to the per-line
-        path (which reports it precisely).  Returns the index after
-        the run (``i`` when there is none worth taking).
-        """
-        if self._fast_cooldown:
-            self._fast_cooldown -= 1
-            return i
-        limit = min(len(lines), i + self._MAX_BLOCK)  # bounded work per attempt
-        if self.strict and frame.length is not None:
-            limit = min(limit, i + frame.length - frame.count)  # an extra row takes the slow path
-        if limit - i < self._MIN_BLOCK:
-            # (a small table: its rows go the per-line way without another look)
-            self._fast_cooldown = limit - i
-            return i
-        plen = frame.depth * self.indent_size
-        prefix = " " * plen
-        for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
-            if not line.startswith(prefix) or line[plen : plen + 1] in (" ", "#", "", "\t") or ":" in line:
-                # No run of simple rows starts here: this line and the k after it
-                # (up to and including the one that is not simple) go the per-line way.
-                self._fast_cooldown = k
-                return i
-        # (a colon ends the run: a key-value line, or a colon in a quoted cell)
-        text, end = self._run_text(lines, i, limit, _not_row_start(plen))
-        nrows = text.count("\n", 0, end)  # lines wholly before `end`
-        d = frame.delim
-        width = frame.width
-        text = text[:end]
-        patches: list[tuple[int, list[str]]] = []
-        if '"' in text:
-            text, patches, nrows = quoted_rows(text, plen, d, width, nrows)
-        if nrows < self._MIN_BLOCK:
-            self._fast_cooldown = nrows
-            return i
-        j = i + nrows
-        columns = split_columns(text, "\n" + prefix, d, width, nrows, patches)
-        if columns is None:
-            self._fast_cooldown = nrows  # some line has the wrong number of cells
-            return i
-        # (cells padded with spaces are trimmed by convert_column)
-        assert self.convert_column is not None
-        try:
-            columns = [self.convert_column(col) for col in columns]
-        except ToonDecodeError:
-            # e.g. an over-long number or a bad escape: the per-line path
-            # locates it (and the block is not tried again line after line)
-            self._fast_cooldown = nrows
-            return i
-        if frame.count == 0:
-            self.started_arrays += 1
-        frame.count += nrows
-        self._lineno = first_lineno + j - 1
-        self._text = lines[j - 1]
-        out = self.out
-        if self.fields:  # a value builder: no tuple per row
-            out.append(_new(Columns, (columns,)))
-        elif out and type(out[-1]) is Rows:
-            out[-1].rows.extend(zip(*columns))
-        else:
-            out.append(Rows(list(zip(*columns))))
-        return j
-
-    _primitive_cooldown = 0
-    _primitive_misses = 0  # attempts in a row that took nothing
-
-    def _primitive_miss(self, k: int) -> int:
-        # The next k lines go the per-line way; after a few fruitless
-        # attempts in a row (a list of objects, say) the pause grows, up to
-        # _MAX_BLOCK lines, so that such lists pay for few looks.
-        self._primitive_misses += 1
-        misses = self._primitive_misses
-        self._primitive_cooldown = max(k, 0 if misses < 4 else min(self._MAX_BLOCK, 1 << misses))
-        return 0
-
-    @staticmethod
-    def _run_text(lines: list[str], i: int, limit: int, not_start: re.Pattern[str]) -> tuple[str, int]:
-        """The lines from ``i`` joined ("\\n" before each) and where the run in them ends: before
-        the first line ``not_start`` finds, or the line holding the first colon.
-
-        C-level searches over the joined lines, not a Python loop per line; the window grows
-        4x while the run fills it, so a short run costs a short join."""
-        window = 64
-        while True:
-            hi = min(limit, i + window)
-            text = "\n" + "\n".join(lines[i:hi])
-            end = len(text)
-            m = not_start.search(text)
-            if m is not None:
-                end = m.start()
-            k = text.find(":", 0, end)
-            if k != -1:
-                end = text.rfind("\n", 0, k)
-            if end < len(text) or hi == limit:
-                return text, end
-            window *= 4
-
-    def _primitive_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
-        """Decode a run of primitive list items (``- value``) at once, as one
-        Values event, the values typed column-wise like table rows.
-
-        A line qualifies when it is exactly the list's indentation, ``- ``
-        and a token that starts with neither a space nor ``[`` and holds no
-        colon: then the per-line path would convert that token (trailing
-        spaces trimmed) as a primitive item, which the column converter does
-        for the whole run.  Anything else (an object item, a nested array,
-        ``-`` alone, a comment, another indentation) ends the run; a token
-        the converter refuses sends the run to the per-line path, which
-        reports the error at its line and column.  Returns the index after
-        the run (``i`` when there is none worth taking).
-        """
-        limit = min(len(lines), i + self._MAX_BLOCK)  # bounded work per attempt
-        if self.strict:
-            assert frame.length is not None
-            limit = min(limit, i + frame.length - frame.count)  # an extra item takes the slow path
-        if limit - i < self._MIN_BLOCK or frame.depth > self.max_depth:
-            self._primitive_cooldown = max(0, limit - i)  # (a short list: its items go the per-line way)
-            return i
-        plen = frame.depth * self.indent_size
-        head = " " * plen + "- "
-        hlen = plen + 2
-        for k, line in enumerate(lines[i : i + self._MIN_BLOCK]):  # cheap look before joining a window
-            if not line.startswith(head) or line[hlen : hlen + 1] in (" ", "[", "") or ":" in line:
-                return i + self._primitive_miss(k)
-        # (a colon ends the run: an object item, a header, or a colon in a quoted string)
-        text, end = self._run_text(lines, i, limit, _not_item_start(plen))
-        n = text.count("\n", 0, end)  # lines wholly before `end`
-        if n < self._MIN_BLOCK:
-            return i + self._primitive_miss(n)
-        # (trailing spaces are trimmed by convert_column, as the per-line path trims them)
-        tokens = text[:end].replace("\n" + head, "\n")[1:].split("\n")
-        assert self.convert_column is not None
-        try:
-            values = list(self.convert_column(tokens))
-        except ToonDecodeError:
-            return i + self._primitive_miss(n)  # the per-line path locates the error
-        self._primitive_misses = 0
-        if frame.count == 0:
-            self.started_arrays += 1
-        frame.count += n
-        j = i + n
-        self._lineno = first_lineno + j - 1
-        self._text = lines[j - 1]
-        out = self.out
-        if out and type(out[-1]) is Values:
-            out[-1].values.extend(values)
-        else:
-            out.append(_new(Values, (values,)))
-        return j
-
-    def _field_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
-        """A run of plain field lines of the innermost object as one Members event.
-
-        A line qualifies when it is exactly the object's indentation, an
-        unquoted key, a colon and a non-empty value other than ``[]`` that
-        converts without error, and (strict) the key is new: then the
-        per-line path would emit Key + Scalar, which this does in one event.
-        Anything else ends the run and takes the per-line path.
-        """
-        plen = frame.depth * self.indent_size
-        prefix = " " * plen
-        key_ok = self._keys_ok
-        convert = self.convert
-        keys = frame.keys
-        pairs: list[tuple[str, Any]] = []
-        j = i
-        n = len(lines)
-        while j < n:  # (no lines[i:] copy: a feed's lines may be many, runs short)
-            # String methods, not a regex per line: keys repeat, so a key is
-            # checked against the unquoted-key grammar once (then remembered).
-            line = lines[j]
-            if not line.startswith(prefix):
-                break
-            key, colon, value = line.partition(":")  # an unquoted key holds no colon
-            if not colon:
-                break
-            key = key[plen:].rstrip(" ")  # (a space before the key fails the check)
-            if key not in key_ok:
-                if UNQUOTED_KEY.fullmatch(key) is None:
-                    break
-                if len(key_ok) >= _KEYS_OK_SIZE:
-                    key_ok.clear()
-                key_ok.add(key)
-            value = value.strip(" ")
-            if not value or value == "[]" or (keys is not None and key in keys):
-                break
-            try:
-                v = convert(value)
-            except Fail:
-                break
-            if keys is not None:
-                keys.add(key)
-            pairs.append((key, v))
-            j += 1
-        if j > i:
-            frame.count += j - i
-            self._lineno = first_lineno + j - 1
-            self._text = lines[j - 1]
-            self.out.append(_new(Members, (pairs,)))
-        return j
 
     def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
         """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
@@ -1009,35 +624,6 @@ class Machine:
                     raise e from None
                 pos += len(t) + 1
             raise
-
-
-_FIELDS_CACHE_SIZE = 256  # distinct field lists remembered per decoder
-
-_KEYS_OK_SIZE = 4096  # distinct plain keys remembered per decoder
-
-
-_ROW_START: dict[int, re.Pattern[str]] = {}
-
-
-def _not_row_start(plen: int) -> re.Pattern[str]:
-    """Matches the "\\n" before a line that is not ``plen`` spaces followed by
-    row content (deeper, shallower, blank, comment or tab-indented)."""
-    pattern = _ROW_START.get(plen)
-    if pattern is None:
-        pattern = _ROW_START[plen] = re.compile("\n(?! {%d}[^ #\t\n])" % plen)
-    return pattern
-
-
-_ITEM_START: dict[int, re.Pattern[str]] = {}
-
-
-def _not_item_start(plen: int) -> re.Pattern[str]:
-    """Matches the "\\n" before a line that is not ``plen`` spaces, ``- `` and
-    a character other than a space or ``[`` (see ``_primitive_block``)."""
-    pattern = _ITEM_START.get(plen)
-    if pattern is None:
-        pattern = _ITEM_START[plen] = re.compile("\n(?! {%d}- [^ \n\\[])" % plen)
-    return pattern
 
 
 _HANDLERS: dict[int, Callable[[Machine, _Frame, str, int], None]] = {
