@@ -42,7 +42,7 @@ def decode(data: bytes, chunk: int | None) -> Any:
     from toonstream import Decoder
     from toonstream._reference.build import ValueBuilder
 
-    d = Decoder(fields=True)
+    d = Decoder(batches=True)
     b = ValueBuilder()
     if chunk is None:
         b.push(d.feed(data))

@@ -316,7 +316,7 @@ ODD_LINES = ["  # c", "", "   1", "    x", "  - a: 1", "  -", "  - ", "  - []", 
 
 def _decode_items(doc: str, *, fast: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
     # fast: the value drivers' Decoder; else the per-line path only
-    d = Decoder(strict=strict, _item_runs=True) if fast else Decoder(strict=strict, _block_paths=False)
+    d = Decoder(strict=strict, _value_runs=True) if fast else Decoder(strict=strict, _block_paths=False)
     builder = ValueBuilder()
     data = doc.encode()
     try:
@@ -358,7 +358,7 @@ def test_primitive_item_runs_equal_the_per_line_path(case: tuple[str, bool], chu
 def test_primitive_item_runs_take_values_events() -> None:
     # The run is one Values event (not a Scalar per item) for the value drivers.
     doc = "items[40]:\n" + "".join(f"  - {i}\n" for i in range(40))
-    d = Decoder(_item_runs=True)
+    d = Decoder(_value_runs=True)
     events = d.feed(doc) + d.close()
     assert sum(type(e).__name__ == "Scalar" for e in events) == 0
     assert toonstream.loads(doc) == {"items": list(range(40))}
@@ -385,7 +385,7 @@ def test_crlf_line_at_the_length_limit_fits_under_every_chunking() -> None:
 
 def test_internal_decoder_options_pick_the_paths() -> None:
     # _block_paths=False sends every line the per-line way (Rows, Scalars: the
-    # reference the block paths are compared with); _item_runs needs the block paths.
+    # reference the block paths are compared with); _value_runs needs the block paths.
     table = "rows[40]{a,b}:\n" + "".join(f"  {i},x{i}\n" for i in range(40))
     items = "items[40]:\n" + "".join(f"  - {i}\n" for i in range(40))
 
@@ -393,21 +393,21 @@ def test_internal_decoder_options_pick_the_paths() -> None:
         d = Decoder(**options)
         return {type(e).__name__ for e in d.feed(doc) + d.close()}
 
-    assert "Columns" in kinds(table, fields=True)
-    assert "Columns" not in kinds(table, fields=True, _block_paths=False)
-    assert "Rows" in kinds(table, fields=True, _block_paths=False)
+    assert "Columns" in kinds(table, batches=True)
+    assert "Columns" not in kinds(table, batches=True, _block_paths=False)
+    assert "Rows" in kinds(table, batches=True, _block_paths=False)
     assert "Values" not in kinds(items)
-    assert "Values" in kinds(items, _item_runs=True)
-    assert "Values" not in kinds(items, _item_runs=True, _block_paths=False)
+    assert "Values" in kinds(items, _value_runs=True)
+    assert "Values" not in kinds(items, _value_runs=True, _block_paths=False)
     for doc in (table, items):
-        for options in ({}, {"_block_paths": False}, {"_item_runs": True}):
+        for options in ({}, {"_block_paths": False}, {"_value_runs": True}):
             assert toonstream.loads(doc) == _value(doc, **options)
 
 
 def _value(doc: str, **options: Any) -> Any:
     from toonstream._reference.build import ValueBuilder
 
-    d = Decoder(fields=True, **options)
+    d = Decoder(batches=True, **options)
     builder = ValueBuilder()
     builder.push(d.feed(doc))
     builder.push(d.close())

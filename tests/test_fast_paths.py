@@ -236,7 +236,7 @@ VALUES = TOKENS + ["[]", "", '"x:y"', "[2]: 1,2", "a: b"]
 
 
 def build(doc: str, members: bool, chunk: int | None, strict: bool) -> tuple[str, Any]:
-    return built(Decoder(strict=strict, fields=members), doc, chunk)
+    return built(Decoder(strict=strict, batches=members), doc, chunk)
 
 
 def built(d: Decoder, doc: str, chunk: int | None) -> tuple[str, Any]:
@@ -382,7 +382,7 @@ def build_lists(doc: str, items: bool, chunk: int | None, strict: bool, **option
     """``loads``' way (Members, Columns and, if ``items``, runs of primitive
     list items) or the per-line way (none of them); the value as key/value
     pairs, so that key order counts, or the error."""
-    d = Decoder(strict=strict, fields=items, _item_runs=items, _block_paths=items, **options)
+    d = Decoder(strict=strict, batches=items, _value_runs=items, _block_paths=items, **options)
     outcome, value = built(d, doc, chunk)
     return outcome, as_pairs_deep(value) if outcome == "ok" else value
 

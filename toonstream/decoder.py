@@ -169,7 +169,7 @@ class Decoder:
             non-strict mode alike.
         start_line: the number of the first line (default 1), for a document
             that is part of a larger text.
-        fields: emit runs of plain ``key: value`` lines as one
+        batches: emit runs of plain ``key: value`` lines as one
             :class:`~toonstream.Members` event instead of Key + Scalar pairs,
             and blocks of table rows as :class:`~toonstream.Columns` instead
             of ``Rows`` (for consumers that handle batches; ``loads`` and
@@ -179,12 +179,16 @@ class Decoder:
             returns the events of every complete line it got.
 
     Internal options (for the package's drivers and tests, not part of the API):
-        _item_runs: emit a run of primitive list items (``- value`` lines) as
+        _value_runs: emit a run of primitive list items (``- value`` lines) as
             one :class:`~toonstream.Values` event, for consumers that build
             values rather than follow lines (default False).
         _block_paths: decode blocks of table rows (and item runs) column-wise
             (default True); False: every line goes the per-line way, the
             reference the block paths are tested against.
+        _line_marks: remember the line of each line's first event, for
+            :meth:`event_line` and :meth:`line_batches` (default False; it
+            turns ``batches`` and ``_value_runs`` off: their events span
+            lines).
 
     Example:
         >>> d = Decoder()
@@ -213,9 +217,9 @@ class Decoder:
         max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
         max_fields: int = DEFAULT_MAX_FIELDS,
         start_line: int = 1,
-        fields: bool = False,
+        batches: bool = False,
         hold_rows: bool = True,
-        _item_runs: bool = False,
+        _value_runs: bool = False,
         _block_paths: bool = True,
         _line_marks: bool = False,
     ) -> None:
@@ -234,7 +238,7 @@ class Decoder:
         self._lines.lines_emitted = start_line - 1
         convert = make_converter(parse_float=parse_float, parse_int=parse_int, max_number_length=max_number_length)
         if _line_marks:  # (the lines of Members and Values events would be their first line's)
-            fields = _item_runs = False
+            batches = _value_runs = False
         self._machine = Machine(
             convert=convert,
             convert_column=make_column_converter(
@@ -246,8 +250,8 @@ class Decoder:
             strict=strict,
             max_depth=max_depth,
             max_fields=max_fields,
-            fields=fields,
-            item_runs=_item_runs,
+            batches=batches,
+            value_runs=_value_runs,
         )
         # Complete row lines not yet given to the machine, and small chunks
         # not yet split into lines (see feed).
@@ -723,7 +727,7 @@ def _build(source: Source, **options: Any) -> Any:
     object_pairs_hook = options.pop("object_pairs_hook", None)
     plain = object_hook is None and object_pairs_hook is None
     # (runs of primitive list items as Values events: the hooked builder takes Scalars)
-    decoder = Decoder(fields=True, _item_runs=plain, **options)
+    decoder = Decoder(batches=True, _value_runs=plain, **options)
     builder: ValueBuilder | HookedValueBuilder
     if plain:
         builder = ValueBuilder()
@@ -1236,14 +1240,15 @@ def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[
 
 
 def driver_decoder(
-    use_float: bool, options: dict[str, Any], *, batches: bool = False, items: bool = False, line_marks: bool = False
+    use_float: bool, options: dict[str, Any], *, batches: bool = False, value_runs: bool = False, line_marks: bool = False
 ) -> Decoder:
-    """The driver's Decoder; ``items``: runs of primitive list items come as
+    """The driver's Decoder; ``batches``: Members and Columns events (see
+    :class:`Decoder`); ``value_runs``: runs of primitive list items come as
     one Values event (for consumers that take values, not lines);
     ``line_marks``: :meth:`Decoder.event_line` is exact (for a driver's own errors)."""
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
-    return Decoder(fields=batches, _item_runs=items, _line_marks=line_marks, **options)
+    return Decoder(batches=batches, _value_runs=value_runs, _line_marks=line_marks, **options)
 
 
 def _rows_setup(
@@ -1270,7 +1275,7 @@ def _items_setup(
     prefix: str, kv: bool, map_type: MapType | None, use_float: bool, options: dict[str, Any]
 ) -> tuple[Decoder, Callable[[list[Event]], list[Any]]]:
     """The decoder and push function of items/kvitems (sync, async, coroutine)."""
-    decoder = driver_decoder(use_float, options, items=True)
+    decoder = driver_decoder(use_float, options, value_runs=True)
     push = _ItemsAdapter(prefix, kv=kv).push
     if map_type is None:
         return decoder, push
@@ -1306,7 +1311,7 @@ def parse(
     native = _native_parse(source, use_float, options)
     if native is not None:
         return _native_drive(source, native, buf_size)
-    return _drive(source, driver_decoder(use_float, options, batches=True, items=True), ParseAdapter().push, buf_size)
+    return _drive(source, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push, buf_size)
 
 
 @overload
@@ -1563,7 +1568,7 @@ def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int =
     native = _native_parse(None, use_float, options)
     if native is not None:
         return _native_adrive(source, native, buf_size)
-    return _adrive(source, driver_decoder(use_float, options, batches=True, items=True), ParseAdapter().push, buf_size)
+    return _adrive(source, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push, buf_size)
 
 
 def items_async(
@@ -1670,7 +1675,7 @@ def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> 
     native = _native_parse(None, use_float, options)
     if native is not None:
         return _started(_native_coro(target, native))
-    return _started(_coro(target, driver_decoder(use_float, options, batches=True, items=True), ParseAdapter().push))
+    return _started(_coro(target, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push))
 
 
 def items_coro(

@@ -376,7 +376,7 @@ def _run(
     # events go to it a line at a time, so that the error names its line under any chunking; else
     # in parse's batches.
     exact = jsonl or path is not None
-    decoder = driver_decoder(False, options, batches=not exact, items=not exact, line_marks=exact)
+    decoder = driver_decoder(False, options, batches=not exact, value_runs=not exact, line_marks=exact)
     adapter = ParseAdapter()
     sink = LineSink(out)
     line = 1

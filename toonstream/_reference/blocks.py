@@ -8,9 +8,9 @@ sure, so the per-line path stays the one definition of what a line means
 - ``_row_block``: a run of plain table rows, split and typed column by column
   (``Rows`` or, for a value builder, ``Columns``);
 - ``_primitive_block``: a run of primitive list items (``- value``), one
-  ``Values`` event (opt-in: ``item_runs``);
-- ``_field_block``: a run of plain ``key: value`` lines of an object, one
-  ``Members`` event (opt-in: ``fields``).
+  ``Values`` event (opt-in: ``value_runs``);
+- ``_member_block``: a run of plain ``key: value`` lines of an object, one
+  ``Members`` event (opt-in: ``batches``).
 
 Cool-downs keep a failed attempt from being retried line after line.  The
 tests compare each with the per-line path (``Decoder(_block_paths=False)``).
@@ -41,7 +41,7 @@ class Blocks:
     strict: bool
     indent_size: int
     max_depth: int
-    fields: bool
+    batches: bool
     convert: TokenConverter
     convert_column: Callable[[Sequence[str]], Any] | None
     out: list[Event]
@@ -118,7 +118,7 @@ class Blocks:
         self._lineno = first_lineno + j - 1
         self._text = lines[j - 1]
         out = self.out
-        if self.fields:  # a value builder: no tuple per row
+        if self.batches:  # a value builder: no tuple per row
             out.append(_new(Columns, (columns,)))
         elif out and type(out[-1]) is Rows:
             out[-1].rows.extend(zip(*columns))
@@ -213,7 +213,7 @@ class Blocks:
             out.append(_new(Values, (values,)))
         return j
 
-    def _field_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
+    def _member_block(self, frame: _Frame, lines: list[str], i: int, first_lineno: int) -> int:
         """A run of plain field lines of the innermost object as one Members event.
 
         A line qualifies when it is exactly the object's indentation, an

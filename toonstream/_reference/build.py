@@ -372,7 +372,7 @@ class HookedValueBuilder:
     json gives them to ``object_pairs_hook``) and finished when it closes,
     so every object (nested ones, table rows and their field groups, keyed
     tables) reaches the hook after the objects inside it.  Takes the events
-    of a ``fields=True`` decoder.  A separate class: the
+    of a ``batches=True`` decoder.  A separate class: the
     builder without hooks keeps its in-place dicts (no pair lists).
     """
 

@@ -12,7 +12,7 @@ Order of events for a value:
   or full values), ``EndArray``
 - tabular array / keyed tabular object: ``StartTable``, ``Rows`` or ``Entries``
   batches, ``EndTable``
-- with ``Decoder(fields=True)`` only: a run of plain ``key: value`` members of
+- with ``Decoder(batches=True)`` only: a run of plain ``key: value`` members of
   an object may come as one ``Members`` event instead of ``Key`` + ``Scalar``
   pairs, and a block of rows as one ``Columns`` event instead of ``Rows``
   (value builders opt in; the ijson-style adapters do not)
@@ -103,7 +103,7 @@ class Entries(NamedTuple):
 
 class Members(NamedTuple):
     """Several members of the innermost object at once: ``(key, primitive)``
-    pairs, in order.  Only made by a Decoder built with ``fields=True`` (for
+    pairs, in order.  Only made by a Decoder built with ``batches=True`` (for
     consumers that build values: a run of plain ``key: value`` lines is one
     event instead of a Key and a Scalar per line)."""
 
@@ -113,7 +113,7 @@ class Members(NamedTuple):
 class Columns(NamedTuple):
     """Rows of the innermost tabular array, column by column: one sequence of
     leaf values per leaf field, all of one length.  Only made by a Decoder
-    built with ``fields=True`` (value builders then make each row's object
+    built with ``batches=True`` (value builders then make each row's object
     straight from the columns, without a tuple per row)."""
 
     columns: list[Any]

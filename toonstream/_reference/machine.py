@@ -93,8 +93,8 @@ class Machine(Blocks):
         strict: bool = True,
         max_depth: int = 10_000,
         max_fields: int = 10_000,
-        fields: bool = False,
-        item_runs: bool = False,
+        batches: bool = False,
+        value_runs: bool = False,
     ) -> None:
         # (the options were checked by the Decoder)
         self.convert = convert
@@ -102,7 +102,7 @@ class Machine(Blocks):
         # None disables that path.
         self.convert_column = convert_column
         # Runs of plain `key: value` lines become one Members event (opt-in).
-        self.fields = fields
+        self.batches = batches
         self.indent_size = indent_size
         self.strict = strict
         self.max_depth = max_depth
@@ -119,7 +119,7 @@ class Machine(Blocks):
         # Runs of primitive list items (``- value`` lines) as one Values event
         # (needs convert_column): for the drivers whose consumers take values,
         # not lines (loads, items, parse, the JSON writer).
-        self.item_runs = item_runs
+        self.value_runs = value_runs
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
         # Opt-in (the drivers whose own errors name a line): for each line taken the per-line
         # way, the index in ``out`` of its first event and its number, flat pairs.  The block
@@ -147,12 +147,12 @@ class Machine(Blocks):
                         if j > i:
                             i = j
                             continue
-                    elif kind == OBJECT and self.fields:
-                        j = self._field_block(stack[-1], lines, i, first_lineno)
+                    elif kind == OBJECT and self.batches:
+                        j = self._member_block(stack[-1], lines, i, first_lineno)
                         if j > i:
                             i = j
                             continue
-                    if fast and self.item_runs and kind == LIST:
+                    if fast and self.value_runs and kind == LIST:
                         if self._primitive_cooldown:  # (counted here: no call per line)
                             self._primitive_cooldown -= 1
                         else:
