@@ -222,7 +222,7 @@ def test_column_formatting_equals_per_value(col: list[Any], delimiter: str) -> N
     assert format_column(col, delimiter, prim) == [prim(v) for v in col]
 
 
-# ---------------------------------------------------------------- dumps fast path
+# ---------------------------------------------------------------- dumps: the native engine against the walk
 
 
 import decimal  # noqa: E402
@@ -234,16 +234,23 @@ from toonstream._reference.quoting import NEEDS_QUOTE, flag_strings  # noqa: E40
 
 
 def _both(value: Any, **kw: Any) -> tuple[Any, Any]:
-    """dumps with the fast path, and with the generator walk only (text, or the error's type and path)."""
+    """dumps on the native engine (where it is built), and on the reference's walk (text, or the
+    error's type and path)."""
+    from toonstream import _engine
+
     results: list[Any] = []
-    for fast in (True, False):
-        _encoder._FAST_PATH = fast
+    for name in ("native", "python"):
+        try:
+            engine = _engine.select(name)
+        except ImportError:
+            engine = _engine.select("python")
+        previous = _engine.use(engine)
         try:
             results.append(toonstream.dumps(value, **kw))
         except ToonEncodeError as e:
             results.append(("error", str(e), e.path))
         finally:
-            _encoder._FAST_PATH = True
+            _engine.use(previous)
     return results[0], results[1]
 
 
@@ -322,12 +329,12 @@ def test_flag_strings_flags_every_string_that_needs_quotes(col: list[str], delim
         assert must <= needs <= must | maybe  # "must" is certain, together they cover every one
 
 
-def test_fast_path_falls_back_exactly() -> None:
+def test_native_dumps_declines_exactly() -> None:
     rows = [{"a": i, "b": "x"} for i in range(3)]
     cyclic: dict[str, Any] = {"a": 1}
     cyclic["self"] = cyclic
     deep: Any = 1
-    for _ in range(200):  # deeper than FAST_LEVELS
+    for _ in range(200):  # 400 levels
         deep = {"k": [deep]}
     cases = [
         {"t": datetime.date(2024, 1, 2), "s": (1, 2), "f": frozenset({"b", "a"}), "rows": rows},

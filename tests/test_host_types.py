@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toonstream
-from toonstream import ToonEncodeError, encoder
+from toonstream import ToonEncodeError
 from toonstream.streaming import Encoder, encode_records
 
 from test_properties import JSON
@@ -244,11 +244,13 @@ def _events_of(value: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _walk_dumps(value: Any, **options: Any) -> str:
-    encoder._FAST_PATH = False
+    from toonstream import _engine
+
+    previous = _engine.use(_engine.select("python"))
     try:
         return toonstream.dumps(value, **options)
     finally:
-        encoder._FAST_PATH = True
+        _engine.use(previous)
 
 
 def outputs(value: Any, **options: Any) -> dict[str, str]:
