@@ -93,6 +93,8 @@ struct Open {
     child: Option<Py<PyString>>,
     /// keys read so far (a map's next key is first looked for at this index of its memo)
     keys: usize,
+    /// its memo's index at its depth
+    memo: usize,
 }
 
 /// A key of a memoized map: its `map_key` triple and its value's prefix.
@@ -121,11 +123,14 @@ struct Memo {
 
 /// Keys remembered per memoized map (a wider object makes the rest anew).
 const MEMO_KEYS: usize = 64;
+/// Containers remembered per depth (an order's customer object and its line items).
+const MEMO_PER_DEPTH: usize = 8;
 
 pub(crate) struct ParseState {
     scopes: Vec<Scope<Open>>,
-    /// by depth (`scopes.len()` when the container opened)
-    memo: Vec<Option<Memo>>,
+    /// by depth (`scopes.len()` when the container opened); a scope's own
+    /// memo is not replaced while it is open (nothing else opens at its depth)
+    memo: Vec<Vec<Option<Memo>>>,
     /// buffers of closed scopes' prefixes, for reuse
     spare: Vec<String>,
     names: Names,
@@ -197,50 +202,69 @@ impl<'py> ParseSink<'_, 'py> {
         let py = self.py;
         let depth = self.s.scopes.len();
         if self.s.memo.len() <= depth {
-            self.s.memo.resize_with(depth + 1, || None);
+            self.s.memo.resize_with(depth + 1, Vec::new);
         }
-        let hit = matches!(
-            &self.s.memo[depth],
-            Some(m) if m.kind == kind && m.prefix == value_prefix(&self.s.scopes)
-        );
+        let vp = value_prefix(&self.s.scopes);
+        let hit = self.s.memo[depth]
+            .iter()
+            .position(|m| matches!(m, Some(m) if m.kind == kind && m.prefix == vp));
         let mut prefix = self.s.spare.pop().unwrap_or_default();
         prefix.clear();
         prefix.push_str(value_prefix(&self.s.scopes));
-        if !hit {
-            let vp_py = self.value_prefix();
-            let none = py.None();
-            let triple = |e: &Py<PyString>| -> PyResult<Py<PyTuple>> {
-                Ok(PyTuple::new(py, [
-                    vp_py.clone_ref(py).into_any(),
-                    e.clone_ref(py).into_any(),
-                    none.clone_ref(py),
-                ])?
+        let at = match hit {
+            Some(at) => at,
+            None => {
+                let vp_py = self.value_prefix();
+                let none = py.None();
+                let triple = |e: &Py<PyString>| -> PyResult<Py<PyTuple>> {
+                    Ok(PyTuple::new(
+                        py,
+                        [
+                            vp_py.clone_ref(py).into_any(),
+                            e.clone_ref(py).into_any(),
+                            none.clone_ref(py),
+                        ],
+                    )?
                     .unbind())
-            };
-            let (start, end) = (triple(start(&self.s.names))?, triple(end(&self.s.names))?);
-            let child = matches!(kind, Kind::Array | Kind::Table)
-                .then(|| self.prefix(&item_prefix(&prefix)).unbind());
-            self.s.memo[depth] = Some(Memo {
-                kind,
-                prefix: prefix.clone(),
-                prefix_py: vp_py,
-                start,
-                end,
-                child,
-                keys: Vec::new(),
-                steps: None,
-            });
-        }
-        let mut memo = self.s.memo[depth].take();
+                };
+                let (start, end) = (triple(start(&self.s.names))?, triple(end(&self.s.names))?);
+                let child = matches!(kind, Kind::Array | Kind::Table)
+                    .then(|| self.prefix(&item_prefix(&prefix)).unbind());
+                let m = Some(Memo {
+                    kind,
+                    prefix: prefix.clone(),
+                    prefix_py: vp_py,
+                    start,
+                    end,
+                    child,
+                    keys: Vec::new(),
+                    steps: None,
+                });
+                let list = &mut self.s.memo[depth];
+                if list.len() < MEMO_PER_DEPTH {
+                    list.push(m);
+                } else if let Some(last) = list.last_mut() {
+                    *last = m;
+                }
+                list.len() - 1
+            }
+        };
+        let mut memo = self.s.memo[depth].get_mut(at).and_then(Option::take);
         let r = (|| -> PyResult<_> {
             let Some(m) = &mut memo else {
                 return Ok(None);
             };
             let rows = rows(self, &prefix, m)?;
             self.s.out.push(m.start.clone_ref(py).into_any());
-            Ok(Some((rows, m.prefix_py.clone_ref(py), m.child.as_ref().map(|c| c.clone_ref(py)))))
+            Ok(Some((
+                rows,
+                m.prefix_py.clone_ref(py),
+                m.child.as_ref().map(|c| c.clone_ref(py)),
+            )))
         })();
-        self.s.memo[depth] = memo;
+        if let Some(slot) = self.s.memo[depth].get_mut(at) {
+            *slot = memo;
+        }
         let Some((rows, prefix_py, child)) = r? else {
             return Ok(());
         };
@@ -266,6 +290,7 @@ impl<'py> ParseSink<'_, 'py> {
                 prefix: prefix_py,
                 child,
                 keys: 0,
+                memo: at,
             },
         });
         Ok(())
@@ -279,7 +304,11 @@ impl<'py> ParseSink<'_, 'py> {
             return self.triple(&root, &e, py.None().into_bound(py));
         };
         let depth = self.s.scopes.len();
-        let memo = self.s.memo.get(depth).and_then(Option::as_ref);
+        let memo = self
+            .s
+            .memo
+            .get(depth)
+            .and_then(|l| l.get(scope.mark.memo)?.as_ref());
         match memo {
             // (the memo at a scope's depth is its own while it is open)
             Some(m) if m.prefix == scope.prefix => {
@@ -415,9 +444,12 @@ impl Sink for ParseSink<'_, '_> {
     type Error = BindError;
 
     fn start_object(&mut self) -> Result<(), BindError> {
-        Ok(self.open(Kind::Map, |n| &n.start_map, |n| &n.end_map, |_, _, _| {
-            Ok(Rows::None)
-        })?)
+        Ok(self.open(
+            Kind::Map,
+            |n| &n.start_map,
+            |n| &n.end_map,
+            |_, _, _| Ok(Rows::None),
+        )?)
     }
 
     fn end_object(&mut self) -> Result<(), BindError> {
@@ -435,7 +467,8 @@ impl Sink for ParseSink<'_, '_> {
         let at = top.mark.keys;
         top.mark.keys += 1;
         // (the memo at a scope's depth is its own while it is open)
-        let memo = match self.s.memo.get_mut(depth) {
+        let at_memo = top.mark.memo;
+        let memo = match self.s.memo.get_mut(depth).and_then(|l| l.get_mut(at_memo)) {
             Some(Some(m)) if m.prefix == top.prefix => Some(m),
             _ => None,
         };
@@ -458,7 +491,7 @@ impl Sink for ParseSink<'_, '_> {
         let k = self.s.keys.get(py, key).into_any();
         let triple = PyTuple::new(py, [p.into_any(), e.into_any(), k.unbind()])?.unbind();
         self.s.out.push(triple.clone_ref(py).into_any());
-        if let Some(Some(m)) = self.s.memo.get_mut(depth) {
+        if let Some(Some(m)) = self.s.memo.get_mut(depth).and_then(|l| l.get_mut(at_memo)) {
             if m.keys.len() < MEMO_KEYS {
                 m.keys.push(KeyMemo {
                     key: key.into(),
@@ -477,9 +510,12 @@ impl Sink for ParseSink<'_, '_> {
     }
 
     fn start_array(&mut self, _declared: u64) -> Result<(), BindError> {
-        Ok(self.open(Kind::Array, |n| &n.start_array, |n| &n.end_array, |_, _, _| {
-            Ok(Rows::None)
-        })?)
+        Ok(self.open(
+            Kind::Array,
+            |n| &n.start_array,
+            |n| &n.end_array,
+            |_, _, _| Ok(Rows::None),
+        )?)
     }
 
     fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
@@ -498,9 +534,12 @@ impl Sink for ParseSink<'_, '_> {
     fn start_table(&mut self, table: &Table<'_>) -> Result<(), BindError> {
         if table.keyed {
             let fields = Rows::Fields(Arc::new(table.fields.to_vec()));
-            return Ok(self.open(Kind::Keyed, |n| &n.start_map, |n| &n.end_map, |_, _, _| {
-                Ok(fields)
-            })?);
+            return Ok(self.open(
+                Kind::Keyed,
+                |n| &n.start_map,
+                |n| &n.end_map,
+                |_, _, _| Ok(fields),
+            )?);
         }
         let fields = table.fields;
         Ok(self.open(

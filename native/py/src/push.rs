@@ -128,7 +128,9 @@ impl<C: Collect> Push<C> {
             let r = decoder.feed_lines(bytes, &mut state.sink(py), |line, sink| {
                 let state = C::state(sink);
                 mark = state.out().len();
-                state.refusal(py, line).map_or(Ok(()), |e| Err(BindError::Py(e)))
+                state
+                    .refusal(py, line)
+                    .map_or(Ok(()), |e| Err(BindError::Py(e)))
             });
             if let Err(e) = r {
                 state.out().truncate(mark);
