@@ -78,8 +78,20 @@ enum Root {
 #[derive(Default)]
 struct KeySet {
     arena: String,
-    spans: Vec<(usize, usize)>,
+    /// each key's span in `arena` and its [`key_tag`] (compared first)
+    spans: Vec<(u64, usize, usize)>,
     big: Option<HashSet<String>>,
+}
+
+/// A key's length and first 7 bytes in one word: two keys with different
+/// tags differ (the linear search compares the bytes only on equal tags).
+fn key_tag(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let mut w = [0u8; 8];
+    let n = b.len().min(7);
+    w[..n].copy_from_slice(&b[..n]);
+    w[7] = b.len().min(255) as u8;
+    u64::from_le_bytes(w)
 }
 
 const KEYSET_LINEAR: usize = 16;
@@ -101,10 +113,11 @@ impl KeySet {
             };
         }
         let arena = &self.arena;
+        let tag = key_tag(key);
         if self
             .spans
             .iter()
-            .any(|&(s, e)| arena.get(s..e) == Some(key))
+            .any(|&(t, s, e)| t == tag && arena.get(s..e) == Some(key))
         {
             return false;
         }
@@ -112,7 +125,7 @@ impl KeySet {
             let mut big: HashSet<String> = self
                 .spans
                 .iter()
-                .map(|&(s, e)| arena.get(s..e).unwrap_or("").to_owned())
+                .map(|&(_, s, e)| arena.get(s..e).unwrap_or("").to_owned())
                 .collect();
             big.insert(key.to_owned());
             self.big = Some(big);
@@ -120,7 +133,7 @@ impl KeySet {
         }
         let start = self.arena.len();
         self.arena.push_str(key);
-        self.spans.push((start, self.arena.len()));
+        self.spans.push((tag, start, self.arena.len()));
         true
     }
 }
