@@ -641,18 +641,21 @@ impl Machine {
     ) -> Result<Cow<'t, str>, Stop<S::Error>> {
         let b = text.as_bytes();
         let c = &b[cs..ce];
-        let (colon, br) = if c.contains(&b'"') {
-            let colon = scalars::find_unquoted(b, b':', cs, ce);
-            let br = if colon.is_some() {
-                scalars::find_unquoted(b, b'[', cs, ce)
-            } else {
-                None
-            };
-            (colon, br)
-        } else {
-            let colon = memchr::memchr(b':', c).map(|i| cs + i);
-            let br = colon.and_then(|k| memchr::memchr(b'[', &b[cs..k]).map(|i| cs + i));
-            (colon, br)
+        // One scan to the first colon, quote or bracket: with no quote before
+        // it, the first colon is the key's and a bracket before it is a header's.
+        let (colon, br) = match memchr::memchr3(b':', b'"', b'[', c).map(|i| (cs + i, c[i])) {
+            None => (None, None),
+            Some((k, b':')) => (Some(k), None),
+            Some((p, b'[')) => (scalars::find_unquoted(b, b':', p + 1, ce), Some(p)),
+            Some(_) => {
+                let colon = scalars::find_unquoted(b, b':', cs, ce);
+                let br = if colon.is_some() {
+                    scalars::find_unquoted(b, b'[', cs, ce)
+                } else {
+                    None
+                };
+                (colon, br)
+            }
         };
         let colon = match colon {
             Some(k) => k,
