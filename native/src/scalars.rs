@@ -235,11 +235,11 @@ pub(crate) fn skip_quoted(line: &[u8], q: usize, end: usize) -> Option<usize> {
     let end = end.min(line.len());
     let mut i = q + 1;
     while i < end {
-        match line[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
+        let k = i + memchr::memchr2(b'"', b'\\', &line[i..end])?;
+        if line[k] == b'"' {
+            return Some(k + 1);
         }
+        i = k + 2;
     }
     None
 }
