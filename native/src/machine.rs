@@ -77,21 +77,36 @@ enum Root {
 /// Cleared, not freed, when its frame is reused: no allocation per key.
 #[derive(Default)]
 struct KeySet {
+    /// the keys longer than [`TAG_EXACT`] bytes (a shorter one is its tag)
     arena: String,
-    /// each key's span in `arena` and its [`key_tag`] (compared first)
+    /// each key's [`key_tag`] (compared first) and its span in `arena`
     spans: Vec<(u64, usize, usize)>,
     big: Option<HashSet<String>>,
 }
 
-/// A key's length and first 7 bytes in one word: two keys with different
-/// tags differ (the linear search compares the bytes only on equal tags).
+/// Keys up to this many bytes are told apart by their tag alone.
+const TAG_EXACT: usize = 7;
+
+/// A key's first 7 bytes and its length (capped at 255) in one word: keys
+/// with different tags differ, and a key of at most [`TAG_EXACT`] bytes is
+/// its tag (no other key has the same).
 fn key_tag(key: &str) -> u64 {
     let b = key.as_bytes();
-    let mut w = [0u8; 8];
-    let n = b.len().min(7);
-    w[..n].copy_from_slice(&b[..n]);
-    w[7] = b.len().min(255) as u8;
-    u64::from_le_bytes(w)
+    let head = match b.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w) & 0x00ff_ffff_ffff_ffff,
+        // (a shift loop: a variable-length copy would be a memcpy call)
+        None => b
+            .iter()
+            .enumerate()
+            .fold(0u64, |t, (i, &c)| t | u64::from(c) << (8 * i)),
+    };
+    head | (b.len().min(255) as u64) << 56
+}
+
+/// The text of a key that is its tag.
+fn tag_text(tag: u64) -> String {
+    let len = ((tag >> 56) as usize).min(TAG_EXACT);
+    String::from_utf8_lossy(&tag.to_le_bytes()[..len]).into_owned()
 }
 
 const KEYSET_LINEAR: usize = 16;
@@ -114,10 +129,11 @@ impl KeySet {
         }
         let arena = &self.arena;
         let tag = key_tag(key);
+        let short = key.len() <= TAG_EXACT;
         if self
             .spans
             .iter()
-            .any(|&(t, s, e)| t == tag && arena.get(s..e) == Some(key))
+            .any(|&(t, s, e)| t == tag && (short || arena.get(s..e) == Some(key)))
         {
             return false;
         }
@@ -125,10 +141,17 @@ impl KeySet {
             let mut big: HashSet<String> = self
                 .spans
                 .iter()
-                .map(|&(_, s, e)| arena.get(s..e).unwrap_or("").to_owned())
+                .map(|&(t, s, e)| match arena.get(s..e) {
+                    Some(k) if s < e => k.to_owned(),
+                    _ => tag_text(t),
+                })
                 .collect();
             big.insert(key.to_owned());
             self.big = Some(big);
+            return true;
+        }
+        if short {
+            self.spans.push((tag, 0, 0));
             return true;
         }
         let start = self.arena.len();
@@ -1364,6 +1387,29 @@ mod tests {
             max_number_length: 10_000,
             max_fields: 10_000,
         }
+    }
+
+    #[test]
+    fn key_set_finds_duplicates_short_long_and_past_the_linear_part() {
+        let mut k = KeySet::default();
+        let keys: Vec<String> = (0..40)
+            .map(|i| match i % 4 {
+                0 => format!("k{i}"),
+                1 => format!("a_longer_key_{i}"),
+                2 => "é".repeat(i % 5) + &i.to_string(),
+                _ => format!("abcdefg{i}"),
+            })
+            .chain(["".to_string(), "abcdefg".to_string(), "abcdefgh".to_string()])
+            .collect();
+        for (n, key) in keys.iter().enumerate() {
+            assert!(k.insert(key), "{key:?} is new");
+            // every key so far is a duplicate now, whether the set is linear or hashed
+            for old in &keys[..=n] {
+                assert!(!k.insert(old), "{old:?} after {n} keys");
+            }
+        }
+        k.clear();
+        assert!(k.insert("abcdefg") && k.insert("abcdefh") && !k.insert("abcdefg"));
     }
 
     #[test]
