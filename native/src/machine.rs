@@ -666,7 +666,7 @@ impl Machine {
         let c = &b[cs..ce];
         // One scan to the first colon, quote or bracket: with no quote before
         // it, the first colon is the key's and a bracket before it is a header's.
-        let (colon, br) = match memchr::memchr3(b':', b'"', b'[', c).map(|i| (cs + i, c[i])) {
+        let (colon, br) = match find_key_end(c).map(|i| (cs + i, c[i])) {
             None => (None, None),
             Some((k, b':')) => (Some(k), None),
             Some((p, b'[')) => (scalars::find_unquoted(b, b':', p + 1, ce), Some(p)),
@@ -1305,6 +1305,21 @@ impl Machine {
         })();
         self.spans = spans;
         r
+    }
+}
+
+/// The first `:`, `"` or `[` of a field line's content: a byte loop over
+/// the first bytes (a key is short: a vector search costs more to set up),
+/// `memchr3` past them.
+fn find_key_end(c: &[u8]) -> Option<usize> {
+    const SHORT: usize = 24;
+    let head = &c[..c.len().min(SHORT)];
+    match head.iter().position(|&b| matches!(b, b':' | b'"' | b'[')) {
+        Some(i) => Some(i),
+        None if c.len() > SHORT => {
+            memchr::memchr3(b':', b'"', b'[', &c[SHORT..]).map(|i| SHORT + i)
+        }
+        None => None,
     }
 }
 
