@@ -350,7 +350,13 @@ impl Machine {
             return self.fail(codes::TAB_INDENT, "tab in indentation", text, indent);
         }
         let size = self.lim.indent_size.max(1);
-        if indent % size != 0 && self.lim.strict {
+        // (a power of two, the usual 2 or 4: a shift and a mask, not two divisions per line)
+        let (depth, rem) = if size.is_power_of_two() {
+            (indent >> size.trailing_zeros(), indent & (size - 1))
+        } else {
+            (indent / size, indent % size)
+        };
+        if rem != 0 && self.lim.strict {
             return self.fail(
                 codes::BAD_INDENT,
                 format!("indentation of {indent} spaces is not a multiple of {size}"),
@@ -358,7 +364,6 @@ impl Machine {
                 indent,
             );
         }
-        let depth = indent / size;
         if depth > self.lim.max_depth {
             return self.fail(codes::TOO_DEEP, self.deep_msg(), text, indent);
         }
