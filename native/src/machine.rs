@@ -175,7 +175,8 @@ struct Frame {
     width: usize,
     /// strict mode (objects, keyed tables): check duplicate keys in `keys`
     check_keys: bool,
-    keys: KeySet,
+    /// (boxed: a frame is moved on every push, pop and reuse; small, it moves in registers)
+    keys: Box<KeySet>,
     /// where the scope was opened (for count errors); the text is kept only
     /// for array scopes in strict mode, the only ones that can report it
     line: u64,
@@ -515,7 +516,7 @@ impl Machine {
             delim: b',',
             width: 0,
             check_keys: false,
-            keys: KeySet::default(),
+            keys: Box::default(),
             line: 0,
             text: String::new(),
         });
@@ -585,7 +586,7 @@ impl Machine {
                 frame.text = String::new();
             }
             if frame.keys.arena.capacity() > SPARE_TEXT {
-                frame.keys = KeySet::default();
+                frame.keys = Box::default();
             }
             self.spare.push(frame);
         }
