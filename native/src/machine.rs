@@ -1420,7 +1420,11 @@ mod tests {
                 2 => "é".repeat(i % 5) + &i.to_string(),
                 _ => format!("abcdefg{i}"),
             })
-            .chain(["".to_string(), "abcdefg".to_string(), "abcdefgh".to_string()])
+            .chain([
+                "".to_string(),
+                "abcdefg".to_string(),
+                "abcdefgh".to_string(),
+            ])
             .collect();
         for (n, key) in keys.iter().enumerate() {
             assert!(k.insert(key), "{key:?} is new");

@@ -320,6 +320,16 @@ pub(crate) fn scan_quoted(
     scratch: &mut String,
 ) -> Result<(Tok, usize), Fail> {
     let bytes = line.as_bytes();
+    // (the usual string: no backslash before its closing quote, one scan)
+    let plain = memchr::memchr2(
+        b'"',
+        b'\\',
+        bytes.get(q + 1..end.min(bytes.len())).unwrap_or(&[]),
+    )
+    .filter(|&i| bytes[q + 1 + i] == b'"');
+    if let Some(i) = plain {
+        return Ok((Tok::Str(q + 1, q + 1 + i), q + 2 + i));
+    }
     let close = match skip_quoted(bytes, q, end) {
         Some(c) => c,
         None => {
@@ -332,9 +342,6 @@ pub(crate) fn scan_quoted(
     };
     let (bs, be) = (q + 1, close - 1);
     let body = line.get(bs..be).unwrap_or("");
-    if !body.as_bytes().contains(&b'\\') {
-        return Ok((Tok::Str(bs, be), close));
-    }
     let start = scratch.len();
     unescape_into(body, bs, scratch)?;
     Ok((Tok::Unescaped(start, scratch.len()), close))
