@@ -1216,7 +1216,7 @@ impl Machine {
             Some(f) => (f.delim, f.width),
             None => return Ok(()),
         };
-        if memchr::memchr(b':', &b[cs..ce]).is_some() {
+        if scalars::find_byte(b':', &b[cs..ce]).is_some() {
             if let Some(colon) = scalars::find_unquoted(b, b':', cs, ce) {
                 let d = scalars::find_unquoted(b, delim, cs, ce);
                 if d.is_none_or(|d| colon < d) {
@@ -1315,10 +1315,9 @@ impl Machine {
 }
 
 /// The first `:`, `"` or `[` of a field line's content: a byte loop over
-/// the first bytes (a key is short: a vector search costs more to set up),
-/// `memchr3` past them.
+/// the first [`scalars::SHORT_SCAN`] bytes (a key is short), `memchr3` past them.
 fn find_key_end(c: &[u8]) -> Option<usize> {
-    const SHORT: usize = 24;
+    const SHORT: usize = scalars::SHORT_SCAN;
     let head = &c[..c.len().min(SHORT)];
     match head.iter().position(|&b| matches!(b, b':' | b'"' | b'[')) {
         Some(i) => Some(i),

@@ -298,6 +298,20 @@ pub(crate) fn find_unquoted(line: &[u8], ch: u8, start: usize, end: usize) -> Op
     None
 }
 
+/// Up to this many bytes a byte loop finds a byte faster than `memchr`,
+/// whose vector search costs more to set up than a short cell or key takes.
+pub(crate) const SHORT_SCAN: usize = 32;
+
+/// The first `x` in `hay` (a byte loop when `hay` is short).
+#[inline]
+pub(crate) fn find_byte(x: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() <= SHORT_SCAN {
+        hay.iter().position(|&c| c == x)
+    } else {
+        memchr::memchr(x, hay)
+    }
+}
+
 /// Split `line[s..e]` on unquoted `delim` into untrimmed cell spans (§11.2).
 pub(crate) fn split_cells(
     line: &[u8],
@@ -310,11 +324,20 @@ pub(crate) fn split_cells(
     let mut start = s;
     let e = e.min(line.len());
     let cells = &line[s.min(e)..e];
-    if memchr::memchr(b'"', cells).is_none() {
+    if find_byte(b'"', cells).is_none() {
         // (the usual row: no quotes, so every delimiter splits)
-        for i in memchr::memchr_iter(delim, cells) {
-            out.push((start, s + i));
-            start = s + i + 1;
+        if cells.len() <= SHORT_SCAN {
+            for (i, &c) in cells.iter().enumerate() {
+                if c == delim {
+                    out.push((start, s + i));
+                    start = s + i + 1;
+                }
+            }
+        } else {
+            for i in memchr::memchr_iter(delim, cells) {
+                out.push((start, s + i));
+                start = s + i + 1;
+            }
         }
         out.push((start, e));
         return;
