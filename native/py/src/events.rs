@@ -102,6 +102,7 @@ struct KeyMemo {
     key: Box<str>,
     triple: Py<PyTuple>,
     child: Py<PyString>,
+    child_text: String,
 }
 
 /// The last container opened at one depth, by prefix: its prefix `str`, its
@@ -463,27 +464,28 @@ impl Sink for ParseSink<'_, '_> {
         let Some(top) = self.s.scopes.last_mut() else {
             return Ok(());
         };
-        top.set_key(key);
         let at = top.mark.keys;
         top.mark.keys += 1;
-        // (the memo at a scope's depth is its own while it is open)
+        // The memo at a scope's depth is its own while it is open: memos are
+        // only replaced when a container opens, and none opens at the depth
+        // of an open one.
         let at_memo = top.mark.memo;
-        let memo = match self.s.memo.get_mut(depth).and_then(|l| l.get_mut(at_memo)) {
-            Some(Some(m)) if m.prefix == top.prefix => Some(m),
-            _ => None,
-        };
-        if let Some(m) = memo {
+        if let Some(Some(m)) = self.s.memo.get_mut(depth).and_then(|l| l.get_mut(at_memo)) {
+            debug_assert_eq!(m.prefix, top.prefix);
             let found = match m.keys.get(at) {
                 Some(k) if *k.key == *key => Some(at),
                 _ => m.keys.iter().position(|k| *k.key == *key),
             };
             if let Some(i) = found {
                 let k = &m.keys[i];
+                top.child.clear();
+                top.child.push_str(&k.child_text);
                 top.mark.child = Some(k.child.clone_ref(py));
                 self.s.out.push(k.triple.clone_ref(py).into_any());
                 return Ok(());
             }
         }
+        top.set_key(key);
         let child = self.s.prefixes.get(py, &top.child).unbind();
         let p = top.mark.prefix.clone_ref(py);
         top.mark.child = Some(child.clone_ref(py));
@@ -497,6 +499,7 @@ impl Sink for ParseSink<'_, '_> {
                     key: key.into(),
                     triple,
                     child,
+                    child_text: top.child.clone(),
                 });
             }
         }
