@@ -551,7 +551,7 @@ impl Sink for ParseSink<'_, '_> {
             |n| &n.end_array,
             |sink, prefix, memo| {
                 if let Some((f, steps)) = &memo.steps {
-                    if f.as_slice() == &fields[..] {
+                    if f.as_slice() == fields {
                         return Ok(Rows::Steps(steps.clone()));
                     }
                 }
