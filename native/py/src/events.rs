@@ -297,6 +297,16 @@ impl<'py> ParseSink<'_, 'py> {
         Ok(())
     }
 
+    /// [`Self::open`] for a map or an expanded array (no table program).
+    fn open_plain(
+        &mut self,
+        kind: Kind,
+        start: fn(&Names) -> &Py<PyString>,
+        end: fn(&Names) -> &Py<PyString>,
+    ) -> PyResult<()> {
+        self.open(kind, start, end, |_, _, _| Ok(Rows::None))
+    }
+
     fn close(&mut self, event: fn(&Names) -> &Py<PyString>) -> PyResult<()> {
         let py = self.py;
         let Some(scope) = self.s.scopes.pop() else {
@@ -445,12 +455,7 @@ impl Sink for ParseSink<'_, '_> {
     type Error = BindError;
 
     fn start_object(&mut self) -> Result<(), BindError> {
-        Ok(self.open(
-            Kind::Map,
-            |n| &n.start_map,
-            |n| &n.end_map,
-            |_, _, _| Ok(Rows::None),
-        )?)
+        Ok(self.open_plain(Kind::Map, |n| &n.start_map, |n| &n.end_map)?)
     }
 
     fn end_object(&mut self) -> Result<(), BindError> {
@@ -513,12 +518,7 @@ impl Sink for ParseSink<'_, '_> {
     }
 
     fn start_array(&mut self, _declared: u64) -> Result<(), BindError> {
-        Ok(self.open(
-            Kind::Array,
-            |n| &n.start_array,
-            |n| &n.end_array,
-            |_, _, _| Ok(Rows::None),
-        )?)
+        Ok(self.open_plain(Kind::Array, |n| &n.start_array, |n| &n.end_array)?)
     }
 
     fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
