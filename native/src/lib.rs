@@ -143,11 +143,27 @@ impl Decoder {
 
     /// Add a chunk of input; the sink is called for every line it completes.
     pub fn feed<S: Sink>(&mut self, data: &[u8], sink: &mut S) -> Result<(), S::Error> {
+        self.feed_lines(data, sink, |_, _| Ok(()))
+    }
+
+    /// [`Decoder::feed`], calling `after_line(line_number, sink)` each time
+    /// the machine is done with a line (before the next is looked at): a
+    /// consumer that keeps what each line produced marks there, so that of
+    /// an error it drops exactly the failing line's output, however the
+    /// input is chunked.  An error of `after_line` stops the feed as a
+    /// sink error does.
+    pub fn feed_lines<S: Sink>(
+        &mut self,
+        data: &[u8],
+        sink: &mut S,
+        mut after_line: impl FnMut(u64, &mut S) -> Result<(), S::Error>,
+    ) -> Result<(), S::Error> {
         self.check()?;
         let machine = &mut self.machine;
-        let r = self
-            .lines
-            .feed(data, &mut |no, line| machine.line(no, line, sink));
+        let r = self.lines.feed(data, &mut |no, line| {
+            machine.line(no, line, sink)?;
+            after_line(no, sink).map_err(Stop::Sink)
+        });
         self.finish(r)
     }
 

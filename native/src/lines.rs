@@ -141,6 +141,15 @@ impl LineSplitter {
                 return Err(self.invalid_utf8(reason).into());
             }
         };
+        self.complete_str(seg, on_line)
+    }
+
+    /// [`Self::complete`] for a line already known to be valid UTF-8.
+    fn complete_str<E>(
+        &mut self,
+        seg: &str,
+        on_line: &mut impl FnMut(u64, &str) -> Result<(), Stop<E>>,
+    ) -> Result<(), Stop<E>> {
         // (the LF itself is a character: the document has started)
         let seg = self.skip_bom(seg);
         self.started = true;
@@ -205,6 +214,21 @@ impl LineSplitter {
                 Err(e) if e.error_len().is_none() => return Ok(()), // still incomplete
                 Err(_) => return Err(self.invalid_utf8(utf8_reason(Some(carry[0]))).into()),
             }
+        }
+        // The complete lines are validated as UTF-8 in one pass (cheaper than
+        // one per line); if that fails, line by line, so that the lines
+        // before the bad one are handed over first and the error is located
+        // exactly as before.
+        let whole = memchr::memrchr(b'\n', data)
+            .and_then(|last| std::str::from_utf8(&data[..last]).ok().map(|s| (s, last)));
+        if let Some((lines, last)) = whole {
+            let mut start = 0;
+            for nl in memchr::memchr_iter(b'\n', lines.as_bytes()).chain([lines.len()]) {
+                // (an LF is always a character boundary)
+                self.complete_str(lines.get(start..nl).unwrap_or(""), on_line)?;
+                start = nl + 1;
+            }
+            data = &data[last + 1..];
         }
         while let Some(nl) = memchr::memchr(b'\n', data) {
             let (seg, rest) = (&data[..nl], &data[nl + 1..]);

@@ -77,9 +77,36 @@ enum Root {
 /// Cleared, not freed, when its frame is reused: no allocation per key.
 #[derive(Default)]
 struct KeySet {
+    /// the keys longer than [`TAG_EXACT`] bytes (a shorter one is its tag)
     arena: String,
-    spans: Vec<(usize, usize)>,
+    /// each key's [`key_tag`] (compared first) and its span in `arena`
+    spans: Vec<(u64, usize, usize)>,
     big: Option<HashSet<String>>,
+}
+
+/// Keys up to this many bytes are told apart by their tag alone.
+const TAG_EXACT: usize = 7;
+
+/// A key's first 7 bytes and its length (capped at 255) in one word: keys
+/// with different tags differ, and a key of at most [`TAG_EXACT`] bytes is
+/// its tag (no other key has the same).
+fn key_tag(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let head = match b.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w) & 0x00ff_ffff_ffff_ffff,
+        // (a shift loop: a variable-length copy would be a memcpy call)
+        None => b
+            .iter()
+            .enumerate()
+            .fold(0u64, |t, (i, &c)| t | u64::from(c) << (8 * i)),
+    };
+    head | (b.len().min(255) as u64) << 56
+}
+
+/// The text of a key that is its tag.
+fn tag_text(tag: u64) -> String {
+    let len = ((tag >> 56) as usize).min(TAG_EXACT);
+    String::from_utf8_lossy(&tag.to_le_bytes()[..len]).into_owned()
 }
 
 const KEYSET_LINEAR: usize = 16;
@@ -101,10 +128,12 @@ impl KeySet {
             };
         }
         let arena = &self.arena;
+        let tag = key_tag(key);
+        let short = key.len() <= TAG_EXACT;
         if self
             .spans
             .iter()
-            .any(|&(s, e)| arena.get(s..e) == Some(key))
+            .any(|&(t, s, e)| t == tag && (short || arena.get(s..e) == Some(key)))
         {
             return false;
         }
@@ -112,15 +141,22 @@ impl KeySet {
             let mut big: HashSet<String> = self
                 .spans
                 .iter()
-                .map(|&(s, e)| arena.get(s..e).unwrap_or("").to_owned())
+                .map(|&(t, s, e)| match arena.get(s..e) {
+                    Some(k) if s < e => k.to_owned(),
+                    _ => tag_text(t),
+                })
                 .collect();
             big.insert(key.to_owned());
             self.big = Some(big);
             return true;
         }
+        if short {
+            self.spans.push((tag, 0, 0));
+            return true;
+        }
         let start = self.arena.len();
         self.arena.push_str(key);
-        self.spans.push((start, self.arena.len()));
+        self.spans.push((tag, start, self.arena.len()));
         true
     }
 }
@@ -139,7 +175,8 @@ struct Frame {
     width: usize,
     /// strict mode (objects, keyed tables): check duplicate keys in `keys`
     check_keys: bool,
-    keys: KeySet,
+    /// (boxed: a frame is moved on every push, pop and reuse; small, it moves in registers)
+    keys: Box<KeySet>,
     /// where the scope was opened (for count errors); the text is kept only
     /// for array scopes in strict mode, the only ones that can report it
     line: u64,
@@ -314,7 +351,13 @@ impl Machine {
             return self.fail(codes::TAB_INDENT, "tab in indentation", text, indent);
         }
         let size = self.lim.indent_size.max(1);
-        if indent % size != 0 && self.lim.strict {
+        // (a power of two, the usual 2 or 4: a shift and a mask, not two divisions per line)
+        let (depth, rem) = if size.is_power_of_two() {
+            (indent >> size.trailing_zeros(), indent & (size - 1))
+        } else {
+            (indent / size, indent % size)
+        };
+        if rem != 0 && self.lim.strict {
             return self.fail(
                 codes::BAD_INDENT,
                 format!("indentation of {indent} spaces is not a multiple of {size}"),
@@ -322,7 +365,6 @@ impl Machine {
                 indent,
             );
         }
-        let depth = indent / size;
         if depth > self.lim.max_depth {
             return self.fail(codes::TOO_DEEP, self.deep_msg(), text, indent);
         }
@@ -474,7 +516,7 @@ impl Machine {
             delim: b',',
             width: 0,
             check_keys: false,
-            keys: KeySet::default(),
+            keys: Box::default(),
             line: 0,
             text: String::new(),
         });
@@ -544,7 +586,7 @@ impl Machine {
                 frame.text = String::new();
             }
             if frame.keys.arena.capacity() > SPARE_TEXT {
-                frame.keys = KeySet::default();
+                frame.keys = Box::default();
             }
             self.spare.push(frame);
         }
@@ -628,18 +670,21 @@ impl Machine {
     ) -> Result<Cow<'t, str>, Stop<S::Error>> {
         let b = text.as_bytes();
         let c = &b[cs..ce];
-        let (colon, br) = if c.contains(&b'"') {
-            let colon = scalars::find_unquoted(b, b':', cs, ce);
-            let br = if colon.is_some() {
-                scalars::find_unquoted(b, b'[', cs, ce)
-            } else {
-                None
-            };
-            (colon, br)
-        } else {
-            let colon = memchr::memchr(b':', c).map(|i| cs + i);
-            let br = colon.and_then(|k| memchr::memchr(b'[', &b[cs..k]).map(|i| cs + i));
-            (colon, br)
+        // One scan to the first colon, quote or bracket: with no quote before
+        // it, the first colon is the key's and a bracket before it is a header's.
+        let (colon, br) = match find_key_end(c).map(|i| (cs + i, c[i])) {
+            None => (None, None),
+            Some((k, b':')) => (Some(k), None),
+            Some((p, b'[')) => (scalars::find_unquoted(b, b':', p + 1, ce), Some(p)),
+            Some(_) => {
+                let colon = scalars::find_unquoted(b, b':', cs, ce);
+                let br = if colon.is_some() {
+                    scalars::find_unquoted(b, b'[', cs, ce)
+                } else {
+                    None
+                };
+                (colon, br)
+            }
         };
         let colon = match colon {
             Some(k) => k,
@@ -1171,7 +1216,7 @@ impl Machine {
             Some(f) => (f.delim, f.width),
             None => return Ok(()),
         };
-        if memchr::memchr(b':', &b[cs..ce]).is_some() {
+        if scalars::find_byte(b':', &b[cs..ce]).is_some() {
             if let Some(colon) = scalars::find_unquoted(b, b':', cs, ce) {
                 let d = scalars::find_unquoted(b, delim, cs, ce);
                 if d.is_none_or(|d| colon < d) {
@@ -1269,6 +1314,20 @@ impl Machine {
     }
 }
 
+/// The first `:`, `"` or `[` of a field line's content: a byte loop over
+/// the first [`scalars::SHORT_SCAN`] bytes (a key is short), `memchr3` past them.
+fn find_key_end(c: &[u8]) -> Option<usize> {
+    const SHORT: usize = scalars::SHORT_SCAN;
+    let head = &c[..c.len().min(SHORT)];
+    match head.iter().position(|&b| matches!(b, b':' | b'"' | b'[')) {
+        Some(i) => Some(i),
+        None if c.len() > SHORT => {
+            memchr::memchr3(b':', b'"', b'[', &c[SHORT..]).map(|i| SHORT + i)
+        }
+        None => None,
+    }
+}
+
 /// `end` of a header's rest: the line without trailing spaces (the machine's
 /// content end).  Split cells end there; the last cell is trimmed anyway.
 fn trim_end(b: &[u8], start: usize) -> usize {
@@ -1348,6 +1407,33 @@ mod tests {
             max_number_length: 10_000,
             max_fields: 10_000,
         }
+    }
+
+    #[test]
+    fn key_set_finds_duplicates_short_long_and_past_the_linear_part() {
+        let mut k = KeySet::default();
+        let keys: Vec<String> = (0..40)
+            .map(|i| match i % 4 {
+                0 => format!("k{i}"),
+                1 => format!("a_longer_key_{i}"),
+                2 => "é".repeat(i % 5) + &i.to_string(),
+                _ => format!("abcdefg{i}"),
+            })
+            .chain([
+                "".to_string(),
+                "abcdefg".to_string(),
+                "abcdefgh".to_string(),
+            ])
+            .collect();
+        for (n, key) in keys.iter().enumerate() {
+            assert!(k.insert(key), "{key:?} is new");
+            // every key so far is a duplicate now, whether the set is linear or hashed
+            for old in &keys[..=n] {
+                assert!(!k.insert(old), "{old:?} after {n} keys");
+            }
+        }
+        k.clear();
+        assert!(k.insert("abcdefg") && k.insert("abcdefh") && !k.insert("abcdefg"));
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub enum FloatValue {
 /// does it: `float(tok)`, `-0.0 -> 0.0`, overflow reported (not `inf`).
 /// Underflow (`1e-400`) gives `0.0`, like `float()`.
 pub fn float_value(text: &str) -> FloatValue {
+    if let Some(f) = short_decimal(text.as_bytes()) {
+        return FloatValue::Finite(f + 0.0);
+    }
     match text.parse::<f64>() {
         Ok(f) if f.is_infinite() => FloatValue::Overflow,
         // (`+ 0.0` turns -0.0 into 0.0 and leaves every other value alone)
@@ -45,6 +48,38 @@ pub fn float_value(text: &str) -> FloatValue {
         // Cannot happen for a token of the §4 grammar; be total anyway.
         Err(_) => FloatValue::Overflow,
     }
+}
+
+/// Exact powers of ten as f64 (10^22 is the largest one).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Clinger's fast path for `-?digits.digits` (no exponent) of at most 15
+/// digits: the digits as an integer are exact in an f64 (below 2^53), so is
+/// 10^fraction_digits, and one IEEE division rounds their quotient
+/// correctly: the same f64 as `str::parse`.  None for any other text.
+fn short_decimal(t: &[u8]) -> Option<f64> {
+    let (neg, digits) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    if digits.len() > 16 {
+        return None; // (15 digits and a point at most)
+    }
+    let mut m: u64 = 0;
+    let mut frac: Option<usize> = None;
+    for (i, &c) in digits.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => m = m * 10 + u64::from(c - b'0'),
+            b'.' if frac.is_none() && i > 0 => frac = Some(digits.len() - i - 1),
+            _ => return None,
+        }
+    }
+    let k = frac.filter(|&k| k > 0)?;
+    let v = m as f64 / POW10[k];
+    Some(if neg { -v } else { v })
 }
 
 /// A converted token, as spans (no lifetimes: a row's tokens live in a
@@ -235,11 +270,11 @@ pub(crate) fn skip_quoted(line: &[u8], q: usize, end: usize) -> Option<usize> {
     let end = end.min(line.len());
     let mut i = q + 1;
     while i < end {
-        match line[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
+        let k = i + memchr::memchr2(b'"', b'\\', &line[i..end])?;
+        if line[k] == b'"' {
+            return Some(k + 1);
         }
+        i = k + 2;
     }
     None
 }
@@ -263,6 +298,20 @@ pub(crate) fn find_unquoted(line: &[u8], ch: u8, start: usize, end: usize) -> Op
     None
 }
 
+/// Up to this many bytes a byte loop finds a byte faster than `memchr`,
+/// whose vector search costs more to set up than a short cell or key takes.
+pub(crate) const SHORT_SCAN: usize = 32;
+
+/// The first `x` in `hay` (a byte loop when `hay` is short).
+#[inline]
+pub(crate) fn find_byte(x: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() <= SHORT_SCAN {
+        hay.iter().position(|&c| c == x)
+    } else {
+        memchr::memchr(x, hay)
+    }
+}
+
 /// Split `line[s..e]` on unquoted `delim` into untrimmed cell spans (§11.2).
 pub(crate) fn split_cells(
     line: &[u8],
@@ -275,11 +324,20 @@ pub(crate) fn split_cells(
     let mut start = s;
     let e = e.min(line.len());
     let cells = &line[s.min(e)..e];
-    if memchr::memchr(b'"', cells).is_none() {
+    if find_byte(b'"', cells).is_none() {
         // (the usual row: no quotes, so every delimiter splits)
-        for i in memchr::memchr_iter(delim, cells) {
-            out.push((start, s + i));
-            start = s + i + 1;
+        if cells.len() <= SHORT_SCAN {
+            for (i, &c) in cells.iter().enumerate() {
+                if c == delim {
+                    out.push((start, s + i));
+                    start = s + i + 1;
+                }
+            }
+        } else {
+            for i in memchr::memchr_iter(delim, cells) {
+                out.push((start, s + i));
+                start = s + i + 1;
+            }
         }
         out.push((start, e));
         return;
@@ -320,6 +378,16 @@ pub(crate) fn scan_quoted(
     scratch: &mut String,
 ) -> Result<(Tok, usize), Fail> {
     let bytes = line.as_bytes();
+    // (the usual string: no backslash before its closing quote, one scan)
+    let plain = memchr::memchr2(
+        b'"',
+        b'\\',
+        bytes.get(q + 1..end.min(bytes.len())).unwrap_or(&[]),
+    )
+    .filter(|&i| bytes[q + 1 + i] == b'"');
+    if let Some(i) = plain {
+        return Ok((Tok::Str(q + 1, q + 1 + i), q + 2 + i));
+    }
     let close = match skip_quoted(bytes, q, end) {
         Some(c) => c,
         None => {
@@ -332,9 +400,6 @@ pub(crate) fn scan_quoted(
     };
     let (bs, be) = (q + 1, close - 1);
     let body = line.get(bs..be).unwrap_or("");
-    if !body.as_bytes().contains(&b'\\') {
-        return Ok((Tok::Str(bs, be), close));
-    }
     let start = scratch.len();
     unescape_into(body, bs, scratch)?;
     Ok((Tok::Unescaped(start, scratch.len()), close))
@@ -507,6 +572,55 @@ mod tests {
         let zeros = "1e-00000000000000000000001";
         assert_eq!(conv(zeros), Ok(Tok::Float(0, zeros.len())));
         assert_eq!(float_value("-0.0"), FloatValue::Finite(0.0));
+        // the short fast path gives what `str::parse` gives
+        for t in [
+            "0.1",
+            "108.96",
+            "-2.50",
+            "0.000000000000001",
+            "999999999999999.9",
+            "12345678.1234567",
+            "9007199254740.993",
+            "1.7976931348623157",
+            "-0.000",
+            "3.14159265358979",
+            "0.3",
+            "123456789012345.6",
+            "1234567890123456.7",
+            "1.",
+            ".5",
+            "1.2.3",
+            "1e5",
+            "00.5",
+        ] {
+            let want = t.parse::<f64>().ok().map(|f| FloatValue::Finite(f + 0.0));
+            if let Some(f) = short_decimal(t.as_bytes()) {
+                assert_eq!(Some(FloatValue::Finite(f + 0.0)), want, "{t}");
+                assert_eq!(
+                    f.to_bits(),
+                    t.parse::<f64>().unwrap_or(f64::NAN).to_bits(),
+                    "{t}"
+                );
+            }
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 15 + 1) as usize;
+            let m = x >> 8;
+            let text = format!("{:0width$}", m % 10u64.pow(digits as u32), width = digits);
+            let point = (x >> 4) as usize % digits;
+            let t = format!("{}.{}", &text[..digits - point], &text[digits - point..]);
+            if let Some(f) = short_decimal(t.as_bytes()) {
+                assert_eq!(
+                    f.to_bits(),
+                    t.parse::<f64>().unwrap_or(f64::NAN).to_bits(),
+                    "{t}"
+                );
+            }
+        }
         assert_eq!(float_value("1e400"), FloatValue::Overflow);
         assert_eq!(float_value("1e-400"), FloatValue::Finite(0.0));
     }

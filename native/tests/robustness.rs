@@ -354,3 +354,57 @@ fn a_failing_sink_poisons_the_decoder() {
         Err(PickyError::Decode(codes::POISONED))
     );
 }
+
+/// `feed_lines` calls its hook once per line the machine is done with, in
+/// order and however the input is chunked (whole-chunk UTF-8 validation or
+/// line by line after a bad byte); the hook's error stops the feed.
+#[test]
+fn feed_lines_marks_every_line_once() {
+    let doc: &[u8] = "a: 1\nb:\n  c: é\n  d: [2]: x,y\ne: \"q\"\n".as_bytes();
+    for cut in 0..=doc.len() {
+        let mut d = Decoder::new(Options::default()).expect("options");
+        let mut b = ValueBuilder::default();
+        let mut seen = Vec::new();
+        for part in [&doc[..cut], &doc[cut..]] {
+            d.feed_lines(part, &mut b, |n, _| {
+                seen.push(n);
+                Ok(())
+            })
+            .expect("valid");
+        }
+        assert_eq!(seen, [1, 2, 3, 4, 5], "cut at {cut}");
+    }
+    // lines before an invalid byte are done (and marked) before the error
+    let mut d = Decoder::new(Options::default()).expect("options");
+    let mut b = ValueBuilder::default();
+    let mut seen = Vec::new();
+    let r = d.feed_lines(b"a: 1\nb: 2\nc: \xff\nd: 4\n", &mut b, |n, _| {
+        seen.push(n);
+        Ok(())
+    });
+    assert_eq!(
+        r.map_err(|e| (e.code, e.line)),
+        Err((codes::INVALID_UTF8, 3))
+    );
+    assert_eq!(seen, [1, 2]);
+    // the hook's error stops the feed after its line
+    let mut d = Decoder::new(Options::default()).expect("options");
+    let mut b = ValueBuilder::default();
+    let mut seen = Vec::new();
+    let r = d.feed_lines(b"a: 1\nb: 2\nc: 3\n", &mut b, |n, _| {
+        seen.push(n);
+        if n == 2 {
+            Err(DecodeError {
+                code: codes::POISONED,
+                message: "stop".into(),
+                line: n,
+                column: 1,
+                line_text: String::new(),
+            })
+        } else {
+            Ok(())
+        }
+    });
+    assert_eq!(r.map_err(|e| e.message), Err("stop".to_string()));
+    assert_eq!(seen, [1, 2]);
+}

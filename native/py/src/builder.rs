@@ -472,7 +472,7 @@ pub fn scalar_object<'py>(
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         Scalar::Str(t) => PyString::new(py, t).into_any(),
         Scalar::Float(t) => match parse_float {
-            Some(f) => f.bind(py).call1((t,))?,
+            Some(f) => call_parse_float(py, f, t)?,
             None => match float_value(t) {
                 FloatValue::Finite(f) => PyFloat::new(py, f).into_any(),
                 FloatValue::Overflow => decimal(py, t)?,
@@ -480,6 +480,42 @@ pub fn scalar_object<'py>(
         },
         Scalar::BigInt(t) => big_int(py, t)?,
     })
+}
+
+static DECIMAL_FLOAT: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
+
+/// The Python engine's exact `parse_float` (`_numbers.decimal_float`, what
+/// `parse`/`items` pass unless `use_float`), if it can be imported.
+fn decimal_float(py: Python<'_>) -> Option<&Py<PyAny>> {
+    DECIMAL_FLOAT
+        .get_or_init(py, || {
+            ["toonstream._reference._numbers", "toonstream._numbers"]
+                .iter()
+                .find_map(|m| {
+                    let f = py.import(*m).ok()?.getattr("decimal_float").ok()?;
+                    Some(f.unbind())
+                })
+        })
+        .as_ref()
+}
+
+/// `parse_float(text)`.  The Python engine's `decimal_float` is done here
+/// without its Python frame: `Decimal(text)`, a negative zero without its
+/// sign (what `copy_abs()` gives it: same digits, same exponent).
+fn call_parse_float<'py>(
+    py: Python<'py>,
+    f: &Py<PyAny>,
+    text: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    if decimal_float(py).is_some_and(|d| d.is(f)) {
+        let unsigned = text.strip_prefix('-').filter(|t| {
+            // (a float token: its mantissa's digits decide whether it is zero)
+            let mantissa = t.split(['e', 'E']).next().unwrap_or(t);
+            mantissa.bytes().all(|b| b == b'0' || b == b'.')
+        });
+        return decimal(py, unsigned.unwrap_or(text));
+    }
+    f.bind(py).call1((text,))
 }
 
 fn internal(what: &str) -> PyErr {

@@ -91,10 +91,49 @@ struct Open {
     prefix: Py<PyString>,
     /// the next child's prefix (an array's is fixed; a map's is set per key)
     child: Option<Py<PyString>>,
+    /// keys read so far (a map's next key is first looked for at this index of its memo)
+    keys: usize,
+    /// its memo's index at its depth
+    memo: usize,
 }
+
+/// A key of a memoized map: its `map_key` triple and its value's prefix.
+struct KeyMemo {
+    key: Box<str>,
+    triple: Py<PyTuple>,
+    child: Py<PyString>,
+    child_text: String,
+}
+
+/// The last container opened at one depth, by prefix: its prefix `str`, its
+/// start and end triples, its element prefix, its keys' triples and its
+/// table program.  The same container shape in every list item (a record's
+/// nested object, an order's line items) then costs no new prefix, key or
+/// constant triple: only the values' triples are new.
+struct Memo {
+    kind: Kind,
+    prefix: String,
+    prefix_py: Py<PyString>,
+    start: Py<PyTuple>,
+    end: Py<PyTuple>,
+    child: Option<Py<PyString>>,
+    keys: Vec<KeyMemo>,
+    /// a table's fields and row program
+    steps: Option<(Vec<FieldOp>, Arc<RowSteps>)>,
+}
+
+/// Keys remembered per memoized map (a wider object makes the rest anew).
+const MEMO_KEYS: usize = 64;
+/// Containers remembered per depth (an order's customer object and its line items).
+const MEMO_PER_DEPTH: usize = 8;
 
 pub(crate) struct ParseState {
     scopes: Vec<Scope<Open>>,
+    /// by depth (`scopes.len()` when the container opened); a scope's own
+    /// memo is not replaced while it is open (nothing else opens at its depth)
+    memo: Vec<Vec<Option<Memo>>>,
+    /// buffers of closed scopes' prefixes, for reuse
+    spare: Vec<String>,
     names: Names,
     /// prefix strings: the same prefix in every list item is one `str`
     prefixes: crate::builder::KeyCache,
@@ -151,43 +190,151 @@ impl<'py> ParseSink<'_, 'py> {
         }
     }
 
-    fn open(&mut self, kind: Kind, event: fn(&Names) -> &Py<PyString>, rows: Rows) -> PyResult<()> {
+    /// Open a container at the current value prefix: its start triple, its
+    /// scope, and the memo at its depth (kept when it had the same prefix
+    /// and kind; the `rows` of a table are made by `rows` only on a miss).
+    fn open(
+        &mut self,
+        kind: Kind,
+        start: fn(&Names) -> &Py<PyString>,
+        end: fn(&Names) -> &Py<PyString>,
+        rows: impl FnOnce(&mut Self, &str, &mut Memo) -> PyResult<Rows>,
+    ) -> PyResult<()> {
         let py = self.py;
-        let vp = value_prefix(&self.s.scopes).to_string();
-        let vp_py = self.value_prefix();
-        let e = event(&self.s.names).clone_ref(py);
-        self.triple(&vp_py, &e, py.None().into_bound(py))?;
-        let root = self.s.scopes.is_empty();
-        let scope = Scope::new(
-            kind,
-            vp,
-            root,
-            Open {
+        let depth = self.s.scopes.len();
+        if self.s.memo.len() <= depth {
+            self.s.memo.resize_with(depth + 1, Vec::new);
+        }
+        let vp = value_prefix(&self.s.scopes);
+        let hit = self.s.memo[depth]
+            .iter()
+            .position(|m| matches!(m, Some(m) if m.kind == kind && m.prefix == vp));
+        let mut prefix = self.s.spare.pop().unwrap_or_default();
+        prefix.clear();
+        prefix.push_str(value_prefix(&self.s.scopes));
+        let at = match hit {
+            Some(at) => at,
+            None => {
+                let vp_py = self.value_prefix();
+                let none = py.None();
+                let triple = |e: &Py<PyString>| -> PyResult<Py<PyTuple>> {
+                    Ok(PyTuple::new(
+                        py,
+                        [
+                            vp_py.clone_ref(py).into_any(),
+                            e.clone_ref(py).into_any(),
+                            none.clone_ref(py),
+                        ],
+                    )?
+                    .unbind())
+                };
+                let (start, end) = (triple(start(&self.s.names))?, triple(end(&self.s.names))?);
+                let child = matches!(kind, Kind::Array | Kind::Table)
+                    .then(|| self.prefix(&item_prefix(&prefix)).unbind());
+                let m = Some(Memo {
+                    kind,
+                    prefix: prefix.clone(),
+                    prefix_py: vp_py,
+                    start,
+                    end,
+                    child,
+                    keys: Vec::new(),
+                    steps: None,
+                });
+                let list = &mut self.s.memo[depth];
+                if list.len() < MEMO_PER_DEPTH {
+                    list.push(m);
+                } else if let Some(last) = list.last_mut() {
+                    *last = m;
+                }
+                list.len() - 1
+            }
+        };
+        let mut memo = self.s.memo[depth].get_mut(at).and_then(Option::take);
+        let r = (|| -> PyResult<_> {
+            let Some(m) = &mut memo else {
+                return Ok(None);
+            };
+            let rows = rows(self, &prefix, m)?;
+            self.s.out.push(m.start.clone_ref(py).into_any());
+            Ok(Some((
                 rows,
-                prefix: vp_py,
-                child: None,
-            },
-        );
-        let child =
-            matches!(kind, Kind::Array | Kind::Table).then(|| self.prefix(&scope.child).unbind());
+                m.prefix_py.clone_ref(py),
+                m.child.as_ref().map(|c| c.clone_ref(py)),
+            )))
+        })();
+        if let Some(slot) = self.s.memo[depth].get_mut(at) {
+            *slot = memo;
+        }
+        let Some((rows, prefix_py, child)) = r? else {
+            return Ok(());
+        };
+        let mut child_text = self.s.spare.pop().unwrap_or_default();
+        child_text.clear();
+        if matches!(kind, Kind::Array | Kind::Table) {
+            if prefix.is_empty() {
+                child_text.push_str("item");
+            } else {
+                child_text.push_str(&prefix);
+                child_text.push_str(".item");
+            }
+        } else {
+            child_text.push_str(&prefix);
+        }
         self.s.scopes.push(Scope {
+            kind,
+            prefix,
+            root: depth == 0,
+            child: child_text,
             mark: Open {
+                rows,
+                prefix: prefix_py,
                 child,
-                ..scope.mark
+                keys: 0,
+                memo: at,
             },
-            ..scope
         });
         Ok(())
     }
 
+    /// [`Self::open`] for a map or an expanded array (no table program).
+    fn open_plain(
+        &mut self,
+        kind: Kind,
+        start: fn(&Names) -> &Py<PyString>,
+        end: fn(&Names) -> &Py<PyString>,
+    ) -> PyResult<()> {
+        self.open(kind, start, end, |_, _, _| Ok(Rows::None))
+    }
+
     fn close(&mut self, event: fn(&Names) -> &Py<PyString>) -> PyResult<()> {
         let py = self.py;
-        let prefix = match self.s.scopes.pop() {
-            Some(scope) => scope.mark.prefix,
-            None => self.s.root.clone_ref(py),
+        let Some(scope) = self.s.scopes.pop() else {
+            let e = event(&self.s.names).clone_ref(py);
+            let root = self.s.root.clone_ref(py);
+            return self.triple(&root, &e, py.None().into_bound(py));
         };
-        let e = event(&self.s.names).clone_ref(py);
-        self.triple(&prefix, &e, py.None().into_bound(py))
+        let depth = self.s.scopes.len();
+        let memo = self
+            .s
+            .memo
+            .get(depth)
+            .and_then(|l| l.get(scope.mark.memo)?.as_ref());
+        match memo {
+            // (the memo at a scope's depth is its own while it is open)
+            Some(m) if m.prefix == scope.prefix => {
+                self.s.out.push(m.end.clone_ref(py).into_any());
+            }
+            _ => {
+                let e = event(&self.s.names).clone_ref(py);
+                self.triple(&scope.mark.prefix, &e, py.None().into_bound(py))?;
+            }
+        }
+        if self.s.spare.len() < 64 {
+            self.s.spare.push(scope.prefix);
+            self.s.spare.push(scope.child);
+        }
+        Ok(())
     }
 
     /// A cell's value and its event name (by the value's exact type, as the
@@ -308,7 +455,7 @@ impl Sink for ParseSink<'_, '_> {
     type Error = BindError;
 
     fn start_object(&mut self) -> Result<(), BindError> {
-        Ok(self.open(Kind::Map, |n| &n.start_map, Rows::None)?)
+        Ok(self.open_plain(Kind::Map, |n| &n.start_map, |n| &n.end_map)?)
     }
 
     fn end_object(&mut self) -> Result<(), BindError> {
@@ -318,16 +465,50 @@ impl Sink for ParseSink<'_, '_> {
     fn key(&mut self, key: &str) -> Result<(), BindError> {
         self.s.ticker.tick(self.py)?;
         let py = self.py;
+        let depth = self.s.scopes.len().wrapping_sub(1);
         let Some(top) = self.s.scopes.last_mut() else {
             return Ok(());
         };
+        let at = top.mark.keys;
+        top.mark.keys += 1;
+        // The memo at a scope's depth is its own while it is open: memos are
+        // only replaced when a container opens, and none opens at the depth
+        // of an open one.
+        let at_memo = top.mark.memo;
+        if let Some(Some(m)) = self.s.memo.get_mut(depth).and_then(|l| l.get_mut(at_memo)) {
+            debug_assert_eq!(m.prefix, top.prefix);
+            let found = match m.keys.get(at) {
+                Some(k) if *k.key == *key => Some(at),
+                _ => m.keys.iter().position(|k| *k.key == *key),
+            };
+            if let Some(i) = found {
+                let k = &m.keys[i];
+                top.child.clear();
+                top.child.push_str(&k.child_text);
+                top.mark.child = Some(k.child.clone_ref(py));
+                self.s.out.push(k.triple.clone_ref(py).into_any());
+                return Ok(());
+            }
+        }
         top.set_key(key);
         let child = self.s.prefixes.get(py, &top.child).unbind();
         let p = top.mark.prefix.clone_ref(py);
-        top.mark.child = Some(child);
+        top.mark.child = Some(child.clone_ref(py));
         let e = self.s.names.map_key.clone_ref(py);
         let k = self.s.keys.get(py, key).into_any();
-        Ok(self.triple(&p, &e, k)?)
+        let triple = PyTuple::new(py, [p.into_any(), e.into_any(), k.unbind()])?.unbind();
+        self.s.out.push(triple.clone_ref(py).into_any());
+        if let Some(Some(m)) = self.s.memo.get_mut(depth).and_then(|l| l.get_mut(at_memo)) {
+            if m.keys.len() < MEMO_KEYS {
+                m.keys.push(KeyMemo {
+                    key: key.into(),
+                    triple,
+                    child,
+                    child_text: top.child.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn scalar(&mut self, value: Scalar<'_>) -> Result<(), BindError> {
@@ -337,7 +518,7 @@ impl Sink for ParseSink<'_, '_> {
     }
 
     fn start_array(&mut self, _declared: u64) -> Result<(), BindError> {
-        Ok(self.open(Kind::Array, |n| &n.start_array, Rows::None)?)
+        Ok(self.open_plain(Kind::Array, |n| &n.start_array, |n| &n.end_array)?)
     }
 
     fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
@@ -356,11 +537,29 @@ impl Sink for ParseSink<'_, '_> {
     fn start_table(&mut self, table: &Table<'_>) -> Result<(), BindError> {
         if table.keyed {
             let fields = Rows::Fields(Arc::new(table.fields.to_vec()));
-            return Ok(self.open(Kind::Keyed, |n| &n.start_map, fields)?);
+            return Ok(self.open(
+                Kind::Keyed,
+                |n| &n.start_map,
+                |n| &n.end_map,
+                |_, _, _| Ok(fields),
+            )?);
         }
-        let rows_at = item_prefix(value_prefix(&self.s.scopes));
-        let steps = Rows::Steps(Arc::new(self.steps(&rows_at, table.fields)?));
-        Ok(self.open(Kind::Table, |n| &n.start_array, steps)?)
+        let fields = table.fields;
+        Ok(self.open(
+            Kind::Table,
+            |n| &n.start_array,
+            |n| &n.end_array,
+            |sink, prefix, memo| {
+                if let Some((f, steps)) = &memo.steps {
+                    if f.as_slice() == fields {
+                        return Ok(Rows::Steps(steps.clone()));
+                    }
+                }
+                let steps = Arc::new(sink.steps(&item_prefix(prefix), fields)?);
+                memo.steps = Some((fields.to_vec(), steps.clone()));
+                Ok(Rows::Steps(steps))
+            },
+        )?)
     }
 
     fn row(&mut self, cells: &Cells<'_>) -> Result<(), BindError> {
@@ -416,6 +615,8 @@ push_class!(
             decoder,
             ParseState {
                 scopes: Vec::new(),
+                memo: Vec::new(),
+                spare: Vec::new(),
                 names: Names::new(py),
                 prefixes: crate::builder::KeyCache::with_max_len(256),
                 keys: crate::builder::KeyCache::new(),

@@ -27,6 +27,11 @@ pub(crate) trait Collect {
 
     fn out(&mut self) -> &mut Vec<Py<PyAny>>;
 
+    /// The state a sink of it lends out.
+    fn state<'s, 'a, 'py>(sink: &'s mut Self::Sink<'a, 'py>) -> &'s mut Self
+    where
+        Self: 'a;
+
     /// An error the consumer raises itself, once the line that caused it is
     /// done (so that a decode error on the same line wins): rows' refusal of
     /// a non-tabular value.  `line` is the number of the last line decoded.
@@ -47,6 +52,13 @@ macro_rules! collect_into_out {
 
         fn out(&mut self) -> &mut Vec<Py<PyAny>> {
             &mut self.out
+        }
+
+        fn state<'s, 'a, 'py>(sink: &'s mut $sink<'a, 'py>) -> &'s mut Self
+        where
+            Self: 'a,
+        {
+            sink.s
         }
     };
 }
@@ -108,22 +120,21 @@ impl<C: Collect> Push<C> {
         let data = crate::chunk(chunk)?;
         let (decoder, state) = (&mut self.decoder, &mut self.state);
         let r = guarded(&mut self.broken, || {
-            let mut rest = data.bytes()?;
-            // A line at a time: each feed completes at most one line, so a
-            // failing line's outputs are exactly those after the mark.
-            while !rest.is_empty() {
-                let n = find_newline(rest).map_or(rest.len(), |i| i + 1);
-                let (line, more) = rest.split_at(n);
-                let mark = state.out().len();
-                let r = decoder.feed(line, &mut state.sink(py));
-                if let Err(e) = r {
-                    state.out().truncate(mark);
-                    return Err(e.into_py(py));
-                }
-                if let Some(e) = state.refusal(py, decoder.line()) {
-                    return Err(e);
-                }
-                rest = more;
+            let bytes = data.bytes()?;
+            // The mark moves after each line the machine is done with, so a
+            // failing line's outputs are exactly those after it; a refusal
+            // is raised once its line is done, that line's outputs kept.
+            let mut mark = state.out().len();
+            let r = decoder.feed_lines(bytes, &mut state.sink(py), |line, sink| {
+                let state = C::state(sink);
+                mark = state.out().len();
+                state
+                    .refusal(py, line)
+                    .map_or(Ok(()), |e| Err(BindError::Py(e)))
+            });
+            if let Err(e) = r {
+                state.out().truncate(mark);
+                return Err(e.into_py(py));
             }
             Ok(())
         });
@@ -186,8 +197,4 @@ impl<C: Collect> Push<C> {
             Ok(out)
         }
     }
-}
-
-fn find_newline(bytes: &[u8]) -> Option<usize> {
-    memchr::memchr(b'\n', bytes)
 }
