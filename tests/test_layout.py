@@ -82,3 +82,21 @@ def test_every_layer_is_checked() -> None:
     assert "_reference.machine" in names and "decoder" in names
     assert "_errors" in _imports("_reference.lines", PACKAGE / "_reference" / "lines.py")
     assert "_reference.machine" in _imports("decoder", PACKAGE / "decoder.py")
+
+
+def test_the_native_binding_names_existing_python_paths() -> None:
+    # The binding imports a few Python names by their dotted path (the error classes, the event
+    # classes, the exact-Decimal parse_float it recognises by identity): each must exist, or the
+    # binding would fail (or silently lose a fast path) after a move.
+    import importlib
+    import re
+
+    sources = (PACKAGE.parent / "native" / "py" / "src").glob("*.rs")
+    found = set()
+    for path in sources:
+        text = path.read_text()
+        found |= set(re.findall(r'import\(\s*py,\s*"(toonstream[\w.]*)",\s*"(\w+)"', text))
+        found |= {(m, "decimal_float") for m in re.findall(r'py\.import\("(toonstream[\w.]*)"\)', text)}
+    assert ("toonstream._reference.numbers", "decimal_float") in found
+    for module, name in sorted(found):
+        assert hasattr(importlib.import_module(module), name), (module, name)

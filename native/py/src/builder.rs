@@ -484,17 +484,14 @@ pub fn scalar_object<'py>(
 
 static DECIMAL_FLOAT: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
 
-/// The Python engine's exact `parse_float` (`_numbers.decimal_float`, what
+/// The Python engine's exact `parse_float` (`toonstream._reference.numbers.decimal_float`, what
 /// `parse`/`items` pass unless `use_float`), if it can be imported.
 fn decimal_float(py: Python<'_>) -> Option<&Py<PyAny>> {
     DECIMAL_FLOAT
         .get_or_init(py, || {
-            ["toonstream._reference._numbers", "toonstream._numbers"]
-                .iter()
-                .find_map(|m| {
-                    let f = py.import(*m).ok()?.getattr("decimal_float").ok()?;
-                    Some(f.unbind())
-                })
+            // (tests/test_layout.py checks that this path names the function)
+            let m = py.import("toonstream._reference.numbers").ok()?;
+            Some(m.getattr("decimal_float").ok()?.unbind())
         })
         .as_ref()
 }
