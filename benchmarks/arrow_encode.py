@@ -60,6 +60,14 @@ CONTENDERS = {
         "    with open(dst, 'wb') as out:\n"
         "        encode_arrow(src, out)\n"
     ),
+    "encode_arrow[python engine]": (
+        "import os; os.environ['TOONSTREAM_ENGINE'] = 'python'  # the reference: pyarrow.compute only\n"
+        "import pyarrow, pyarrow.compute, pyarrow.parquet\n"
+        "from toonstream._arrow_encode import encode_arrow\n"
+        "def convert(src, dst):\n"
+        "    with open(dst, 'wb') as out:\n"
+        "        encode_arrow(src, out)\n"
+    ),
     "to_pylist+toons.dumps": (
         "import pyarrow.parquet as pq, toons\n"
         "def convert(src, dst):\n"
