@@ -13,10 +13,11 @@
 //! batch.
 //!
 //! ```
-//! use toonstream_native::arrow::{write_rows, Column, Values};
+//! use toonstream_native::arrow::{write_rows, Column, Offsets, Values};
 //! let ids = Column::new(Values::I64(&[1, 2]), None, 0);
 //! let offsets = [0i32, 3, 11];
-//! let names = Column::new(Values::Utf8 { offsets: &offsets, data: b"AdaBob, Jr." }, None, 0);
+//! let names = Values::utf8(Offsets::Small(&offsets), b"AdaBob, Jr.", 0, 2).unwrap();
+//! let names = Column::new(names, None, 0);
 //! let mut out = String::new();
 //! write_rows(&[ids, names], 2, b',', 2, &mut out).unwrap();
 //! assert_eq!(out, "\n  1,Ada\n  2,\"Bob, Jr.\"");
@@ -65,13 +66,12 @@ pub enum Values<'a> {
     U64(&'a [u64]),
     F32(&'a [f32]),
     F64(&'a [f64]),
+    /// utf8 and large_utf8 (made by [`Values::utf8`]): value `i` is
+    /// `text[offsets[i] - base..offsets[i + 1] - base]`
     Utf8 {
-        offsets: &'a [i32],
-        data: &'a [u8],
-    },
-    LargeUtf8 {
-        offsets: &'a [i64],
-        data: &'a [u8],
+        offsets: Offsets<'a>,
+        base: usize,
+        text: &'a str,
     },
     /// 16-byte views: the length, then the bytes inline (up to 12) or a
     /// prefix, a buffer index and an offset
@@ -91,6 +91,54 @@ pub enum Values<'a> {
         indices: Box<Column<'a>>,
         values: Box<Column<'a>>,
     },
+}
+
+/// The offsets of a string column.
+#[derive(Clone, Copy, Debug)]
+pub enum Offsets<'a> {
+    Small(&'a [i32]),
+    Large(&'a [i64]),
+}
+
+impl Offsets<'_> {
+    #[inline]
+    fn get(&self, i: usize) -> Option<usize> {
+        match self {
+            Offsets::Small(o) => o.get(i).and_then(|&v| usize::try_from(v).ok()),
+            Offsets::Large(o) => o.get(i).and_then(|&v| usize::try_from(v).ok()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Offsets::Small(o) => o.len(),
+            Offsets::Large(o) => o.len(),
+        }
+    }
+}
+
+impl<'a> Values<'a> {
+    /// A string column's values for rows `offset..offset + n`: the bytes
+    /// they span are checked to be UTF-8 once, here (a value then only needs
+    /// its ends to be character boundaries).
+    pub fn utf8(
+        offsets: Offsets<'a>,
+        data: &'a [u8],
+        offset: usize,
+        n: usize,
+    ) -> Result<Self, Decline> {
+        let (base, end) = (offsets.get(offset), offsets.get(offset + n));
+        let (Some(base), Some(end)) = (base, end) else {
+            return Err(Decline);
+        };
+        let bytes = data.get(base..end).ok_or(Decline)?;
+        let text = std::str::from_utf8(bytes).map_err(|_| Decline)?;
+        Ok(Values::Utf8 {
+            offsets,
+            base,
+            text,
+        })
+    }
 }
 
 /// One column: its values, validity (None: no nulls) and offset.
@@ -216,14 +264,7 @@ fn width(c: &Ready<'_, '_>, n: usize) -> usize {
         Values::F32(_) | Values::F64(_) => 12,
         Values::Date32(_) => 10,
         Values::Timestamp { .. } => 28,
-        Values::Utf8 { offsets, .. } => span(
-            offsets.get(a).and_then(|&v| usize::try_from(v).ok()),
-            offsets.get(z).and_then(|&v| usize::try_from(v).ok()),
-        ),
-        Values::LargeUtf8 { offsets, .. } => span(
-            offsets.get(a).and_then(|&v| usize::try_from(v).ok()),
-            offsets.get(z).and_then(|&v| usize::try_from(v).ok()),
-        ),
+        Values::Utf8 { offsets, .. } => span(offsets.get(a), offsets.get(z)),
         Values::Utf8View { .. } | Values::Dictionary { .. } => 12,
     }
 }
@@ -243,7 +284,6 @@ fn len(v: &Values<'_>) -> Option<usize> {
         Values::F32(s) => s.len(),
         Values::F64(s) => s.len(),
         Values::Utf8 { offsets, .. } => offsets.len().saturating_sub(1),
-        Values::LargeUtf8 { offsets, .. } => offsets.len().saturating_sub(1),
         Values::Utf8View { views, .. } => views.len(),
     })
 }
@@ -306,33 +346,17 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
         // (`to_pylist` gives a float32 as the Python float of the same value)
         Values::F32(s) => write_float(out, f64::from(*s.get(i).ok_or(Decline)?)),
         Values::F64(s) => write_float(out, *s.get(i).ok_or(Decline)?),
-        Values::Utf8 { offsets, data } => {
-            let (a, z) = (
-                offsets.get(i).ok_or(Decline)?,
-                offsets.get(i + 1).ok_or(Decline)?,
-            );
-            let (a, z) = (usize::try_from(*a), usize::try_from(*z));
-            string(
-                data,
-                a.map_err(|_| Decline)?,
-                z.map_err(|_| Decline)?,
-                delim,
-                out,
-            )?;
-        }
-        Values::LargeUtf8 { offsets, data } => {
-            let (a, z) = (
-                offsets.get(i).ok_or(Decline)?,
-                offsets.get(i + 1).ok_or(Decline)?,
-            );
-            let (a, z) = (usize::try_from(*a), usize::try_from(*z));
-            string(
-                data,
-                a.map_err(|_| Decline)?,
-                z.map_err(|_| Decline)?,
-                delim,
-                out,
-            )?;
+        Values::Utf8 {
+            offsets,
+            base,
+            text,
+        } => {
+            let a = offsets.get(i).and_then(|a| a.checked_sub(*base));
+            let z = offsets.get(i + 1).and_then(|z| z.checked_sub(*base));
+            let (Some(a), Some(z)) = (a, z) else {
+                return Err(Decline);
+            };
+            write_str_cell(out, text.get(a..z).ok_or(Decline)?, delim);
         }
         Values::Utf8View { views, buffers } => {
             let v = views.get(i).ok_or(Decline)?;
@@ -499,10 +523,7 @@ mod tests {
         let data = b"a,|true12";
         let col = || {
             Column::new(
-                Values::Utf8 {
-                    offsets: &offsets,
-                    data,
-                },
+                Values::utf8(Offsets::Small(&offsets), data, 0, 6).unwrap(),
                 None,
                 0,
             )
@@ -562,15 +583,8 @@ mod tests {
 
     #[test]
     fn dictionaries_and_bad_input_decline() {
-        let offsets = [0i32, 1, 3];
-        let values = Column::new(
-            Values::Utf8 {
-                offsets: &offsets,
-                data: b"a:b",
-            },
-            None,
-            0,
-        );
+        let values = Values::utf8(Offsets::Large(&[0, 1, 3]), b"a:b", 0, 2).unwrap();
+        let values = Column::new(values, None, 0);
         let idx = Column::new(Values::I32(&[1, 0, 1]), None, 0);
         let dict = Values::Dictionary {
             indices: Box::new(idx),
@@ -580,27 +594,15 @@ mod tests {
             one(dict, Some(Bits(&[0b101])), 0, 3).unwrap(),
             "\n \":b\"\n null\n \":b\""
         );
+        // offsets out of bounds, invalid UTF-8, a value ending inside a character
+        let bad = Values::utf8(Offsets::Small(&[0, 5]), b"ab", 0, 1);
+        assert_eq!(bad.err(), Some(Decline));
+        let bad = Values::utf8(Offsets::Small(&[0, 1]), b"\xff", 0, 1);
+        assert_eq!(bad.err(), Some(Decline));
+        let split = Values::utf8(Offsets::Small(&[0, 1, 2]), "é".as_bytes(), 0, 2).unwrap();
         let mut out = String::from("kept");
-        let bad = [0i32, 5];
-        let col = Column::new(
-            Values::Utf8 {
-                offsets: &bad,
-                data: b"ab",
-            },
-            None,
-            0,
-        );
-        assert_eq!(write_rows(&[col], 1, b',', 2, &mut out), Err(Decline));
-        assert_eq!(out, "kept");
-        let col = Column::new(
-            Values::Utf8 {
-                offsets: &[0, 1],
-                data: b"\xff",
-            },
-            None,
-            0,
-        );
-        assert_eq!(write_rows(&[col], 1, b',', 2, &mut out), Err(Decline));
+        let r = write_rows(&[Column::new(split, None, 0)], 2, b',', 2, &mut out);
+        assert_eq!((r, out.as_str()), (Err(Decline), "kept"));
         assert_eq!(one(Values::I8(&[1]), None, 0, 2), Err(Decline));
     }
 }

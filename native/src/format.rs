@@ -65,8 +65,15 @@ pub fn needs_quote(s: &str, delim: u8) -> bool {
             return true;
         }
     }
-    if words.remainder().iter().any(|&c| special(c, delim)) {
-        return true;
+    // the last 1..7 bytes as one more word, padded with a byte that is
+    // never special
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut x = [b'a'; 8];
+        x[..rest.len()].copy_from_slice(rest);
+        if special_word(u64::from_le_bytes(x), delim) {
+            return true;
+        }
     }
     if matches!(s, "true" | "false" | "null") {
         return true;

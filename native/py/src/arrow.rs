@@ -18,7 +18,7 @@ use std::ffi::{c_char, c_void, CStr};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
-use toonstream_native::arrow::{write_rows, Bits, Column, Decline, Unit, Values};
+use toonstream_native::arrow::{write_rows, Bits, Column, Decline, Offsets, Unit, Values};
 
 use crate::guarded;
 
@@ -223,18 +223,12 @@ fn column<'a>(s: &'a Schema, a: &'a Array, skip: usize, n: usize) -> Result<Colu
         "u" => {
             let offsets = a.buffer::<i32>(1, end + 1)?;
             let used = offsets.last().map_or(Ok(0), |&z| size(i64::from(z)))?;
-            Values::Utf8 {
-                offsets,
-                data: a.buffer::<u8>(2, used)?,
-            }
+            Values::utf8(Offsets::Small(offsets), a.buffer::<u8>(2, used)?, offset, n)?
         }
         "U" => {
             let offsets = a.buffer::<i64>(1, end + 1)?;
             let used = offsets.last().map_or(Ok(0), |&z| size(z))?;
-            Values::LargeUtf8 {
-                offsets,
-                data: a.buffer::<u8>(2, used)?,
-            }
+            Values::utf8(Offsets::Large(offsets), a.buffer::<u8>(2, used)?, offset, n)?
         }
         "vu" => {
             let nb = a.n_buffers();
