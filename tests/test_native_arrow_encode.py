@@ -177,6 +177,22 @@ def test_bools_nulls_dates_timestamps() -> None:
     every_way(table)
 
 
+@pytest.mark.parametrize("tz", ["UTC", "Etc/UTC", "+05:30", "-09:00", "+00:00", "-00:30", "+23:59"])
+def test_zoned_timestamps(tz: str) -> None:
+    r = random.Random(tz)
+    day = 86_400_000_000
+    lo, hi = -62_135_596_800_000_000 + 2 * day, 253_402_300_799_999_999 - 2 * day
+    us = [lo, hi, 0, -1, 1] + [r.randint(lo, hi) for _ in range(60)] + [None]
+    table = pa.table({"t": pa.array(us, pa.timestamp("us", tz=tz)),
+                      "s": pa.array([None if v is None else v // 1_000_000 for v in us], pa.timestamp("s", tz=tz))})
+    every_way(table)
+    # within two days of Python's range: the reference's (per value)
+    edge = pa.table({"t": pa.array([lo - 1], pa.timestamp("us", tz=tz))})
+    spy = Spy()
+    assert run(native_with(spy), edge) == run(PYTHON, edge)
+    assert spy.wrote == [False]
+
+
 def test_dictionaries() -> None:
     s = pa.array(["a", "b,c", None, "a", "true", "x|y", ""] * 5).dictionary_encode()
     i = pa.array([1, 2, 1, None, 2, -5, 7] * 5).dictionary_encode()
@@ -194,8 +210,8 @@ def test_declined_types_take_the_reference() -> None:
     for arr in [
         pa.array([Decimal("1.50"), None], pa.decimal128(5, 2)),
         pa.array([1.5, None], pa.float16()),
-        pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us", tz="UTC")),
-        pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("ms", tz="+05:30")),
+        pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us", tz="Europe/Oslo")),
+        pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us", tz="-00:00")),
         pa.array([dt.time(1, 2, 3), None], pa.time64("us")),
         pa.array([dt.date(2024, 1, 2), None], pa.date64()),
     ]:
@@ -219,6 +235,27 @@ def test_only_the_declined_batches_take_the_reference() -> None:
         run(PYTHON, pa.table({"d": d}), batch_size=2)
     assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
     assert spy.wrote == [True, False]
+
+
+def test_threads_share_the_writer() -> None:
+    """The GIL is released while rows are written: threads writing at once get their own rows."""
+    import threading
+
+    r = random.Random(11)
+    tables = [random_table(r).combine_chunks() for _ in range(8)]
+    want = [run(PYTHON, t) for t in tables]
+    got: dict[int, bytes] = {}
+
+    def work(i: int) -> None:
+        for _ in range(5):
+            got[i] = run(NATIVE, tables[i], batch_size=5)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(tables))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [got[i] for i in range(len(tables))] == want
 
 
 def test_invalid_utf8_is_declined() -> None:
@@ -262,12 +299,14 @@ def random_column(r: random.Random, kind: str, n: int) -> pa.Array:
         return pa.nulls(n)
     if kind == "date32":
         return pa.array([maybe(r.randint(-719_162, 2_932_896)) for _ in range(n)], pa.int32()).cast(pa.date32())
-    return pa.array([maybe(r.randint(-62_135_596_800, 253_402_300_799) * 1000 + r.choice([0, r.randint(0, 999)]))
-                     for _ in range(n)], pa.timestamp("ms"))
+    zone = None if kind == "timestamp" else r.choice(["UTC", "+01:00", "-03:30"])
+    lo, hi = (-62_135_596_800, 253_402_300_799) if zone is None else (-62_135_000_000, 253_402_000_000)
+    return pa.array([maybe(r.randint(lo, hi) * 1000 + r.choice([0, r.randint(0, 999)])) for _ in range(n)],
+                    pa.timestamp("ms", tz=zone))
 
 
 KINDS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float64", "float32", "bool",
-         "string", "large_string", "string_view", "dictionary", "null", "date32", "timestamp"]
+         "string", "large_string", "string_view", "dictionary", "null", "date32", "timestamp", "zoned"]
 
 
 def random_table(r: random.Random) -> pa.Table:

@@ -81,10 +81,12 @@ pub enum Values<'a> {
     },
     /// days since 1970-01-01
     Date32(&'a [i32]),
-    /// naive (no time zone)
+    /// naive (`zone` None) or at a fixed UTC offset of `zone` minutes
+    /// (`UTC`, `+05:30`)
     Timestamp {
         values: &'a [i64],
         unit: Unit,
+        zone: Option<i32>,
     },
     /// integer indices (as i64) into dictionary values of any kind here
     Dictionary {
@@ -163,6 +165,9 @@ impl<'a> Column<'a> {
 const MIN_DAY: i64 = -719_162;
 const MAX_DAY: i64 = 2_932_896;
 const DAY_US: i64 = 86_400_000_000;
+/// ... and in microseconds since the epoch: 0001-01-01T00:00:00, 9999-12-31T23:59:59.999999
+const MIN_US: i64 = -62_135_596_800_000_000;
+const MAX_US: i64 = 253_402_300_799_999_999;
 
 /// The cell texts of a column whose cells are formatted once and then copied
 /// (dictionary values): `text[ends[i-1]..ends[i]]`.
@@ -375,9 +380,9 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
             date(&mut text, i64::from(*s.get(i).ok_or(Decline)?))?;
             write_str_cell(out, &text, delim);
         }
-        Values::Timestamp { values, unit } => {
-            let mut text = String::with_capacity(26);
-            timestamp(&mut text, *values.get(i).ok_or(Decline)?, *unit)?;
+        Values::Timestamp { values, unit, zone } => {
+            let mut text = String::with_capacity(32);
+            timestamp(&mut text, *values.get(i).ok_or(Decline)?, *unit, *zone)?;
             write_str_cell(out, &text, delim);
         }
         Values::Dictionary { .. } => return Err(Decline),
@@ -422,11 +427,13 @@ fn date(out: &mut String, days: i64) -> Result<(), Decline> {
     Ok(())
 }
 
-/// `datetime.isoformat()` of a naive timestamp: `YYYY-MM-DDTHH:MM:SS`, then
-/// `.ffffff` unless the microseconds are zero.  Nanoseconds that are not
-/// whole microseconds (`to_pylist` gives another type) and values outside
-/// Python's range are declined.
-fn timestamp(out: &mut String, v: i64, unit: Unit) -> Result<(), Decline> {
+/// `datetime.isoformat()` of a timestamp as `to_pylist` gives it:
+/// `YYYY-MM-DDTHH:MM:SS`, then `.ffffff` unless the microseconds are zero,
+/// then the offset `+HH:MM` when zoned (the local time is written).
+/// Nanoseconds that are not whole microseconds (`to_pylist` gives another
+/// type) and times outside Python's range are declined; a zoned one also
+/// within two days of the range's ends, as the reference does.
+fn timestamp(out: &mut String, v: i64, unit: Unit, zone: Option<i32>) -> Result<(), Decline> {
     let us = match unit {
         Unit::Second => v.checked_mul(1_000_000),
         Unit::Milli => v.checked_mul(1_000),
@@ -434,8 +441,17 @@ fn timestamp(out: &mut String, v: i64, unit: Unit) -> Result<(), Decline> {
         Unit::Nano => (v % 1_000 == 0).then_some(v / 1_000),
     }
     .ok_or(Decline)?;
-    let days = us.div_euclid(DAY_US);
-    let rest = us.rem_euclid(DAY_US);
+    let local = match zone {
+        None => us,
+        Some(minutes) => {
+            if !(MIN_US + 2 * DAY_US..=MAX_US - 2 * DAY_US).contains(&us) {
+                return Err(Decline);
+            }
+            us + i64::from(minutes) * 60_000_000
+        }
+    };
+    let days = local.div_euclid(DAY_US);
+    let rest = local.rem_euclid(DAY_US);
     date(out, days)?;
     let secs = rest / 1_000_000;
     let micros = rest % 1_000_000;
@@ -449,7 +465,40 @@ fn timestamp(out: &mut String, v: i64, unit: Unit) -> Result<(), Decline> {
         out.push('.');
         pad(out, micros, 6);
     }
+    if let Some(minutes) = zone {
+        out.push(if minutes < 0 { '-' } else { '+' });
+        let m = i64::from(minutes.unsigned_abs());
+        pad(out, m / 60, 2);
+        out.push(':');
+        pad(out, m % 60, 2);
+    }
     Ok(())
+}
+
+/// A time zone the reference writes as a fixed offset, in minutes: `UTC`,
+/// `Etc/UTC`, `+HH:MM` / `-HH:MM` (less than a day; not `-00:00`).
+pub fn fixed_zone(tz: &str) -> Option<i32> {
+    if matches!(tz, "UTC" | "Etc/UTC") {
+        return Some(0);
+    }
+    let b = tz.as_bytes();
+    if b.len() != 6 || b[3] != b':' || !matches!(b[0], b'+' | b'-') {
+        return None;
+    }
+    let two = |i: usize| -> Option<i32> {
+        let (h, l) = (b[i], b[i + 1]);
+        (h.is_ascii_digit() && l.is_ascii_digit())
+            .then(|| i32::from(h - b'0') * 10 + i32::from(l - b'0'))
+    };
+    let (h, m) = (two(1)?, two(4)?);
+    if h > 23 || m > 59 || (b[0] == b'-' && h == 0 && m == 0) {
+        return None;
+    }
+    Some(if b[0] == b'-' {
+        -(h * 60 + m)
+    } else {
+        h * 60 + m
+    })
 }
 
 /// `v` (>= 0) in decimal, zero-padded to `width` digits.
@@ -564,14 +613,15 @@ mod tests {
         assert_eq!(one(Values::Date32(&[2_932_897]), None, 0, 1), Err(Decline));
         let t = [0, -1, 1_704_164_645_000_006];
         assert_eq!(
-            one(Values::Timestamp { values: &t, unit: Unit::Micro }, None, 0, 3).unwrap(),
+            one(Values::Timestamp { values: &t, unit: Unit::Micro, zone: None }, None, 0, 3).unwrap(),
             "\n \"1970-01-01T00:00:00\"\n \"1969-12-31T23:59:59.999999\"\n \"2024-01-02T03:04:05.000006\""
         );
         assert_eq!(
             one(
                 Values::Timestamp {
                     values: &[1_001],
-                    unit: Unit::Nano
+                    unit: Unit::Nano,
+                    zone: None,
                 },
                 None,
                 0,
@@ -579,6 +629,37 @@ mod tests {
             ),
             Err(Decline)
         );
+    }
+
+    #[test]
+    fn zoned_timestamps() {
+        assert_eq!(fixed_zone("UTC"), Some(0));
+        assert_eq!(fixed_zone("+05:30"), Some(330));
+        assert_eq!(fixed_zone("-09:00"), Some(-540));
+        for tz in ["-00:00", "+24:00", "Europe/Oslo", "+0530", "+5:30"] {
+            assert_eq!(fixed_zone(tz), None, "{tz}");
+        }
+        let t = [0, 1_704_164_645_000_006];
+        let zoned = |zone| Values::Timestamp {
+            values: &t,
+            unit: Unit::Micro,
+            zone: Some(zone),
+        };
+        assert_eq!(
+            one(zoned(-90), None, 0, 2).unwrap(),
+            "\n \"1969-12-31T22:30:00-01:30\"\n \"2024-01-02T01:34:05.000006-01:30\""
+        );
+        assert_eq!(
+            one(zoned(0), None, 0, 1).unwrap(),
+            "\n \"1970-01-01T00:00:00+00:00\""
+        );
+        let edge = [MAX_US - DAY_US];
+        let v = Values::Timestamp {
+            values: &edge,
+            unit: Unit::Micro,
+            zone: Some(0),
+        };
+        assert_eq!(one(v, None, 0, 1), Err(Decline));
     }
 
     #[test]

@@ -18,7 +18,9 @@ use std::ffi::{c_char, c_void, CStr};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
-use toonstream_native::arrow::{write_rows, Bits, Column, Decline, Offsets, Unit, Values};
+use toonstream_native::arrow::{
+    fixed_zone, write_rows, Bits, Column, Decline, Offsets, Unit, Values,
+};
 
 use crate::guarded;
 
@@ -244,15 +246,26 @@ fn column<'a>(s: &'a Schema, a: &'a Array, skip: usize, n: usize) -> Result<Colu
             }
         }
         "tdD" => Values::Date32(a.buffer::<i32>(1, end)?),
-        "tss:" | "tsm:" | "tsu:" | "tsn:" => Values::Timestamp {
-            values: a.buffer::<i64>(1, end)?,
-            unit: match format {
-                "tss:" => Unit::Second,
-                "tsm:" => Unit::Milli,
-                "tsu:" => Unit::Micro,
-                _ => Unit::Nano,
-            },
-        },
+        _ if format.starts_with("ts") && format.get(3..4) == Some(":") => {
+            let unit = match format.as_bytes()[2] {
+                b's' => Unit::Second,
+                b'm' => Unit::Milli,
+                b'u' => Unit::Micro,
+                b'n' => Unit::Nano,
+                _ => return Err(Decline),
+            };
+            let tz = &format[4..];
+            let zone = if tz.is_empty() {
+                None
+            } else {
+                Some(fixed_zone(tz).ok_or(Decline)?)
+            };
+            Values::Timestamp {
+                values: a.buffer::<i64>(1, end)?,
+                unit,
+                zone,
+            }
+        }
         _ => primitive(format, a, end)?,
     };
     Ok(Column::new(values, validity, offset))
