@@ -193,62 +193,55 @@ pub fn write_rows(
     out: &mut String,
 ) -> Result<(), Decline> {
     let start = out.len();
-    let r = rows(columns, n, delim, indent, out);
+    let mut write = || -> Result<(), Decline> {
+        if columns.is_empty() {
+            return Err(Decline);
+        }
+        let mut ready = Vec::with_capacity(columns.len());
+        for c in columns {
+            ready.push(match &c.values {
+                Values::Dictionary { values, .. } => {
+                    let Some(len) = len(&values.values) else {
+                        return Err(Decline);
+                    };
+                    let mut t = Texts {
+                        text: String::new(),
+                        ends: Vec::with_capacity(len),
+                    };
+                    for i in 0..len.saturating_sub(values.offset) {
+                        cell(values, i, delim, &mut t.text)?;
+                        t.ends.push(t.text.len());
+                    }
+                    Ready::Dictionary(c, t)
+                }
+                _ => Ready::Plain(c),
+            });
+        }
+        let per_row: usize = 1 + indent + ready.iter().map(|c| width(c, n) + 1).sum::<usize>();
+        out.reserve(per_row.saturating_mul(n));
+        let d = char::from(delim);
+        let lead: String = std::iter::once('\n')
+            .chain(std::iter::repeat_n(' ', indent))
+            .collect();
+        for row in 0..n {
+            out.push_str(&lead);
+            for (j, c) in ready.iter().enumerate() {
+                if j > 0 {
+                    out.push(d);
+                }
+                match c {
+                    Ready::Plain(c) => cell(c, row, delim, out)?,
+                    Ready::Dictionary(c, t) => dictionary_cell(c, t, row, out)?,
+                }
+            }
+        }
+        Ok(())
+    };
+    let r = write();
     if r.is_err() {
         out.truncate(start);
     }
     r
-}
-
-fn rows(
-    columns: &[Column<'_>],
-    n: usize,
-    delim: u8,
-    indent: usize,
-    out: &mut String,
-) -> Result<(), Decline> {
-    if columns.is_empty() {
-        return Err(Decline);
-    }
-    let mut ready = Vec::with_capacity(columns.len());
-    for c in columns {
-        ready.push(match &c.values {
-            Values::Dictionary { values, .. } => {
-                let Some(len) = len(&values.values) else {
-                    return Err(Decline);
-                };
-                let mut t = Texts {
-                    text: String::new(),
-                    ends: Vec::with_capacity(len),
-                };
-                for i in 0..len.saturating_sub(values.offset) {
-                    cell(values, i, delim, &mut t.text)?;
-                    t.ends.push(t.text.len());
-                }
-                Ready::Dictionary(c, t)
-            }
-            _ => Ready::Plain(c),
-        });
-    }
-    let per_row: usize = 1 + indent + ready.iter().map(|c| width(c, n) + 1).sum::<usize>();
-    out.reserve(per_row.saturating_mul(n));
-    let d = char::from(delim);
-    let lead: String = std::iter::once('\n')
-        .chain(std::iter::repeat_n(' ', indent))
-        .collect();
-    for row in 0..n {
-        out.push_str(&lead);
-        for (j, c) in ready.iter().enumerate() {
-            if j > 0 {
-                out.push(d);
-            }
-            match c {
-                Ready::Plain(c) => cell(c, row, delim, out)?,
-                Ready::Dictionary(c, t) => dictionary_cell(c, t, row, out)?,
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A guess at a column's mean cell length (to reserve the output once).

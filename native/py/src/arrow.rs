@@ -72,6 +72,25 @@ mod ffi {
     impl Plain for f64 {}
     impl Plain for [u8; 16] {}
 
+    /// Entry `i` of one of a struct's C arrays of `count` pointers
+    /// (`children`, `buffers`).
+    fn entry<T: Copy>(list: *mut T, count: i64, i: usize) -> Result<T, Decline> {
+        if list.is_null() || i >= usize::try_from(count).unwrap_or(0) {
+            return Err(Decline);
+        }
+        // SAFETY: a live struct's array `list` (non-null) holds `count`
+        // entries, and `i` is below that count.
+        Ok(unsafe { *list.add(i) })
+    }
+
+    /// The struct `p` points to (None if null): a child or dictionary, owned
+    /// by `owner` (a live struct) and released with it, so borrowed for as long.
+    fn owned<T, O>(p: *mut T, _owner: &O) -> Option<&T> {
+        // SAFETY: `p` is null or points to a valid struct that lives as long
+        // as its owner does (the C data interface's ownership rules).
+        unsafe { p.as_ref() }
+    }
+
     /// The struct a capsule of the Arrow PyCapsule interface holds (`name`
     /// checked), borrowed for as long as the capsule is.
     pub fn schema<'a>(capsule: &'a Bound<'_, PyCapsule>) -> PyResult<&'a Schema> {
@@ -109,17 +128,11 @@ mod ffi {
         }
 
         pub fn child(&self, i: usize) -> Result<&Schema, Decline> {
-            if i >= self.n_children() || self.children.is_null() {
-                return Err(Decline);
-            }
-            // SAFETY: `children` (non-null) points to `n_children` pointers
-            // (`i` is below that count), each to a schema owned by this one.
-            unsafe { (*self.children.add(i)).as_ref() }.ok_or(Decline)
+            owned(entry(self.children, self.n_children, i)?, self).ok_or(Decline)
         }
 
         pub fn dictionary(&self) -> Option<&Schema> {
-            // SAFETY: `dictionary` is null or points to a schema owned by this one.
-            unsafe { self.dictionary.as_ref() }
+            owned(self.dictionary, self)
         }
     }
 
@@ -137,25 +150,16 @@ mod ffi {
         }
 
         pub fn child(&self, i: usize) -> Result<&Array, Decline> {
-            if i >= self.n_children() || self.children.is_null() {
-                return Err(Decline);
-            }
-            // SAFETY: as for `Schema::child`.
-            unsafe { (*self.children.add(i)).as_ref() }.ok_or(Decline)
+            owned(entry(self.children, self.n_children, i)?, self).ok_or(Decline)
         }
 
         pub fn dictionary(&self) -> Option<&Array> {
-            // SAFETY: as for `Schema::dictionary`.
-            unsafe { self.dictionary.as_ref() }
+            owned(self.dictionary, self)
         }
 
         /// Buffer `i`'s pointer (null for an absent validity bitmap).
         pub fn buffer_ptr(&self, i: usize) -> Result<*const c_void, Decline> {
-            if i >= self.n_buffers() || self.buffers.is_null() {
-                return Err(Decline);
-            }
-            // SAFETY: `buffers` (non-null) points to `n_buffers` pointers, `i` below that count.
-            Ok(unsafe { *self.buffers.add(i) })
+            entry(self.buffers, self.n_buffers, i)
         }
 
         /// Buffer `i` as `len` values of `T` (an empty slice for a null
