@@ -1,4 +1,6 @@
-"""Parquet -> TOON: encode_arrow vs table.to_pylist() + toons.dumps (same run), and
+"""Parquet -> TOON: encode_arrow (the engine in use: native rows where built), encode_arrow on the
+reference engine (TOONSTREAM_ENGINE=python: pyarrow.compute only) and table.to_pylist() +
+toons.dumps / toonstream.dumps (same run), and
 the peak RSS of `toonstream encode x.parquet -o y.toon` at two input sizes.
 
     python benchmarks/arrow_encode.py                       # 1M rows speed; RSS at 1M and 4M rows
