@@ -88,6 +88,9 @@ pub enum Values<'a> {
         unit: Unit,
         zone: Option<i32>,
     },
+    /// time of day: time32 (seconds, milliseconds) and time64 (micro-, nanoseconds)
+    Time32(&'a [i32], Unit),
+    Time64(&'a [i64], Unit),
     /// integer indices (as i64) into dictionary values of any kind here
     Dictionary {
         indices: Box<Column<'a>>,
@@ -262,6 +265,7 @@ fn width(c: &Ready<'_, '_>, n: usize) -> usize {
         Values::F32(_) | Values::F64(_) => 12,
         Values::Date32(_) => 10,
         Values::Timestamp { .. } => 28,
+        Values::Time32(..) | Values::Time64(..) => 10,
         Values::Utf8 { offsets, .. } => span(offsets.get(a), offsets.get(z)),
         Values::Utf8View { .. } | Values::Dictionary { .. } => 12,
     }
@@ -273,8 +277,8 @@ fn len(v: &Values<'_>) -> Option<usize> {
         Values::Null | Values::Bool(_) | Values::Dictionary { .. } => return None,
         Values::I8(s) => s.len(),
         Values::I16(s) => s.len(),
-        Values::I32(s) | Values::Date32(s) => s.len(),
-        Values::I64(s) | Values::Timestamp { values: s, .. } => s.len(),
+        Values::I32(s) | Values::Date32(s) | Values::Time32(s, _) => s.len(),
+        Values::I64(s) | Values::Timestamp { values: s, .. } | Values::Time64(s, _) => s.len(),
         Values::U8(s) => s.len(),
         Values::U16(s) => s.len(),
         Values::U32(s) => s.len(),
@@ -378,6 +382,8 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
             timestamp(&mut text, *values.get(i).ok_or(Decline)?, *unit, *zone)?;
             write_str_cell(out, &text, delim);
         }
+        Values::Time32(s, unit) => time(out, i64::from(*s.get(i).ok_or(Decline)?), *unit, delim)?,
+        Values::Time64(s, unit) => time(out, *s.get(i).ok_or(Decline)?, *unit, delim)?,
         Values::Dictionary { .. } => return Err(Decline),
     }
     Ok(())
@@ -421,19 +427,12 @@ fn date(out: &mut String, days: i64) -> Result<(), Decline> {
 }
 
 /// `datetime.isoformat()` of a timestamp as `to_pylist` gives it:
-/// `YYYY-MM-DDTHH:MM:SS`, then `.ffffff` unless the microseconds are zero,
-/// then the offset `+HH:MM` when zoned (the local time is written).
-/// Nanoseconds that are not whole microseconds (`to_pylist` gives another
-/// type) and times outside Python's range are declined; a zoned one also
-/// within two days of the range's ends, as the reference does.
+/// `YYYY-MM-DD`, `T`, the [`clock`], then the offset `+HH:MM` when zoned
+/// (the local time is written).  Times outside Python's range are declined;
+/// a zoned one also within two days of the range's ends, as the reference
+/// does.
 fn timestamp(out: &mut String, v: i64, unit: Unit, zone: Option<i32>) -> Result<(), Decline> {
-    let us = match unit {
-        Unit::Second => v.checked_mul(1_000_000),
-        Unit::Milli => v.checked_mul(1_000),
-        Unit::Micro => Some(v),
-        Unit::Nano => (v % 1_000 == 0).then_some(v / 1_000),
-    }
-    .ok_or(Decline)?;
+    let us = micros(v, unit)?;
     let local = match zone {
         None => us,
         Some(minutes) => {
@@ -446,18 +445,8 @@ fn timestamp(out: &mut String, v: i64, unit: Unit, zone: Option<i32>) -> Result<
     let days = local.div_euclid(DAY_US);
     let rest = local.rem_euclid(DAY_US);
     date(out, days)?;
-    let secs = rest / 1_000_000;
-    let micros = rest % 1_000_000;
     out.push('T');
-    pad(out, secs / 3600, 2);
-    out.push(':');
-    pad(out, secs / 60 % 60, 2);
-    out.push(':');
-    pad(out, secs % 60, 2);
-    if micros != 0 {
-        out.push('.');
-        pad(out, micros, 6);
-    }
+    clock(out, rest);
     if let Some(minutes) = zone {
         out.push(if minutes < 0 { '-' } else { '+' });
         let m = i64::from(minutes.unsigned_abs());
@@ -465,6 +454,45 @@ fn timestamp(out: &mut String, v: i64, unit: Unit, zone: Option<i32>) -> Result<
         out.push(':');
         pad(out, m % 60, 2);
     }
+    Ok(())
+}
+
+/// A value in `unit` as microseconds: declined on overflow, and for
+/// nanoseconds that are not whole microseconds (`to_pylist` gives another type).
+fn micros(v: i64, unit: Unit) -> Result<i64, Decline> {
+    match unit {
+        Unit::Second => v.checked_mul(1_000_000),
+        Unit::Milli => v.checked_mul(1_000),
+        Unit::Micro => Some(v),
+        Unit::Nano => (v % 1_000 == 0).then_some(v / 1_000),
+    }
+    .ok_or(Decline)
+}
+
+/// `HH:MM:SS`, then `.ffffff` unless the microseconds are zero, for
+/// `us` microseconds since midnight (`time.isoformat()`).
+fn clock(out: &mut String, us: i64) {
+    let secs = us / 1_000_000;
+    pad(out, secs / 3600, 2);
+    out.push(':');
+    pad(out, secs / 60 % 60, 2);
+    out.push(':');
+    pad(out, secs % 60, 2);
+    if us % 1_000_000 != 0 {
+        out.push('.');
+        pad(out, us % 1_000_000, 6);
+    }
+}
+
+/// A time of day cell: `time.isoformat()` (quoted: it holds `:`), in a day's range.
+fn time(out: &mut String, v: i64, unit: Unit, delim: u8) -> Result<(), Decline> {
+    let us = micros(v, unit)?;
+    if !(0..DAY_US).contains(&us) {
+        return Err(Decline);
+    }
+    let mut text = String::with_capacity(15);
+    clock(&mut text, us);
+    write_str_cell(out, &text, delim);
     Ok(())
 }
 
@@ -620,6 +648,27 @@ mod tests {
                 0,
                 1
             ),
+            Err(Decline)
+        );
+    }
+
+    #[test]
+    fn times_of_day() {
+        let t = [0, 86_399_999_999, 3_723_000_001];
+        assert_eq!(
+            one(Values::Time64(&t, Unit::Micro), None, 0, 3).unwrap(),
+            "\n \"00:00:00\"\n \"23:59:59.999999\"\n \"01:02:03.000001\""
+        );
+        assert_eq!(
+            one(Values::Time32(&[3723], Unit::Second), None, 0, 1).unwrap(),
+            "\n \"01:02:03\""
+        );
+        assert_eq!(
+            one(Values::Time64(&[1], Unit::Nano), None, 0, 1),
+            Err(Decline)
+        );
+        assert_eq!(
+            one(Values::Time32(&[86_400], Unit::Second), None, 0, 1),
             Err(Decline)
         );
     }

@@ -270,6 +270,10 @@ fn column<'a>(s: &'a Schema, a: &'a Array, skip: usize, n: usize) -> Result<Colu
                 zone,
             }
         }
+        "tts" => Values::Time32(a.buffer::<i32>(1, end)?, Unit::Second),
+        "ttm" => Values::Time32(a.buffer::<i32>(1, end)?, Unit::Milli),
+        "ttu" => Values::Time64(a.buffer::<i64>(1, end)?, Unit::Micro),
+        "ttn" => Values::Time64(a.buffer::<i64>(1, end)?, Unit::Nano),
         _ => primitive(format, a, end)?,
     };
     Ok(Column::new(values, validity, offset))
