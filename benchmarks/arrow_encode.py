@@ -1,4 +1,6 @@
-"""Parquet -> TOON: encode_arrow vs table.to_pylist() + toons.dumps (same run), and
+"""Parquet -> TOON: encode_arrow (the engine in use: native rows where built), encode_arrow on the
+reference engine (TOONSTREAM_ENGINE=python: pyarrow.compute only) and table.to_pylist() +
+toons.dumps / toonstream.dumps (same run), and
 the peak RSS of `toonstream encode x.parquet -o y.toon` at two input sizes.
 
     python benchmarks/arrow_encode.py                       # 1M rows speed; RSS at 1M and 4M rows
@@ -55,6 +57,14 @@ def generate(path: Path, rows: int) -> None:
 CONTENDERS = {
     "encode_arrow": (
         "import pyarrow, pyarrow.compute, pyarrow.parquet  # imported by the first call otherwise\n"
+        "from toonstream._arrow_encode import encode_arrow\n"
+        "def convert(src, dst):\n"
+        "    with open(dst, 'wb') as out:\n"
+        "        encode_arrow(src, out)\n"
+    ),
+    "encode_arrow[python engine]": (
+        "import os; os.environ['TOONSTREAM_ENGINE'] = 'python'  # the reference: pyarrow.compute only\n"
+        "import pyarrow, pyarrow.compute, pyarrow.parquet\n"
         "from toonstream._arrow_encode import encode_arrow\n"
         "def convert(src, dst):\n"
         "    with open(dst, 'wb') as out:\n"

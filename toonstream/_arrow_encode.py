@@ -45,6 +45,7 @@ import struct
 import tempfile
 from typing import IO, Any, Callable, Iterable, Iterator
 
+from . import _engine
 from ._errors import ToonEncodeError
 from ._optional import requires
 from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
@@ -642,10 +643,16 @@ class _RowText:
         self.fmt = fmt
         self.lead = "\n" + indent
         self.sep = pa.scalar(fmt.d, fmt.L)
+        # The engine's row writer, for a flat table (a batch it declines is formatted here).
+        self.native = None if shape.structs else _engine.current().arrow_rows
 
     def __call__(self, batch: Any, offset: int) -> Any:
         if batch.num_rows == 0:
             return b""
+        if self.native is not None:
+            text = self.native(batch, delimiter=self.fmt.d, indent_size=len(self.lead) - 1)
+            if text is not NotImplemented:
+                return text
         cols = [self.fmt.column(arr, leaf, offset) for arr, leaf in zip(_leaf_arrays(batch, self.shape), self.shape.leaves)]
         cols[0] = pc.utf8_replace_slice(cols[0], 0, 0, self.lead)
         rows = pc.binary_join_element_wise(*cols, self.sep) if len(cols) > 1 else cols[0]

@@ -121,7 +121,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table", "table_rows", "table_columns")
+                 "json_writer", "jsonl_table", "table_rows", "table_columns", "arrow_rows")
 
     def __init__(
         self,
@@ -137,6 +137,7 @@ class Engine:
         jsonl_table: Callable[..., JsonlTable] | None = None,
         table_rows: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
+        arrow_rows: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -176,6 +177,12 @@ class Engine:
         #: (``toonstream._frames``, which documents the object it returns), or the verdict
         #: ``(name, quoted)`` on a run that is not all plain rows, as the reference gives it
         self.table_columns = table_columns
+        #: ``arrow_rows(batch, *, delimiter, indent_size)``: the row lines of a pyarrow
+        #: ``RecordBatch`` of a flat table (read through its ``__arrow_c_array__``; ``"\\n" +
+        #: indent + cells`` each, UTF-8 bytes, as ``encode_arrow``'s reference formats them), or
+        #: ``NotImplemented`` (nothing done) for a batch with a column type or value it does not
+        #: write: ``toonstream._arrow_encode`` then formats that batch itself
+        self.arrow_rows = arrow_rows
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
@@ -221,6 +228,7 @@ def _native(reason: str) -> Engine:
         jsonl_table=getattr(native, "JsonlTable", None),
         table_rows=getattr(native, "table_rows", None),
         table_columns=getattr(native, "table_columns", None),
+        arrow_rows=getattr(native, "arrow_rows", None),
     )
 
 

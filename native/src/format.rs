@@ -65,8 +65,15 @@ pub fn needs_quote(s: &str, delim: u8) -> bool {
             return true;
         }
     }
-    if words.remainder().iter().any(|&c| special(c, delim)) {
-        return true;
+    // the last 1..7 bytes as one more word, padded with a byte that is
+    // never special
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut x = [b'a'; 8];
+        x[..rest.len()].copy_from_slice(rest);
+        if special_word(u64::from_le_bytes(x), delim) {
+            return true;
+        }
     }
     if matches!(s, "true" | "false" | "null") {
         return true;
@@ -115,6 +122,17 @@ pub fn unquoted_key(s: &str) -> bool {
         .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
 }
 
+/// A string cell or value as the encoders write it: as is, or quoted when
+/// [`needs_quote`] says so.
+#[inline]
+pub fn write_str_cell(out: &mut String, s: &str, delim: u8) {
+    if needs_quote(s, delim) {
+        quote(out, s);
+    } else {
+        out.push_str(s);
+    }
+}
+
 /// `_quoting.quote`: always quoted, escapes per §7.1 (other C0 controls as
 /// lowercase `\u00xx`).
 pub fn quote(out: &mut String, s: &str) {
@@ -161,11 +179,28 @@ pub fn write_float(out: &mut String, x: f64) {
         return;
     }
     let ax = x.abs();
-    let mut digit_buf = [0u8; 32];
-    let (digits, e) = shortest_digits(ax, &mut digit_buf);
     if x < 0.0 {
         out.push('-');
     }
+    // The common case: the formatter's own text is plain decimal (it is for
+    // 1e-5 <= |x| < 1e16), which is exactly what the rules below write
+    // there (the shortest digits, plain), but for a trailing ".0".
+    let mut buf = zmij::Buffer::new();
+    let text = buf.format_finite(ax);
+    if ax >= 1e-6 && !text.contains('e') {
+        out.push_str(text.strip_suffix(".0").unwrap_or(text));
+        return;
+    }
+    write_float_digits(out, ax, text);
+}
+
+/// `write_float` of a positive finite float from the formatter's text
+/// (the sign already written): the rules of `encode_float` on its shortest
+/// digits.
+fn write_float_digits(out: &mut String, ax: f64, text: &str) {
+    let mut digit_buf = [0u8; 32];
+    let (len, e) = shortest(text, &mut digit_buf);
+    let digits = std::str::from_utf8(&digit_buf[..len]).unwrap_or("0");
     if (-4..16).contains(&e) {
         fixed(out, digits, e, false); // repr's own fixed notation, ".0" dropped
         return;
@@ -496,4 +531,39 @@ pub fn decimal_text(token: &str) -> Result<String, NumberError> {
         if e >= 0 { '+' } else { '-' },
         e.unsigned_abs()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain fast path of `write_float` writes what the general rules write.
+    #[test]
+    fn float_fast_path_is_the_general_rules() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut xs: Vec<f64> = (0..200_000).map(|_| f64::from_bits(next())).collect();
+        for e in -330..310 {
+            for m in [1.0, 1.5, 9.999_999_999_999_999, 2.5] {
+                let x: f64 = format!("{m}e{e}").parse().unwrap_or(1.0);
+                xs.extend([x, x.next_up(), x.next_down()]);
+            }
+        }
+        for x in xs {
+            let ax = x.abs();
+            if !ax.is_finite() || ax == 0.0 {
+                continue;
+            }
+            let (mut fast, mut general) = (String::new(), String::new());
+            write_float(&mut fast, ax);
+            let mut buf = zmij::Buffer::new();
+            write_float_digits(&mut general, ax, buf.format_finite(ax));
+            assert_eq!(fast, general, "{ax:e}");
+        }
+    }
 }

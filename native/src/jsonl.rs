@@ -35,8 +35,7 @@
 use std::collections::HashMap;
 
 use crate::format::{
-    decimal_text, needs_quote, python_repr, quote, write_float, write_plain_decimal,
-    MAX_NUMBER_LENGTH,
+    decimal_text, python_repr, write_float, write_plain_decimal, write_str_cell, MAX_NUMBER_LENGTH,
 };
 
 /// Why a line cannot be a row of the table written here.  The driver only
@@ -521,11 +520,7 @@ impl<'a> Parser<'a> {
                 } else {
                     text.as_str()
                 };
-                if needs_quote(s, delim) {
-                    quote(out, s);
-                } else {
-                    out.push_str(s);
-                }
+                write_str_cell(out, s, delim);
                 self.scratch = text;
             }
             Some(b't') if rest.starts_with(b"true") => self.literal(out, "true"),

@@ -38,6 +38,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod arrow;
 pub mod columns;
 pub mod error;
 pub mod events;

@@ -36,7 +36,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use toonstream_native::format::{decimal_text, needs_quote, quote, unquoted_key, write_float};
+use toonstream_native::format::{decimal_text, quote, unquoted_key, write_float, write_str_cell};
 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
 const DEFAULT_MAX_DEPTH: i64 = 10_000;
@@ -451,11 +451,7 @@ impl<'py> Encoder<'py> {
     }
 
     fn string(&mut self, s: &str) {
-        if needs_quote(s, self.delim) {
-            quote(&mut self.out, s);
-        } else {
-            self.out.push_str(s);
-        }
+        write_str_cell(&mut self.out, s, self.delim);
     }
 
     /// An object key or field name (§7.3), exact str (else the reference's).

@@ -15,14 +15,16 @@
 //! `ToonDecodeError` (same code, message, line, column, line text); a Rust
 //! panic (a bug) surfaces as a `RuntimeError`, never as an abort or a
 //! `BaseException`; Ctrl-C interrupts a long call (signals are checked every
-//! so many sink calls).  No `unsafe` here: PyO3's safe API only.
+//! so many sink calls).  No `unsafe` but in [`arrow`]'s Arrow C data
+//! interface reader (each use commented): PyO3's safe API only.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod arrow;
 mod builder;
 mod encode;
 mod events;
@@ -384,6 +386,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<json::JsonWriter>()?;
     m.add_class::<jsonl::JsonlTable>()?;
     m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::arrow_rows, m)?)?;
     m.add_class::<frames::TableColumns>()?;
     Ok(())
 }
