@@ -519,7 +519,7 @@ def streamed(doc: str, prefix: str, kv: bool, items: bool, buf_size: int, strict
     """``items``/``kvitems`` with the list-item runs on or off: what they
     yield, and their error (if any)."""
     out: list[Any] = []
-    it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, items=items), _ItemsAdapter(prefix, kv=kv).push, buf_size)
+    it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, value_runs=items), _ItemsAdapter(prefix, kv=kv).push, buf_size)
     try:
         for v in it:
             out.append(as_pairs_deep(v))
@@ -555,7 +555,7 @@ def parsed(doc: str, items: bool, buf_size: int, strict: bool) -> tuple[list[Any
     from toonstream.decoder import ParseAdapter
 
     out: list[Any] = []
-    it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, batches=True, items=items), ParseAdapter().push, buf_size)
+    it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, batches=True, value_runs=items), ParseAdapter().push, buf_size)
     try:
         out.extend(it)
     except ToonDecodeError as e:
