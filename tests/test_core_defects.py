@@ -412,3 +412,19 @@ def _value(doc: str, **options: Any) -> Any:
     builder.push(d.feed(doc))
     builder.push(d.close())
     return builder.value
+
+
+@pytest.mark.parametrize("limit", [1, 2, 4, 17, 18, 19])
+def test_max_number_length_applies_to_short_ints(engine: str, limit: int) -> None:
+    # The reference's fast int path (ASCII digits, up to 18 characters) skipped the limit, so with
+    # a limit below 18, `12345` passed while `-1234` failed; both engines now apply it to every
+    # number token, in values, rows and table columns.
+    for n in range(1, 21):
+        for tok in ("7" * n, "-" + "7" * (n - 1) if n > 1 else "7", "1" + "0" * (n - 1)):
+            for doc in (f"a: {tok}", f"t[1]{{x}}:\n  {tok}", "t[10]{x}:\n" + "\n".join(["  " + tok] * 10)):
+                if len(tok) > limit:
+                    with pytest.raises(toonstream.ToonDecodeError) as e:
+                        toonstream.loads(doc, max_number_length=limit)
+                    assert e.value.code == "number_too_long", (doc, limit)
+                else:
+                    assert toonstream.loads(doc, max_number_length=limit) is not None

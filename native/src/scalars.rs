@@ -112,9 +112,9 @@ impl Tok {
 
 // ------------------------------------------------------------- §4 numbers
 
-/// CPython's `int()` fast path in `make_converter`: all ASCII digits, no
-/// leading zero, at most 18 characters.  It skips the `max_number_length`
-/// check (which only matters when that limit is set below 18); mirrored.
+/// The fast int path of the reference's `make_converter`: all ASCII digits, no
+/// leading zero, at most 18 characters (and at most `max_number_length`: a
+/// lower limit still applies to the shortest ints).
 const FAST_INT_DIGITS: usize = 18;
 /// An exponent of more than 17 significant digits (leading zeros do not
 /// count) is `number_out_of_range` (beyond Python's `Decimal` too), as
@@ -219,7 +219,10 @@ pub(crate) fn convert(
     }
     if first == b'-' || first.is_ascii_digit() {
         let n = tok.len();
-        if n <= FAST_INT_DIGITS && tok.iter().all(u8::is_ascii_digit) && (first != b'0' || n == 1) {
+        if n <= FAST_INT_DIGITS.min(max_number_length)
+            && tok.iter().all(u8::is_ascii_digit)
+            && (first != b'0' || n == 1)
+        {
             let mut v: i64 = 0;
             for &d in tok {
                 v = v * 10 + i64::from(d - b'0'); // 18 digits cannot overflow

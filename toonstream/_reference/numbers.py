@@ -108,6 +108,8 @@ def make_converter(
 
     number_match = NUMBER.fullmatch
     keywords = KEYWORDS
+    # (the usual small int skips the regex, not the length limit)
+    fast_digits = min(18, max_number_length)
 
     def convert(tok: str) -> Any:
         if not tok:
@@ -120,7 +122,7 @@ def make_converter(
             return value
         if c in NUMBER_START:
             # (the usual small int: no regex; isascii rules out other digits)
-            if tok.isdigit() and tok.isascii() and (c != "0" or len(tok) == 1) and len(tok) <= 18:
+            if tok.isdigit() and tok.isascii() and (c != "0" or len(tok) == 1) and len(tok) <= fast_digits:
                 return to_int(tok)
             m = number_match(tok)
             if m is not None:
