@@ -7,7 +7,7 @@
 //!
 //! ```python
 //! w = _native.JsonWriter(jsonl=True)
-//! w.feed(b"[2]{id,tag}:\n  1,a\n  2,b\n") + w.close()
+//! w.feed(b"[2]{id,tag}:\n  1,a\n  2,b\n") + b"".join(iter(w.close, b""))
 //! # b'{"id":1,"tag":"a"}\n{"id":2,"tag":"b"}\n'
 //! ```
 
@@ -26,15 +26,16 @@ static ENCODE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 
 /// The push decoder behind `decode_to_json` (`jsonl=False`) and
 /// `decode_to_jsonl` (`jsonl=True`): each call returns JSON bytes (UTF-8)
-/// of the input so far, in order; `close` returns the rest.  After an error
-/// every call raises it again.
+/// of the input so far, in order; `close` returns the rest, a piece a call
+/// until `b""`.  After an error every call raises it again.
 ///
 /// Two threads for a big table's rows: a chunk with a megabyte or more of
 /// them is cut in two (`Decoder::feed_two_threads`).  Small chunks (the
 /// drivers read 16 KiB) are held while such rows come, [`BATCH`] bytes at a
 /// time, and the batch's output is then handed out over the next calls in
-/// pieces of about [`PIECE`] (megabyte Python objects cost their page
-/// faults each time: more than the second thread saves).  Other input is
+/// pieces of about the size their own output would have had (megabyte
+/// Python objects cost their page faults each time, more than the second
+/// thread saves, and the drivers' memory stays flat).  Other input is
 /// decoded as it comes and its output returned at once.
 #[pyclass(module = "toonstream._native")]
 pub struct JsonWriter {
@@ -44,7 +45,10 @@ pub struct JsonWriter {
     broken: bool,
     failed: Option<PyErr>,
     closed: bool,
-    /// small chunks held for a batch
+    /// small chunks held for a batch (not for indented JSON: its several
+    /// output bytes per input byte would leave in pieces larger than a
+    /// call's own output, and the drivers' memory must stay flat)
+    holds: bool,
     held: Vec<u8>,
     /// bytes at the start of the writer's output already returned
     sent: usize,
@@ -54,10 +58,14 @@ pub struct JsonWriter {
 const SMALL: usize = 64 << 10;
 /// Held chunks are decoded once they are this long.
 const BATCH: usize = 2 << 20;
-/// A held batch's output is returned this much a call at least (more when
-/// a call's own input made more, or when much is waiting: what waits stays
+/// No new batch is held while this much output waits (what waits stays
 /// bounded whatever the output's size per input byte).
-const PIECE: usize = 64 << 10;
+const WAITING: usize = 4 << 20;
+/// What a call returns of the output that waits: its own input's output
+/// and twice its input's length more (at least this much), so a held
+/// batch's output leaves in pieces of the size the call's output would
+/// have had.  `close` returns this much a call.
+const PIECE: usize = 32 << 10;
 
 #[pymethods]
 impl JsonWriter {
@@ -85,6 +93,7 @@ impl JsonWriter {
             broken: false,
             failed: None,
             closed: false,
+            holds: indent.is_none(),
             held: Vec::new(),
             sent: 0,
         })
@@ -99,11 +108,16 @@ impl JsonWriter {
         self.check(py)?;
         let data = crate::chunk(chunk)?;
         let bytes = data.bytes()?;
-        let hold = !self.held.is_empty() || (bytes.len() < SMALL && self.rows_come(bytes));
+        let budget = PIECE.max(2 * bytes.len());
+        let hold = !self.held.is_empty()
+            || (self.holds
+                && bytes.len() < SMALL
+                && self.writer.output().len() - self.sent <= WAITING
+                && self.rows_come(bytes));
         if hold {
             self.held.extend_from_slice(bytes);
             if self.held.len() < BATCH {
-                return self.output(py, Ok(()), 0);
+                return self.output(py, Ok(()), budget);
             }
         }
         self.compact();
@@ -126,7 +140,7 @@ impl JsonWriter {
             self.writer.output().len() - before
         };
         let r = self.located(py, r);
-        self.output(py, r, made)
+        self.output(py, r, made + budget)
     }
 
     /// Rows read on a second thread so far (for tests).
@@ -135,12 +149,13 @@ impl JsonWriter {
         self.decoder.forked_rows()
     }
 
-    /// End of input: the rest of the JSON (count checks run; a path that
-    /// matched nothing is an error); `b""` once done.
+    /// End of input (count checks run; a path that matched nothing is an
+    /// error): the rest of the JSON, a piece a call (megabytes may wait when
+    /// the input ended in a held batch); `b""` once all of it is returned.
     fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         self.check(py)?;
         if self.closed {
-            return Ok(PyBytes::new(py, b""));
+            return self.output(py, Ok(()), PIECE);
         }
         self.compact();
         let held = std::mem::take(&mut self.held);
@@ -163,7 +178,7 @@ impl JsonWriter {
             }))
         });
         let r = self.located(py, r);
-        let out = self.output(py, r, usize::MAX)?;
+        let out = self.output(py, r, PIECE)?;
         self.closed = true;
         Ok(out)
     }
@@ -247,22 +262,21 @@ impl JsonWriter {
         }
     }
 
-    /// The output to return now: what this call's own input made (`made`)
-    /// and at least [`PIECE`] of a held batch's, or a 64th of all that
-    /// waits, cut after a line (or a character); an error is kept for every
-    /// later call (and what waits dropped).
+    /// At most `budget` bytes of the output that waits, cut after a line
+    /// (or a character); an error is kept for every later call (and what
+    /// waits dropped).
     fn output<'py>(
         &mut self,
         py: Python<'py>,
         r: PyResult<()>,
-        made: usize,
+        budget: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         if let Err(e) = r {
             self.failed = Some(e.clone_ref(py));
             return Err(e);
         }
         let waiting = &self.writer.output()[self.sent..];
-        let mut n = waiting.len().min(made.max(PIECE).max(waiting.len() / 64));
+        let mut n = waiting.len().min(budget);
         if n < waiting.len() {
             // (a piece is text on its own: it ends after a line, or at least a character)
             n = match memchr::memrchr(b'\n', &waiting[..n]) {
