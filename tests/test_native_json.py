@@ -221,3 +221,169 @@ def test_ctrl_c_between_chunks() -> None:
             decode_to_jsonl(chunks(), io.BytesIO())
     finally:
         _engine.use(previous)
+
+
+# ---------------------------------------------------------------- two threads
+# A chunk with a megabyte or more of a table's rows is cut in two and the second half read on
+# another thread (native/src/split.rs); the outcome must be the single-threaded one: the same
+# bytes, the same error, the same outputs before it, wherever the chunks end.
+
+_CELLS = ('"a,{i}"', '"q\\"{i}"', "null", "n{i} x", "é{i}", '""', "-{i}.50", "1e{e}", "true")
+
+
+def _big_table(rows: int, *, declared: int | None = None, bad: dict[int, str] | None = None, indent: str = "") -> str:
+    """A table of ``rows`` rows (~36 bytes each) under ``data.rows``, some rows replaced by ``bad``."""
+    bad = bad or {}
+    head = f"meta:\n  n: {rows}\ndata:\n  rows[{rows if declared is None else declared}]{{id,name,score,ok}}:\n"
+    lines = [head]
+    for i in range(rows):
+        if i in bad:
+            lines.append(bad[i])
+            continue
+        cell = _CELLS[i % len(_CELLS)].format(i=i, e=i % 30)
+        lines.append(f"    {i},{cell},{i % 97}.25,{'true' if i % 3 else 'false'}\n")
+    lines.append("tail: end\n")
+    return indent.join(lines) if indent else "".join(lines)
+
+
+def _writer_outputs(chunks: list[bytes], *, pieces: int = 0, **kw: Any) -> tuple[list[bytes], Any, int]:
+    """Each chunk's output from ``_native.JsonWriter`` (``pieces``: each chunk fed in pieces of
+    that many bytes, too small for two threads), then the error, and the rows forked."""
+    w = _native.JsonWriter(**kw)
+    outs: list[bytes] = []
+    try:
+        for c in chunks:
+            outs.append(b"".join(w.feed(p) for p in split(c, pieces)) if pieces else w.feed(c))
+        outs.append(b"".join(iter(w.close, b"")))
+    except (ToonDecodeError, ToonEncodeError) as e:
+        return outs, error_key(e), w.forked_rows
+    return outs, None, w.forked_rows
+
+
+def _two_threads_agree(data: bytes, cuts: list[list[int]], **kw: Any) -> int:
+    """For each list of chunk boundaries: the same outputs per chunk and error as fed in pieces
+    of 64 KiB (one thread); returns the rows forked."""
+    forked = 0
+    for bounds in cuts:
+        edges = [0, *bounds, len(data)]
+        chunks = [data[a:b] for a, b in zip(edges, edges[1:])]
+        got = _writer_outputs(chunks, **kw)
+        want = _writer_outputs(chunks, pieces=1 << 16, **kw)
+        assert want[2] == 0
+        assert got[:2] == want[:2], (bounds, kw, got[1], want[1])
+        forked += got[2]
+    return forked
+
+
+def _near_the_cuts(data: bytes) -> list[list[int]]:
+    """Chunk boundaries: none, at every byte around the middle (where a whole feed is cut) and
+    around the first cut of the second half, and chunks of 1.5 MiB."""
+    mid = len(data) // 2
+    cuts: list[list[int]] = [[]]
+    cuts += [[k] for k in range(mid - 48, mid + 48, 3)]
+    cuts += [[1 << 20, k] for k in range((1 << 20) + (len(data) - (1 << 20)) // 2 - 20, (1 << 20) + (len(data) - (1 << 20)) // 2 + 20, 7)]
+    cuts.append(list(range(3 << 19, len(data), 3 << 19)))
+    return cuts
+
+
+def test_two_threads_write_the_bytes_of_one() -> None:
+    text = _big_table(70_000)
+    data = text.encode()
+    assert len(data) > 3 << 19
+    want, want_error = run(PYTHON, data, True, path="data.rows")
+    assert want_error is None and want.count(b"\n") == 70_000
+    got, error = run(NATIVE, data, True, path="data.rows")  # (decode_to_jsonl: chunks of 4 MiB)
+    assert error is None and got == want
+    assert _two_threads_agree(data, _near_the_cuts(data), jsonl=True, path="data.rows") > 0
+    # JSON output, compact and pretty, the whole document or the table
+    for kw in ({}, {"indent": 2}, {"path": "data"}):
+        want, want_error = run(PYTHON, data, False, **kw)
+        got, error = run(NATIVE, data, False, **kw)
+        assert error is None and want_error is None and got == want, kw
+        assert _two_threads_agree(data, [[], [len(data) // 2 + 5]], jsonl=False, **kw) > 0
+    # CRLF line ends, non-strict
+    crlf = text.replace("\n", "\r\n").encode()
+    for strict in (True, False):
+        want, want_error = run(PYTHON, crlf, True, path="data.rows", strict=strict)
+        got, error = run(NATIVE, crlf, True, path="data.rows", strict=strict)
+        assert error is None and got == want
+        assert _two_threads_agree(crlf, [[], [len(crlf) // 2 - 1], [len(crlf) // 2]], jsonl=True, path="data.rows", strict=strict) > 0
+
+
+_BAD_ROWS = {
+    "width": "    1,2\n",
+    "quote": '    1,"open,2,true\n',
+    "indent": "     1,x,2,true\n",
+    "deeper": "      1,x,2,true\n",
+    "tab": "    \t1,x,2,true\n",
+    "colon": "    k: v\n",
+    "blank": "\n    1,x,2,true\n",
+}
+
+
+def _error_case(data: bytes, sizes: tuple[int, ...] = (0,), **kw: Any) -> None:
+    want, want_error = run(PYTHON, data, True, path="data.rows", **kw)
+    for size in sizes:
+        source = list(split(data, size)) if size else data
+        got, error = run(NATIVE, source, True, path="data.rows", **kw)
+        assert error == want_error and got == want, (size, kw, error, want_error)
+
+
+@pytest.mark.parametrize("kind", sorted(_BAD_ROWS))
+def test_two_threads_raise_the_error_of_one(kind: str) -> None:
+    rows = 60_000
+    forked = 0
+    for at in (rows // 2 + 3, 3 * rows // 5, rows - 40):  # (the first cut is near row 31,000)
+        data = _big_table(rows, bad={at: _BAD_ROWS[kind]}).encode()
+        _error_case(data, sizes=(0, 3 << 19))
+        _error_case(data, strict=False)
+        forked += _two_threads_agree(data, [[], [len(data) // 2]], jsonl=True, path="data.rows")
+    assert forked > 0
+
+
+def test_two_threads_count_checks() -> None:
+    rows = 60_000
+    forked = 0
+    for declared in (rows - 1, rows + 1, rows // 2):
+        data = _big_table(rows, declared=declared).encode()
+        _error_case(data)
+        _error_case(data, strict=False)
+        for strict in (True, False):
+            forked += _two_threads_agree(data, [[], [len(data) // 2 + 11]], jsonl=True, path="data.rows", strict=strict)
+    assert forked > 0  # (more rows than declared: the fork's rows are dropped, the decoder reads them)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(_BAD_ROWS))
+def test_two_threads_errors_at_many_rows(kind: str) -> None:
+    rows = 60_000
+    for at in (3, 1800, rows // 4, rows // 2 - 1, rows // 2, rows // 2 + 1, 3 * rows // 4, rows - 1):
+        data = _big_table(rows, bad={at: _BAD_ROWS[kind]}).encode()
+        for strict in (True, False):
+            _error_case(data, sizes=(0, 1 << 20, 3 << 19), strict=strict)
+        _two_threads_agree(data, _near_the_cuts(data)[::4], jsonl=True, path="data.rows")
+
+
+def test_small_chunks_are_held_for_two_threads() -> None:
+    """The drivers' 16 KiB chunks: held while a big table's rows come, the batch's output handed
+    out over the next calls in pieces that are each text on their own (after a line)."""
+    data = _big_table(60_000).encode()
+    want, _ = run(PYTHON, data, True, path="data.rows")
+    for size in (1 << 14, 5000, 40_000):
+        w = _native.JsonWriter(jsonl=True, path="data.rows")
+        outs = [w.feed(c) for c in split(data, size)] + list(iter(w.close, b""))
+        assert b"".join(outs) == want
+        assert w.forked_rows > 0, size
+        assert all(o.decode() is not None and (not o or o.endswith(b"\n")) for o in outs)
+        assert max(map(len, outs)) < 1 << 20  # (no megabyte objects)
+    # an error in a held batch: the same error, at the call that decodes the batch or at close
+    bad = _big_table(60_000, bad={45_000: _BAD_ROWS["width"]}).encode()
+    _, want_error = run(PYTHON, bad, True, path="data.rows")
+    w = _native.JsonWriter(jsonl=True, path="data.rows")
+    with pytest.raises(ToonDecodeError) as e:
+        for c in split(bad, 1 << 14):
+            w.feed(c)
+        w.close()
+    assert error_key(e.value) == want_error
+    with pytest.raises(ToonDecodeError):  # (and again at every later call)
+        w.close()

@@ -76,7 +76,8 @@ class OutputDecoder(Protocol):
 
 
 class JsonWriter(Protocol):
-    """A push decoder of TOON into JSON text: each call returns the UTF-8 bytes it completed."""
+    """A push decoder of TOON into JSON text: each call returns UTF-8 bytes of the input so far, in
+    order; ``close`` ends the input and returns the rest a piece a call, ``b""`` once done."""
 
     def feed(self, chunk: bytes | bytearray | memoryview | str) -> bytes: ...
 

@@ -369,7 +369,8 @@ def _run(
         out_sink = LineSink(out)
         for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
             out_sink.utf8(native.feed(chunk))
-        out_sink.utf8(native.close())
+        while tail := native.close():  # (the rest comes a piece a call)
+            out_sink.utf8(tail)
         out_sink.flush()
         return
     # Where the writer can raise its own errors (a value at the path that is not an array...), the

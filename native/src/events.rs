@@ -50,6 +50,30 @@ pub trait Sink {
     }
 }
 
+/// A sink whose rows of a tabular array can be written on a second thread
+/// ([`crate::Decoder::feed_two_threads`]): the fork writes the rows that
+/// continue the innermost table into its own output, which is joined to
+/// this sink's in order.
+pub trait ForkRows: Sink + Send + Sized {
+    /// Whether rows that continue the innermost tabular array here, after
+    /// at least one row of it, can be written by a fork.
+    fn can_fork_rows(&self) -> bool;
+    /// A sink for those rows, writing into its own output (a fork sees only
+    /// `start_line`, `row` and calls that end its use); `None` when
+    /// [`ForkRows::can_fork_rows`] is false.
+    fn fork_rows(&mut self) -> Option<Self>;
+    /// In a fork: the length of its output, when nothing is pending (no
+    /// error of the last line waits to be raised); the fork can be cut back
+    /// to such a mark.
+    fn rows_mark(&self) -> Option<usize>;
+    /// Whether this sink, now (after the lines before the cut), is in the
+    /// state its fork assumed.
+    fn joins_rows(&self) -> bool;
+    /// Append the fork's output up to `mark`: `rows` rows, the last of
+    /// them on line `line`.
+    fn join_rows(&mut self, fork: Self, mark: usize, rows: u64, line: u64);
+}
+
 /// One step of a header's field list, flattened in pre-order (the Python
 /// builder's `_program`): `{id,geo{lat,lon}}` is
 /// `Leaf("id"), Open("geo"), Leaf("lat"), Leaf("lon"), Close`.

@@ -26,7 +26,7 @@
 
 use std::sync::Arc;
 
-use crate::events::{Cells, FieldOp, Sink, Table};
+use crate::events::{Cells, FieldOp, ForkRows, Sink, Table};
 use crate::format::{check_int_length, decimal_text, write_plain_decimal, NumberError};
 use crate::prefix::{value_prefix, Kind, Scope};
 use crate::scalars::Scalar;
@@ -130,6 +130,8 @@ pub struct JsonWriter {
     line: u64,
     /// the last header, shared by the next equal header
     last_fields: Option<Arc<Header>>,
+    /// the output buffer of the last fork, for the next ([`ForkRows`])
+    spare: Vec<u8>,
     /// The writer's own error, raised once its line is done: a decode
     /// error later on the same line wins (the Python engine sees a line's
     /// events only after the whole line decoded).  Nothing more is written.
@@ -150,6 +152,7 @@ impl JsonWriter {
             matches: 0,
             line: 0,
             last_fields: None,
+            spare: Vec::new(),
             refused: None,
         }
     }
@@ -157,6 +160,22 @@ impl JsonWriter {
     /// The text written so far (since the last take), UTF-8.
     pub fn take_output(&mut self) -> Vec<u8> {
         std::mem::replace(&mut self.out, Vec::with_capacity(1 << 16))
+    }
+
+    /// The text written so far (since the last take or clear), UTF-8.
+    pub fn output(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// Drop the first `n` bytes of the text written so far (a caller that
+    /// copied them out of [`JsonWriter::output`]), keeping the buffer: a
+    /// chunk's megabytes of output then land in memory already mapped.
+    pub fn discard_output(&mut self, n: usize) {
+        if n >= self.out.len() {
+            self.out.clear();
+        } else {
+            self.out.drain(..n);
+        }
     }
 
     /// Bytes waiting to be taken.
@@ -577,6 +596,72 @@ impl Sink for JsonWriter {
         self.check()?;
         self.line = number;
         Ok(())
+    }
+}
+
+/// The rows of a table inside the value being written (JSON Lines records,
+/// or rows of an array in it), on a second thread: the fork writes them as
+/// [`JsonWriter::row_inside`] does here, after a row.
+impl ForkRows for JsonWriter {
+    fn can_fork_rows(&self) -> bool {
+        self.frames.last().is_some_and(|top| {
+            top.kind == Kind::Table && top.mark.inside && top.mark.fields.is_some()
+        }) && self.inside()
+            && !self.after_key
+            && self.refused.is_none()
+    }
+
+    fn fork_rows(&mut self) -> Option<Self> {
+        if !self.can_fork_rows() {
+            return None;
+        }
+        let fields = self.frames.last()?.mark.fields.clone();
+        // (the table's rows so far: at least one, as the join checks)
+        let mut counts = vec![0; self.counts.len()];
+        if let Some(c) = counts.last_mut() {
+            *c = 1;
+        }
+        Some(JsonWriter {
+            out: std::mem::take(&mut self.spare),
+            jsonl: self.jsonl,
+            unit: self.unit,
+            path: self.path.clone(),
+            target: self.target.clone(),
+            frames: vec![Scope {
+                kind: Kind::Table,
+                prefix: String::new(),
+                root: false,
+                child: String::new(),
+                mark: Frame {
+                    inside: true,
+                    fields,
+                },
+            }],
+            counts,
+            after_key: false,
+            matches: self.matches,
+            line: 0,
+            last_fields: None,
+            spare: Vec::new(),
+            refused: None,
+        })
+    }
+
+    fn rows_mark(&self) -> Option<usize> {
+        self.refused.is_none().then_some(self.out.len())
+    }
+
+    fn joins_rows(&self) -> bool {
+        self.refused.is_none() && !self.after_key && self.counts.last().is_some_and(|&n| n > 0)
+    }
+
+    fn join_rows(&mut self, fork: Self, mark: usize, rows: u64, line: u64) {
+        self.out
+            .extend_from_slice(fork.out.get(..mark).unwrap_or(&[]));
+        if let Some(c) = self.counts.last_mut() {
+            *c += rows;
+        }
+        self.line = line;
     }
 }
 

@@ -49,10 +49,12 @@ mod lines;
 mod machine;
 pub mod prefix;
 pub mod scalars;
+mod split;
+pub use split::TWO_THREADS_MIN;
 pub mod value;
 
 pub use error::{codes, DecodeError};
-pub use events::{Cells, FieldOp, Sink, Table};
+pub use events::{Cells, FieldOp, ForkRows, Sink, Table};
 pub use scalars::{float_value, FloatValue, Scalar};
 
 use error::Stop;
@@ -121,6 +123,8 @@ pub struct Decoder {
     failed: Option<DecodeError>,
     /// the sink failed: the machine may be mid-line
     poisoned: bool,
+    /// rows read on a second thread ([`Decoder::feed_two_threads`])
+    forked_rows: u64,
 }
 
 impl Decoder {
@@ -139,6 +143,7 @@ impl Decoder {
             }),
             failed: None,
             poisoned: false,
+            forked_rows: 0,
         })
     }
 
@@ -194,6 +199,11 @@ impl Decoder {
     /// The number of the last line handed to the machine.
     pub fn line(&self) -> u64 {
         self.lines.lines_emitted
+    }
+
+    /// Rows read on a second thread so far (by [`Decoder::feed_two_threads`]).
+    pub fn forked_rows(&self) -> u64 {
+        self.forked_rows
     }
 
     /// True when nothing of a partial line or UTF-8 sequence is pending.

@@ -61,6 +61,21 @@ impl LineSplitter {
         }
     }
 
+    /// A splitter for lines that continue this document from a line
+    /// boundary (on another thread: no byte-order mark is skipped there),
+    /// numbered from 1.
+    pub(crate) fn fork(&self) -> Self {
+        let mut fork = LineSplitter::new(self.max_line, 1);
+        fork.started = true;
+        fork
+    }
+
+    /// `n` complete lines were read elsewhere (by a fork, from a line boundary).
+    pub(crate) fn skip_lines(&mut self, n: u64) {
+        self.started = true;
+        self.lines_emitted += n;
+    }
+
     /// True when no partial line or UTF-8 sequence is pending.
     pub(crate) fn at_line_boundary(&self) -> bool {
         self.partial.is_empty() && self.carry_len == 0 && !self.closed

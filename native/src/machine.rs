@@ -183,6 +183,13 @@ struct Frame {
     text: String,
 }
 
+/// Where a fork of a table's rows was taken ([`Machine::fork_rows`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ForkPoint {
+    scopes: usize,
+    opened: u64,
+}
+
 /// A parsed §6 header: `key[N:?delim]{fields}: rest` (fields in `Machine::fields`).
 struct Header {
     length: u64,
@@ -228,6 +235,8 @@ pub(crate) struct Machine {
     blank_line: u64,
     /// open array scopes that already hold an item
     started_arrays: usize,
+    /// scopes opened so far (a fork of a table's rows checks that none was)
+    opened: u64,
     /// the current line's number
     lineno: u64,
     // Reused buffers: cell spans, converted tokens, unescaped text, header fields.
@@ -263,6 +272,7 @@ impl Machine {
             root: Root::New,
             blank_line: 0,
             started_arrays: 0,
+            opened: 0,
             lineno: 0,
             spans: Vec::new(),
             toks: Vec::new(),
@@ -279,6 +289,89 @@ impl Machine {
     #[cfg(test)]
     pub(crate) fn open_scopes(&self) -> usize {
         self.stack.len()
+    }
+
+    // ------------------------------------------------------------ forks
+
+    /// A machine for the lines that continue the innermost tabular array
+    /// (its rows, from a line boundary, on another thread: see
+    /// `crate::split`), and what must not change before its rows can be
+    /// joined ([`Machine::joins_rows`]).  `None` outside a tabular array.
+    ///
+    /// The fork's one scope is that table, already holding a row, with no
+    /// declared length (the count check is the join's): every line it
+    /// reads goes through [`Machine::line`] as here, so a row is split,
+    /// checked and typed by the same code.  It is never laxer than this
+    /// machine at the cut (it assumes a started array, so a blank line then
+    /// a row fails in strict mode), and what it does after a line that is
+    /// not one of the table's rows is not used.
+    pub(crate) fn fork_rows(&self) -> Option<(Machine, ForkPoint)> {
+        let top = self.stack.last().filter(|f| f.kind == Kind::Table)?;
+        let mut fork = Machine::new(self.lim);
+        fork.stack.push(Frame {
+            kind: Kind::Table,
+            depth: top.depth,
+            length: u64::MAX,
+            count: 1,
+            delim: top.delim,
+            width: top.width,
+            check_keys: false,
+            keys: Box::default(),
+            line: top.line,
+            text: String::new(),
+        });
+        fork.root = Root::Array;
+        fork.started_arrays = 1;
+        let at = ForkPoint {
+            scopes: self.stack.len(),
+            opened: self.opened,
+        };
+        Some((fork, at))
+    }
+
+    /// Rows the innermost tabular array still declares (0 outside one).
+    pub(crate) fn rows_left(&self) -> u64 {
+        match self.stack.last() {
+            Some(f) if f.kind == Kind::Table => f.length.saturating_sub(f.count),
+            _ => 0,
+        }
+    }
+
+    /// In a fork: the rows it read, when it is still in its table with
+    /// nothing pending (a blank line waits for the next content line).
+    pub(crate) fn forked_rows(&self) -> Option<u64> {
+        match self.stack.as_slice() {
+            [f] if self.blank_line == 0 => Some(f.count - 1),
+            _ => None,
+        }
+    }
+
+    /// In a fork: still in its table (perhaps after blank lines).
+    pub(crate) fn in_forked_table(&self) -> bool {
+        self.stack.len() == 1
+    }
+
+    /// Whether `rows` rows read by the fork taken at `at` continue this
+    /// machine as it is now (after the lines before the cut): the same
+    /// table on top (no scope opened since, none closed), which holds a
+    /// row already, no blank line pending, and room for them in its count.
+    pub(crate) fn joins_rows(&self, at: &ForkPoint, rows: u64) -> bool {
+        self.opened == at.opened
+            && self.stack.len() == at.scopes
+            && self.blank_line == 0
+            && self.stack.last().is_some_and(|f| {
+                f.kind == Kind::Table
+                    && f.count >= 1
+                    && (!self.lim.strict || f.count.saturating_add(rows) <= f.length)
+            })
+    }
+
+    /// Count the fork's `rows` (see [`Machine::joins_rows`]), the last on line `lineno`.
+    pub(crate) fn join_rows(&mut self, rows: u64, lineno: u64) {
+        if let Some(f) = self.stack.last_mut() {
+            f.count += rows;
+        }
+        self.lineno = lineno;
     }
 
     // ------------------------------------------------------------ errors
@@ -532,6 +625,7 @@ impl Machine {
             f.text.push_str(text);
         }
         self.stack.push(f);
+        self.opened += 1;
     }
 
     fn pop<S: Sink>(&mut self, sink: &mut S) -> R<S::Error> {
