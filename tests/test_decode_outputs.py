@@ -246,10 +246,10 @@ def test_table_rows_write_the_bytes_of_the_event_path(doc: str, mode: tuple[str,
             continue
         want = outcome(chunks, mode, path, strict, table_rows=False)
         assert outcome(chunks, mode, path, strict, table_rows=True) == want, name
-        # Every chunking: the same output and error.  A value of the wrong kind
-        # at the path is noticed when its first event comes out, so the line
-        # reported (and whether a decode error further on comes first) depends
-        # on how far the input was read then.
+        # Every chunking: the same output and error.  A value of the wrong kind at a path
+        # *into a table's rows* ("item" of a root table) is noticed in a block of rows, whose
+        # events count as one line on the reference, so the line reported there (and whether a
+        # decode error further on comes first) depends on how far the input was read then.
         if {want[1] and want[1][0], whole[1] and whole[1][0]} & {"not_array", "ambiguous_path"}:
             assert want[1] is not None and whole[1] is not None, name
         else:

@@ -407,6 +407,7 @@ def _run(
         # own on an earlier line (a root that is not an array, say) is the one raised
         push(decoder.events_before_error())
         raise
+    line = max(decoder.line, 1)  # (a path that matched nothing: the document's last line)
     writer.finish()
     sink.flush()
 
