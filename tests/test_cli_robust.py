@@ -89,8 +89,13 @@ def test_signal_right_after_spawn_never_shows_our_traceback(tmp_path: Path) -> N
             assert proc.returncode in (-sig, 1, 0), (trial, proc.returncode, err)
             # the interpreter's own start-up failures: site's fatal error, or runpy interrupted
             assert proc.returncode != 1 or b"Fatal Python error" in err or b"Could not import runpy" in err, err
-            # 0: site's error in a .pth file (site carries on), or the run had finished (quietly)
-            assert proc.returncode != 0 or err == b"" or b"Error processing line" in err, err
+            # 0: site's error in a .pth file (site carries on), or the run had finished (quietly), or
+            # Python swallowed the KeyboardInterrupt in importlib's module-lock callback while it
+            # imported our package, before the handlers (it prints "Exception ignored" and carries
+            # on: the run then finishes, its output complete)
+            swallowed = b"Exception ignored in: <function _get_module_lock" in err and err.rstrip().endswith(
+                b"KeyboardInterrupt:")
+            assert proc.returncode != 0 or err == b"" or b"Error processing line" in err or swallowed, err
 
 
 def test_late_signal_keeps_the_committed_output() -> None:
