@@ -26,6 +26,7 @@ import toonstream.arrow as ta  # noqa: E402
 import toonstream.polars as tp  # noqa: E402
 from toonstream import ToonDecodeError  # noqa: E402
 from toonstream import _frames  # noqa: E402
+from toonstream._reference.runs import TokenRun, table_columns  # noqa: E402
 
 CHUNKINGS = [(4 << 20, 64 << 10), (64, 16), (200, 7), (1 << 12, 1 << 10)]
 
@@ -601,24 +602,17 @@ def test_integer_beyond_str_limit_reads_as_string() -> None:
 
 @pytest.mark.slow
 def test_crlf_tables_take_the_column_path(chunking: Any, monkeypatch: Any) -> None:
+    # Either engine's splitter (the CRs are line terminators, not cell bytes).
     splits: list[int] = []
-    real = _frames.TableScan._split
+    splitter = _frames._splitter()
 
-    def counting(self: Any, plain: bytes, n: int, *args: Any) -> Any:
-        splits.append(n)
-        return real(self, plain, n, *args)
+    def counting(*args: Any) -> Any:
+        got = splitter(*args)
+        if not isinstance(got, tuple) or isinstance(got, TokenRun):  # (a plain tuple is a verdict)
+            splits.append(got.rows)
+        return got
 
-    monkeypatch.setattr(_frames.TableScan, "_split", counting)
-    native = _frames._native_splitter()
-    if native is not None:  # the native engine splits plain rows itself: count its rows too
-
-        def native_counting(*args: Any) -> Any:
-            got = native(*args)
-            if not isinstance(got, tuple):  # (a tuple is a verdict: not all plain rows)
-                splits.append(got.rows - len(got.specials))
-            return got
-
-        monkeypatch.setattr(_frames, "_native_splitter", lambda: native_counting)
+    monkeypatch.setattr(_frames, "_splitter", lambda: counting)
     body = "".join(f"  {i},x{i},{i}.5\r\n" if i % 50 else f'  {i},"a,b{i}",{i}.5\r\n' for i in range(20000))
     crlf = "t[20000]{a,b,c}:\r\n" + body + "u: 1\r\n"
     df = check_frame(crlf, "t")
@@ -628,18 +622,41 @@ def test_crlf_tables_take_the_column_path(chunking: Any, monkeypatch: Any) -> No
     check_frame(mixed, "t")
 
 
-@pytest.mark.parametrize("hits", [3, 200])
-def test_line_starts_with_finds_exactly_the_indented_lines(hits: int) -> None:
-    # Few hits: each checked; many (e.g. a tab-delimited table): the long pattern.
-    lines = []
-    for i in range(hits):
-        lines.append(f"  a\t#{i}")  # tab and '#' inside the line: not leading
-        lines.append("  #c" if i % 3 == 0 else "  \tx" if i % 3 == 1 else "   #deeper")
+_RUN_LINE = st.lists(
+    st.sampled_from(["a", "1", " ", ",", "#", "\t", '"', ":", "\\", "é", "-"]), min_size=1, max_size=6
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_RUN_LINE, min_size=1, max_size=12), st.sampled_from([0, 2]), st.integers(1, 12))
+def test_reference_runs_split_plain_lines_and_leave_the_rest(bodies: list[str], plen: int, cap: int) -> None:
+    # The reference's table_columns against a line-by-line reading of its rule.
+    lines = [" " * plen + b for b in bodies]
     data = ("\n".join(lines) + "\n").encode()
-    want = [i for i in range(len(data)) if data[i - 1 : i] == b"\n" and data[i : i + 3] == b"  #"]
-    assert sorted(_frames._line_starts_with(data, b"\n  ", b"#")) == want
-    want_tab = [i for i in range(len(data)) if data[i - 1 : i] == b"\n" and data[i : i + 3] == b"  \t"]
-    assert sorted(_frames._line_starts_with(data, b"\n  ", b"\t")) == want_tab
+    got = table_columns(data, 0, len(data), plen, ",", 2, cap)
+    lines = lines[:cap]
+    if any(ln[plen : plen + 1] in ("", " ") for ln in lines):
+        assert got == ("not_indented", False)
+        return
+
+    def special(ln: str) -> bool:
+        return any(c in ln for c in '":\\\r\x00') or ln[plen] in "#\t"
+
+    plain = [ln for ln in lines if not special(ln)]
+    if any(ln.count(",") != 1 for ln in plain):
+        assert got == ("unhandled", False)
+        return
+    assert isinstance(got, TokenRun)
+    want_specials = []
+    offset = 0
+    for k, ln in enumerate(lines):
+        size = len(ln.encode()) + 1
+        if special(ln):
+            want_specials.append((k, offset, offset + size))
+        offset += size
+    assert (got.lines, got.end, got.rows, got.specials) == (len(lines), offset, len(plain), want_specials)
+    cells = [ln.split(",") for ln in plain]
+    assert got.columns == ([[c[0] for c in cells], [c[1] for c in cells]] if plain else None)
 
 
 # ---------------------------------------------------------------- inference: exactly the first rows

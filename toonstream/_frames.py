@@ -6,21 +6,20 @@ module.
 Who owns what:
 - the :class:`~toonstream.decoder.Decoder` finds the table, checks every line
   that is not a plain row, and keeps the books (row count, line numbers);
-- this module takes over runs of *plain* row lines (exactly the row
-  indentation, no quote, colon, backslash, CR, comment marker or space next to
-  a delimiter).  For those, TOON cells are CSV fields, so polars' CSV
-  tokenizer splits them (in Rust, no Python object per cell) into string
-  columns, and the §4 grammar is applied to whole columns with vectorized
-  string kernels.  Everything else goes through the decoder, whose rows come
-  back as tuples; both kinds of pieces are typed the same way and put back
-  in order;
-- on the native engine (``_engine.table_columns``, with pyarrow), Rust
-  splits such a run instead, simple quoted rows included, classifying each
-  cell as ``token_kinds`` does (:class:`NativeRows`), and a batch's columns
-  come from its Arrow buffers wherever the kernels would give the same
-  column (``FrameReader._typed_native``).  What it does not decide (an odd
+- the engine's ``table_columns`` takes over runs of *plain* row lines
+  (exactly the row indentation, no colon, backslash, CR, comment marker or
+  escape) and splits them.  The reference's
+  (:mod:`toonstream._reference.runs`, with the machine's splitter) gives
+  the cells as string tokens, typed here with vectorized string kernels
+  over whole columns.  The native one (with pyarrow) takes simple quoted
+  cells too and classifies each cell as ``token_kinds`` does
+  (:class:`NativeRows`): a batch's columns come from its Arrow buffers
+  wherever the kernels would give the same column
+  (``FrameReader._typed_native``); what it does not decide (an odd
   number, a Decimal column, numbers in a String column, a value that does
-  not fit) is left to the path above, on the same tokens.
+  not fit) is typed from the same cells' tokens as the reference's are;
+- every other row comes from the decoder as a tuple; both kinds of pieces
+  are typed the same way and put back in order.
 
 Typing (one dtype per column; see the README table): null-only -> Null,
 true/false -> Boolean, integers -> Int64 (beyond int64: Decimal(38, 0), beyond
@@ -52,6 +51,7 @@ from ._errors import ToonDecodeError
 from ._reference.events import Fields, StartTable
 from ._reference.grammar import DELIMITERS, NUMBER, NUMBER_INTEGER
 from ._reference.numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
+from ._reference.runs import TokenRun, table_columns
 from ._reference.scalars import Fail, find_unquoted, split_cells
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, RowsAdapter
 
@@ -80,28 +80,28 @@ class DtypeNameError(ValueError):
 _ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
 
 
-def _native_splitter() -> Callable[[bytes, int, int, int, str, int, int], Any] | None:
+def _splitter() -> Callable[[bytes, int, int, int, str, int, int], Any]:
     """The engine's ``table_columns``, when it has one and pyarrow (which
-    wraps its buffers without a copy) can be imported; else None: the
-    reference splits and types the plain rows."""
+    wraps its buffers without a copy) can be imported; else the
+    reference's (:func:`toonstream._reference.runs.table_columns`: token
+    lists, typed here)."""
     from . import _engine
 
     splitter = _engine.current().table_columns
-    if splitter is None:
-        return None
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return None
-    return splitter
+    if splitter is not None:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            splitter = None
+    return splitter if splitter is not None else table_columns
 
 
 class NativeRows:
     """Plain rows split by the native engine (``_engine.table_columns``):
     rows ``lo..hi`` of its columns object, leaf columns ``sel`` of it.  The
     cells are typed there (kind bits per cell, values as Arrow buffers);
-    :meth:`tokens` gives the reference's string frame of the same rows
-    (``TableScan._split``) wherever the reference path takes over.
+    :meth:`tokens` gives the same rows as string tokens (quoted cells
+    marked, see ``QUOTED``) wherever the token kernels take over.
 
     >>> from toonstream import _engine
     >>> split = _engine.current().table_columns
@@ -122,7 +122,7 @@ class NativeRows:
 
     @property
     def columns(self) -> list[str]:
-        """The reference frame's column names (``c`` + the leaf index)."""
+        """The token frame's column names (``c`` + the leaf index)."""
         return [f"c{j}" for j in self.sel]
 
     def slice(self, offset: int, length: int | None = None) -> NativeRows:
@@ -141,7 +141,7 @@ class NativeRows:
     def series(self, i: int, kind: str) -> pl.Series:
         """Selected column ``i`` as a Series: ``int64``, ``float64``,
         ``bool``, ``utf8`` (the values; the caller checked that the cells'
-        kinds fit) or ``tokens`` (the reference's raw tokens)."""
+        kinds fit) or ``tokens`` (the raw tokens)."""
         import pyarrow as pa
 
         n = self.height
@@ -166,14 +166,14 @@ class NativeRows:
         return pl.Series(f"c{self.sel[i]}", arr)
 
     def tokens(self) -> pl.DataFrame:
-        """The reference's string frame of these rows (before FrameReader._clean)."""
+        """These rows as string tokens, one column per leaf (before FrameReader._clean)."""
         return pl.DataFrame([self.series(i, "tokens") for i in range(len(self.sel))])
 
     def row(self, k: int) -> tuple[Any, ...]:
         return self.slice(k, 1).tokens().row(0)
 
 
-#: plain rows: the reference's string frame, or the native engine's columns
+#: plain rows: the reference's string frame (token columns), or the native engine's columns
 Plain: TypeAlias = "pl.DataFrame | NativeRows"
 
 
@@ -293,44 +293,6 @@ def _locate_rows(src: _Src) -> list[tuple[int, bytes]]:
     return out
 
 
-def _special_patterns(data: bytes) -> tuple[list[bytes], list[bytes]]:
-    """Bytes in ``data`` that make a row line not plain (the decoder must see
-    it): quotes, colons, backslashes, CR, NUL anywhere; and (second list) a
-    comment marker or tab, which only count right after the indentation.
-    Spaces around cells are not special: they are trimmed column-wise, as
-    the decoder would trim them."""
-    anywhere = [p for p in (b'"', b":", b"\\", b"\r", b"\x00") if p in data]
-    leading = [p for p in (b"#", b"\t") if p in data]
-    return anywhere, leading
-
-
-# A leading-only byte is first looked for alone (memchr speed), each hit
-# checked for the indentation before it; past this many hits (a tab-delimited
-# table, say) the search is for LF + indentation + byte instead.
-_LEADING_HITS = 64
-
-
-def _line_starts_with(data: bytes, line_start: bytes, byte: bytes) -> list[int]:
-    """Offsets of the lines of ``data`` (each after a LF) that begin with
-    ``line_start[1:] + byte`` (``line_start``: LF + indentation)."""
-    found: list[int] = []
-    n = len(line_start)
-    i = data.find(byte)
-    hits = 0
-    while i != -1 and hits < _LEADING_HITS:
-        if data[i - n : i] == line_start:
-            found.append(i - n + 1)
-        hits += 1
-        i = data.find(byte, i + 1)
-    if i != -1:  # many: the longer pattern, from here on
-        pat = line_start + byte
-        i = data.find(pat, max(0, i - n))
-        while i != -1:
-            found.append(i + 1)
-            i = data.find(pat, i + n)
-    return found
-
-
 class TableScan:
     """Drive a Decoder over ``chunks`` (bytes) and produce the rows of the
     table(s) at ``path`` as :class:`Piece` objects.
@@ -364,7 +326,10 @@ class TableScan:
         self.ahead = RecordsAhead() if path is None else None
         self.chunks = chunks
         self.limit = limit
-        self.fast = options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK
+        # Runs of plain rows are split column-wise by the engine (a very
+        # small line limit leaves every row to the decoder, which checks it).
+        self.splitter = _splitter() if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
+        self.fast = self.splitter is not None
         self.names: list[str] | None = None  # the leaf column names (entry key first if keyed)
         self.fields: Fields | None = None
         self.keyed = False
@@ -374,7 +339,6 @@ class TableScan:
         self.done = 0
         self.plen, self.delim = 0, ","  # of the latest fast step (for error texts)
         self.quoted = False  # some plain rows carry marked quoted tokens
-        self.native = _native_splitter() if self.fast else None
 
     # -- the loop
 
@@ -562,101 +526,33 @@ class TableScan:
         self, data: bytes, base: int, end: int, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
     ) -> Piece | None | bool:
         """Rows of ``data[base:end]`` (at most ``cap`` lines of it): the plain
-        ones split column-wise, the others fed to the decoder.  False: a line
-        is not at row indentation (only when ``check`` is False: the caller
-        then cuts the run and calls again).  Sets ``_consumed``."""
-        if self.native is not None:
-            # (the engine takes the first ``cap`` lines itself, and reads the
-            # run in place: no copy of it)
-            got = self.native(data, base, end, plen, delim, width, min(cap, end - base))
-            if isinstance(got, tuple):
-                verdict, quoted = got
-                if quoted:
-                    self.quoted = True
-                if verdict == "not_indented":
-                    return None if check else False
-                if verdict == "not_plain":
-                    return None
-                # ("unhandled": the reference below decides)
-            else:
-                if got.quoted:
-                    self.quoted = True
-                fed = {k: (base + start, base + stop) for k, start, stop in got.specials}
-                split_rows = NativeRows(got, 0, got.rows, list(range(width))) if got.rows else None
-                return self._replay(data, got.lines, fed, split_rows, got.end)
-        if (base, end) != (0, len(data)):
-            data = data[base:end]
-        # No split into lines: only the special lines are located (bytes
-        # searches), everything else is counted.
-        n_lines = data.count(b"\n")  # data ends with a newline
-        if n_lines > cap:
-            data = data[: len(data) - len(data.split(b"\n", cap)[-1])]
-            n_lines = cap
-        # Lines the decoder must see: their start offsets.
-        starts: set[int] = set()
-        if data[plen : plen + 1] in (b"#", b"\t"):
-            starts.add(0)
-        anywhere, leading = _special_patterns(data)
-        for pat in anywhere:
-            i = data.find(pat)
-            while i != -1:
-                start = data.rfind(b"\n", 0, i) + 1
-                starts.add(start)
-                i = data.find(pat, data.find(b"\n", start))  # from this line's LF on
-        for pat in leading:
-            starts.update(_line_starts_with(data, b"\n" + prefix, pat))
-        # line index -> (start, end after its LF), in order
-        spans_of: dict[int, tuple[int, int]] = {}
-        k = prev = 0
-        for start in sorted(starts):
-            k += data.count(b"\n", prev, start)
-            prev = start
-            spans_of[k] = (start, data.find(b"\n", start) + 1)
-        specials = list(spans_of)
-        lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
-        for k in specials:
-            line = lines[k]
-            if line[:plen] != prefix or line[plen : plen + 1] in (b" ", b""):
-                return None if check else False
-        # Lines with simple quoted cells are rewritten as plain lines (see
-        # _unquote); the rest go to the decoder.
-        rewritten: dict[int, bytes] = {}
-        if specials and b"\x01" not in data and b"\x02" not in data:
-            simple = _SIMPLE_ROW[delim].fullmatch
-            ks = [k for k in specials if simple(lines[k], plen) is not None]
-            if ks:
-                # One substitution over all of them (C-level scan; a call per quoted cell).
-                joined = _unquote(b"\n".join([lines[k] for k in ks]), delim)
-                rewritten = dict(zip(ks, joined.split(b"\n")))
+        ones split column-wise by the engine, the others fed to the
+        decoder.  None: the decoder reads them all; False: a line is not at
+        row indentation (only when ``check`` is False: the caller then cuts
+        the run and calls again).  Sets ``_consumed``."""
+        assert self.splitter is not None
+        # (the engine takes the first ``cap`` lines itself; the native one
+        # reads the run in place: no copy of it)
+        got = self.splitter(data, base, end, plen, delim, width, min(cap, end - base))
+        if isinstance(got, tuple) and not isinstance(got, TokenRun):
+            verdict, quoted = got
+            if quoted:
                 self.quoted = True
-        frame: pl.DataFrame | None = None
-        n_plain = n_lines - len(specials) + len(rewritten)
-        if n_plain:
-            if specials:
-                spans = []
-                prev = 0
-                for k in specials:
-                    start, end = spans_of[k]
-                    if start > prev:
-                        spans.append(data[prev:start])
-                    new_line = rewritten.get(k)
-                    if new_line is not None:
-                        spans.append(new_line + b"\n")
-                    prev = end
-                spans.append(data[prev:])
-                plain = b"".join(spans)
-                if rewritten:
-                    specials = [k for k in specials if k not in rewritten]
-            else:
-                plain = data
-            split = self._split(plain, n_plain, delim, width, prefix)
-            if split is None:
-                return None  # not what it looked like: the decoder reads it all
-            if split is False:
+            if verdict == "not_indented":
                 return None if check else False
-            assert isinstance(split, pl.DataFrame)
-            frame = split
-        return self._replay(data, n_lines, {k: spans_of[k] for k in specials}, frame, len(data))
+            return None  # "not_plain", "unhandled": the decoder reads them
+        if got.quoted:
+            self.quoted = True
+        fed = {k: (base + start, base + stop) for k, start, stop in got.specials}
+        split_rows: Plain | None = None
+        if isinstance(got, TokenRun):
+            if got.columns is not None:
+                split_rows = pl.DataFrame(
+                    [pl.Series(f"c{i}", col, dtype=pl.String) for i, col in enumerate(got.columns)]
+                )
+        elif got.rows:
+            split_rows = NativeRows(got, 0, got.rows, list(range(width)))
+        return self._replay(data, got.lines, fed, split_rows, got.end)
 
     def _replay(
         self, data: bytes, n_lines: int, spans_of: dict[int, tuple[int, int]], frame: Plain | None, size: int
@@ -702,73 +598,11 @@ class TableScan:
         self._consumed = size
         return Piece(frame, rows, pos if frame is not None else None, first, gaps=gaps, texts=texts)
 
-    def _split(self, plain: bytes, n: int, delim: str, width: int, prefix: bytes) -> pl.DataFrame | None | bool:
-        """``n`` plain row lines -> one string column per leaf field.  None:
-        not plain after all (width, UTF-8); False: some line is not at row
-        indentation."""
-        names = [f"c{i}" for i in range(width)]
-        try:
-            # polars raises on a line with more fields than the schema; a line
-            # with fewer gets nulls at the end (checked below).
-            frame = pl.read_csv(
-                plain,
-                has_header=False,
-                separator=delim,
-                quote_char=None,
-                schema={c: pl.String for c in names},
-                raise_if_empty=False,
-            )
-        except Exception:  # invalid UTF-8, ragged lines: the decoder reports it precisely
-            return None
-        if frame.height != n:
-            return None
-        # A short line leaves a null in the last column; so does an empty last
-        # cell.  No nulls there (the usual case, an O(1) test): widths are
-        # right.  Else count delimiters: with none too many, a total of
-        # (width - 1) per line means each line has exactly that.
-        if frame.get_column(names[-1]).null_count() and plain.count(delim.encode()) != (width - 1) * n:
-            return None  # some line has the wrong width: the decoder says which
-        c0 = pl.col(names[0])
-        p = prefix.decode()
-        # Row indentation: exactly `prefix`, then not a space (views' inline
-        # prefixes make these checks cheap).
-        bad_indent = (~c0.str.starts_with(p) | c0.str.starts_with(p + " ") | (c0 == p) | c0.is_null()).any()
-        if frame.select(bad_indent).item():
-            return False
-        # (Cells with spaces around them are trimmed, as the decoder trims
-        # them, when the batch is typed: FrameReader._clean.)
-        return frame
 
-
-# A row line (after its indentation) whose cells are unquoted tokens without
-# quotes, colons, backslashes, CR or NUL, or quoted strings without escapes
-# sitting right against the delimiters: what the decoder does with it is
-# known without running it (split on unquoted delimiters, unquote).
-def _simple_row(delim: str) -> re.Pattern[bytes]:
-    d = re.escape(delim.encode())
-    quoted = rb'"[^"\\\n\r\x00]*"'
-    bare = rb'[^"' + d + rb':\\\n\r\x00]*'
-    cell = rb"(?:" + quoted + rb"|" + bare + rb")"
-    return re.compile(rb"(?![#\t])" + cell + rb"(?:" + d + cell + rb")*")
-
-
-_SIMPLE_ROW = {d: _simple_row(d) for d in DELIMITERS}
-# Marks a token that was a quoted string (always a string, whatever it
-# looks like) and stands in for the delimiter inside it; neither byte
-# occurs in a chunk where this is used.
+# In the native splitter's tokens: marks a token that was a quoted string
+# (always a string, whatever it looks like) and stands in for the delimiter
+# inside it; neither byte occurs in a run where the splitter uses them.
 QUOTED, DELIM_IN_QUOTES = "\x01", "\x02"
-
-
-_QUOTED_CELL = re.compile(rb'"([^"\n]*)"')
-
-
-def _unquote(lines: bytes, delim: str) -> bytes:
-    """Simple rows (see _SIMPLE_ROW) with each quoted cell as a marked plain
-    token: the marker, then the string with its delimiters stood in for.
-    (The width is checked with the other plain rows.)"""
-    d = delim.encode()
-    marker, stand_in = QUOTED.encode(), DELIM_IN_QUOTES.encode()
-    return _QUOTED_CELL.sub(lambda m: marker + m.group(1).replace(d, stand_in), lines)
 
 
 def untoken(tok: str, delim: str) -> str | None:
@@ -989,7 +823,7 @@ def token_expr(c: pl.Expr, base: pl.DataType, bits: int, quoted_delim: str | Non
     """An expression turning plain tokens (already checked to fit ``base``)
     into values; None when numbers in a String column need their canonical
     text (done value by value: rare).  ``quoted_delim``: the tokens may hold
-    marked quoted strings (see ``_unquote``)."""
+    marked quoted strings (see ``QUOTED``)."""
     value = pl.when(c != "null").then(c)
     if quoted_delim is not None and base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
         unq = c.str.slice(1).str.replace_all(DELIM_IN_QUOTES, quoted_delim, literal=True)
@@ -1121,8 +955,8 @@ class _Batch:
         frames = [p.frame for p in pieces if p.frame is not None and p.frame.height]
         self.n_fast = sum(f.height for f in frames)
         # The native engine's columns, while every plain row is one of
-        # theirs; the reference's string frame (``fast``) is made from them
-        # only where the reference path takes over.
+        # theirs; their string tokens (``fast``) are made only where the
+        # token kernels take over.
         self.native: list[NativeRows] | None = None
         self._fast: pl.DataFrame | None = None
         if frames and all(isinstance(f, NativeRows) for f in frames):
@@ -1135,14 +969,14 @@ class _Batch:
         self.pieces = pieces
         self.bits_fast: list[int | None] | None = None
         self.clean = False  # the fast path's deferred clean-up done (FrameReader._clean)
-        # The native columns' kinds were asked for (inference): the
-        # reference would have classified the tokens in full (bits_fast),
-        # which decides how it types the batch.
+        # The native columns' kinds were asked for (inference): the token
+        # path then classifies the tokens in full (bits_fast), which decides
+        # how it types the batch.
         self.classified = False
 
     @property
     def fast(self) -> pl.DataFrame | None:
-        """The plain rows' string tokens (the reference's frame)."""
+        """The plain rows' string tokens, one column per leaf."""
         if self._fast is None and self.native is not None:
             parts = [v.tokens() for v in self.native]
             self._fast = pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
@@ -1153,8 +987,8 @@ class _Batch:
         self._fast = frame
 
     def materialize(self) -> None:
-        """Make the reference's string frame of the native columns (still
-        to be cleaned: FrameReader._clean)."""
+        """Make the string tokens of the native columns (still to be
+        cleaned: FrameReader._clean)."""
         self.native = None if self.fast is not None else self.native
 
     @property
@@ -1690,7 +1524,7 @@ class FrameReader:
             frame = self._typed_native(batch)
             if frame is not None:
                 return frame
-            batch.materialize()  # the reference's way, on its string tokens
+            batch.materialize()  # the token kernels' way
             self._clean(batch)
             if batch.classified and batch.fast is not None:
                 batch.bits_fast = token_kinds(batch.fast)
@@ -1785,12 +1619,15 @@ class FrameReader:
             except ToonDecodeError as e:
                 misfits[i] = e
         if misfits:
-            raise min(misfits.values(), key=lambda e: e.line or 0)
+            # The document's first; on one line, the first column in selection
+            # order (not the order the checks above happened to find them in,
+            # which differs between the fast and the decoder rows).
+            raise min(misfits.items(), key=lambda kv: (kv[1].line or 0, kv[0]))[1]
         return _frame(self._assemble(leaves, batch.n))
 
     def _typed_native(self, batch: _Batch) -> pl.DataFrame | None:
         """The batch typed from the native engine's columns, exactly as
-        :meth:`_typed` types the same rows; None where the reference must
+        :meth:`_typed` types the same rows; None where the token path must
         (a value that does not fit, which it reports; numbers in a String
         column, which need their canonical text; a Decimal column)."""
         assert self.dtypes is not None and batch.native is not None
@@ -1817,7 +1654,7 @@ class FrameReader:
             try:
                 leaves.append(self._leaf(batch, parts, exact_cols, order, name, base, dtype, i))
             except ToonDecodeError:
-                return None  # (the reference finds the document's first error)
+                return None  # (the token path finds the document's first error)
         return _frame(self._assemble(leaves, batch.n))
 
     def _leaf(
