@@ -427,3 +427,21 @@ def test_module_interface() -> None:
     assert _native.ValueDecoder().close() == {}
     if os.environ.get(ENGINE_VARIABLE, "") in ("", "native"):
         assert _engine.current().loads is _native.loads  # the seam runs this module
+
+
+_STRINGS = ["", "a", "key", "x" * 70, "x" * 100_000, "caf\u00e9", "\u00e9", "\U0001f600x", "a\u0000b", "\u007f", "tab\there"]
+
+
+@pytest.mark.parametrize("s", _STRINGS, ids=lambda s: f"{len(s)}-{s[:6]!r}")
+def test_strings_are_exact_python_strs(s: str) -> None:
+    # ASCII strings are made by the binding's own str constructor (pystr.rs): the same str in
+    # every respect (type, length, ASCII-ness, hash, equality), as keys, values, table cells
+    # and long uncached keys alike.
+    doc = {s: s, "t": [{"a": s, "b": 1}, {"a": s, "b": 2}], "l": [s, s]}
+    text = toonstream.dumps(doc)
+    got = _native.loads(text.encode())
+    assert identical(got, toonstream.loads(text)) and got == doc
+    for v in (next(iter(got)), got[s], got["t"][1]["a"], got["l"][0]):
+        assert type(v) is str and v == s and len(v) == len(s) and v.isascii() == s.isascii()
+        assert hash(v) == hash(s)
+    assert _native.dumps(got, indent_size=2, delimiter=",", max_depth=1000, missing_as_null=False) == text

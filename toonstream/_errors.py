@@ -2,7 +2,7 @@
 
 Helpers deep in the decoder raise :class:`ToonDecodeError` without a location;
 the state machine, which knows the current line, attaches ``line``, ``column``
-and ``line_text`` before the error leaves the library (see ``_machine.py``).
+and ``line_text`` before the error leaves the library (see ``_reference/machine.py``).
 """
 
 from __future__ import annotations

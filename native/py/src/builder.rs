@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+
+use crate::pystr::new_str;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use toonstream_native::{
@@ -183,7 +185,7 @@ impl KeyCache {
 
     pub(crate) fn get<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
         if key.len() > self.max_len {
-            return PyString::new(py, key);
+            return new_str(py, key);
         }
         if self.slots.is_empty() {
             self.slots.resize_with(KEY_CACHE_SLOTS, || None);
@@ -194,7 +196,7 @@ impl KeyCache {
                 return s.bind(py).clone();
             }
         }
-        let s = PyString::new(py, key);
+        let s = new_str(py, key);
         if let Some(slot) = self.slots.get_mut(i) {
             *slot = Some((key.into(), s.clone().unbind()));
         }
@@ -470,7 +472,7 @@ pub fn scalar_object<'py>(
         Scalar::Null => py.None().into_bound(py),
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
-        Scalar::Str(t) => PyString::new(py, t).into_any(),
+        Scalar::Str(t) => new_str(py, t).into_any(),
         Scalar::Float(t) => match parse_float {
             Some(f) => call_parse_float(py, f, t)?,
             None => match float_value(t) {

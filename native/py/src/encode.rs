@@ -35,6 +35,8 @@ use std::collections::{HashMap, HashSet};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
+
+use crate::pystr::new_str;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use toonstream_native::format::{decimal_text, quote, unquoted_key, write_float, write_str_cell};
 
@@ -1423,7 +1425,7 @@ fn walk_with<'py>(
     super::guarded(&mut false, || {
         let mut enc = Encoder::new(py, &o);
         match walk(&mut enc) {
-            Ok(()) => Ok(PyString::new(py, &enc.out).into_any().unbind()),
+            Ok(()) => Ok(new_str(py, &enc.out).into_any().unbind()),
             Err(Stop::Decline) => Ok(py.NotImplemented()),
             Err(Stop::Err(e)) => Err(e),
         }

@@ -24,6 +24,8 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+
+use crate::pystr::new_str;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
@@ -813,7 +815,7 @@ impl Sink for ItemsSink<'_, '_> {
         if let Some(top) = self.s.scopes.last_mut() {
             top.set_key(key);
             if self.s.kv && matches!(top.mark, Mark::Map(true)) {
-                self.s.key = Some(PyString::new(self.py, key).unbind());
+                self.s.key = Some(new_str(self.py, key).unbind());
             }
         }
         Ok(())
@@ -901,7 +903,7 @@ impl Sink for ItemsSink<'_, '_> {
         let shape = shape.clone();
         if self.s.kv && top.prefix == self.s.target {
             let row = self.s.builder.row(py, &shape, cells)?;
-            let t = PyTuple::new(py, [PyString::new(py, key).into_any(), row.into_any()])?;
+            let t = PyTuple::new(py, [new_str(py, key).into_any(), row.into_any()])?;
             self.s.out.push(t.into_any().unbind());
             return Ok(());
         }

@@ -16,7 +16,8 @@
 //! panic (a bug) surfaces as a `RuntimeError`, never as an abort or a
 //! `BaseException`; Ctrl-C interrupts a long call (signals are checked every
 //! so many sink calls).  No `unsafe` but in [`arrow`]'s Arrow C data
-//! interface reader (each use commented): PyO3's safe API only.
+//! interface reader and [`pystr`]'s ASCII strings (each use commented):
+//! PyO3's safe API only.
 
 #![deny(unsafe_code)]
 #![cfg_attr(
@@ -32,6 +33,7 @@ mod frames;
 mod json;
 mod jsonl;
 mod push;
+mod pystr;
 mod rows;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

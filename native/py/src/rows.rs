@@ -20,6 +20,8 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+
+use crate::pystr::new_str;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
@@ -275,7 +277,7 @@ impl Sink for RowSink<'_, '_> {
         if self.s.refused.is_some() {
             return Ok(());
         }
-        let k = PyString::new(py, key);
+        let k = new_str(py, key);
         let row = match &mark.shape {
             Some(shape) => {
                 let d = PyDict::new(py);
