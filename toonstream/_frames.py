@@ -49,7 +49,7 @@ with requires("reading TOON tables (toonstream.polars, toonstream.arrow.iter_bat
 from ._reference.build import leaf_names
 from ._errors import ToonDecodeError
 from ._reference.events import Fields, StartTable
-from ._reference.grammar import DELIMITERS, NUMBER, NUMBER_INTEGER
+from ._reference.grammar import NUMBER, NUMBER_INTEGER
 from ._reference.numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
 from ._reference.runs import TokenRun, table_columns
 from ._reference.scalars import Fail, find_unquoted, split_cells
@@ -534,7 +534,7 @@ class TableScan:
         # (the engine takes the first ``cap`` lines itself; the native one
         # reads the run in place: no copy of it)
         got = self.splitter(data, base, end, plen, delim, width, min(cap, end - base))
-        if isinstance(got, tuple) and not isinstance(got, TokenRun):
+        if isinstance(got, tuple):
             verdict, quoted = got
             if quoted:
                 self.quoted = True

@@ -13,13 +13,14 @@ converts each trimmed cell, nothing else, so its tokens are all a reader
 needs.  Every other line at the row indentation is a *special* line, left
 to the decoder (which reads it exactly, or reports it).  Tokens are not
 trimmed (the first column keeps the indentation; the readers trim whole
-columns) nor converted (they type whole columns).  No polars or pyarrow here: lists of ``str``.
+columns) nor converted (they type whole columns).  No polars or pyarrow
+here: lists of ``str``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from .scalars import split_columns
 
@@ -40,13 +41,15 @@ def _not_indented(plen: int) -> re.Pattern[bytes]:
     return pattern
 
 
-class TokenRun(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class TokenRun:
     """A run split by :func:`table_columns`: ``lines`` lines (``end`` bytes
     from the run's start), ``rows`` of them plain, whose cells are
     ``columns`` (one list of raw tokens per column, in line order; None when
     ``rows`` is 0); ``specials`` the others, as (line index, start, end
     after the LF), byte offsets from the run's start.  ``quoted`` is always
-    False (no quoted cell is ever a token here)."""
+    False (no quoted cell is ever a token here).  Not a tuple: a tuple is a
+    verdict."""
 
     lines: int
     end: int

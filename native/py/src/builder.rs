@@ -20,13 +20,13 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-
-use crate::pystr::new_str;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use toonstream_native::{
     float_value, Cells, DecodeError, FieldOp, FloatValue, Scalar, Sink, Table,
 };
+
+use crate::pystr::new_str;
 
 /// Why the builder stopped: a Python error (from `parse_float`, a signal
 /// handler, memory) or a decode error of the core.  (The orphan rule forbids

@@ -35,10 +35,10 @@ use std::collections::{HashMap, HashSet};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-
-use crate::pystr::new_str;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use toonstream_native::format::{decimal_text, quote, unquoted_key, write_float, write_str_cell};
+
+use crate::pystr::new_str;
 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
 const DEFAULT_MAX_DEPTH: i64 = 10_000;

@@ -24,13 +24,12 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-
-use crate::pystr::new_str;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
 use crate::push::{collect_into_out, push_class, Collect, Push};
+use crate::pystr::new_str;
 use toonstream_native::prefix::{item_prefix, value_prefix, Kind, Scope};
 
 // ------------------------------------------------------------------ parse

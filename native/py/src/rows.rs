@@ -20,14 +20,13 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-
-use crate::pystr::new_str;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
 use crate::push::{collect_into_out, push_class, Collect, Push};
+use crate::pystr::new_str;
 use toonstream_native::prefix::{value_prefix, Kind, Scope};
 
 static DECODE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
