@@ -211,7 +211,16 @@ impl Decoder {
         self.lines.at_line_boundary()
     }
 
+    #[inline]
     fn check(&self) -> Result<(), DecodeError> {
+        if self.failed.is_none() && !self.poisoned {
+            return Ok(()); // (every feed asks: the usual answer stays inline)
+        }
+        self.refuse()
+    }
+
+    #[cold]
+    fn refuse(&self) -> Result<(), DecodeError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
@@ -227,14 +236,22 @@ impl Decoder {
         Ok(())
     }
 
+    #[inline]
     fn finish<E: From<DecodeError>>(&mut self, r: Result<(), Stop<E>>) -> Result<(), E> {
         match r {
             Ok(()) => Ok(()),
-            Err(Stop::Decode(e)) => {
+            Err(stop) => self.stopped(stop),
+        }
+    }
+
+    #[cold]
+    fn stopped<E: From<DecodeError>>(&mut self, stop: Stop<E>) -> Result<(), E> {
+        match stop {
+            Stop::Decode(e) => {
                 self.failed = Some(e.clone());
                 Err(e.into())
             }
-            Err(Stop::Sink(e)) => {
+            Stop::Sink(e) => {
                 self.poisoned = true;
                 Err(e)
             }

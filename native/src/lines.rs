@@ -21,8 +21,11 @@ const BOM: char = '\u{feff}';
 pub(crate) struct LineSplitter {
     /// The current partial line (valid UTF-8, BOM already skipped).
     partial: String,
-    /// Its length in characters (`max_line_length` counts characters).
+    /// The characters in `partial[..counted]` (`max_line_length` counts characters).  Counted
+    /// only once the partial line has more bytes than the limit allows characters: a shorter
+    /// one cannot break it, and counting every small feed's tail was a fifth of its cost.
     partial_chars: usize,
+    counted: usize,
     /// An incomplete UTF-8 sequence from the end of the last feed.
     carry: [u8; 4],
     carry_len: usize,
@@ -52,6 +55,7 @@ impl LineSplitter {
         LineSplitter {
             partial: String::new(),
             partial_chars: 0,
+            counted: 0,
             carry: [0; 4],
             carry_len: 0,
             max_line: max_line_length,
@@ -115,51 +119,40 @@ impl LineSplitter {
             codes::INVALID_UTF8,
             format!("invalid UTF-8 ({reason})"),
             self.lines_emitted + 1,
-            self.partial_chars as u64 + 1,
+            self.partial.chars().count() as u64 + 1,
             &self.partial,
         );
         self.partial.clear();
+        self.partial_chars = 0;
+        self.counted = 0;
         e
     }
 
     fn append_partial(&mut self, s: &str) -> Result<(), DecodeError> {
-        let s = self.skip_bom(s);
         if s.is_empty() {
             return Ok(());
         }
+        let s = self.skip_bom(s);
         self.partial.push_str(s);
-        self.partial_chars += s.chars().count();
         // A CR at the end of the partial line may be the first half of a CRLF (or the final
         // CR at the end of input), which is not part of the line: it is not counted until the
         // next character shows it is content, so the verdict does not depend on the chunking.
-        let counted = self.partial_chars - usize::from(self.partial.ends_with('\r'));
-        if counted > self.max_line {
+        let cr = usize::from(self.partial.ends_with('\r'));
+        if self.partial.len() - cr <= self.max_line {
+            return Ok(()); // (no more characters than bytes)
+        }
+        // (only the part not counted yet: a long partial line is counted once in all)
+        let new = self.partial.get(self.counted..).unwrap_or("");
+        self.partial_chars += new.chars().count();
+        self.counted = self.partial.len();
+        if self.partial_chars - cr > self.max_line {
             return Err(self.too_long());
         }
         Ok(())
     }
 
-    /// Hand the complete line `seg` (the bytes before an LF, after the
+    /// Hand the complete line `seg` (the text before an LF, after the
     /// partial line) to `on_line`.
-    fn complete<E>(
-        &mut self,
-        seg: &[u8],
-        on_line: &mut impl FnMut(u64, &str) -> Result<(), Stop<E>>,
-    ) -> Result<(), Stop<E>> {
-        let seg = match std::str::from_utf8(seg) {
-            Ok(s) => s,
-            Err(e) => {
-                // (an incomplete sequence right before the LF is invalid too)
-                let good = std::str::from_utf8(&seg[..e.valid_up_to()]).unwrap_or("");
-                self.append_partial(good)?;
-                let reason = utf8_reason(seg.get(e.valid_up_to()).copied());
-                return Err(self.invalid_utf8(reason).into());
-            }
-        };
-        self.complete_str(seg, on_line)
-    }
-
-    /// [`Self::complete`] for a line already known to be valid UTF-8.
     fn complete_str<E>(
         &mut self,
         seg: &str,
@@ -180,6 +173,7 @@ impl LineSplitter {
             let mut partial = std::mem::take(&mut self.partial);
             partial.push_str(seg);
             self.partial_chars = 0;
+            self.counted = 0;
             let line = strip_cr(&partial);
             if line.len() > self.max_line && line.chars().count() > self.max_line {
                 return Err(self.too_long().into());
@@ -230,42 +224,32 @@ impl LineSplitter {
                 Err(_) => return Err(self.invalid_utf8(utf8_reason(Some(carry[0]))).into()),
             }
         }
-        // The complete lines are validated as UTF-8 in one pass (cheaper than
-        // one per line); if that fails, line by line, so that the lines
-        // before the bad one are handed over first and the error is located
-        // exactly as before.
-        let whole = memchr::memrchr(b'\n', data)
-            .and_then(|last| std::str::from_utf8(&data[..last]).ok().map(|s| (s, last)));
-        if let Some((lines, last)) = whole {
-            let mut start = 0;
-            for nl in memchr::memchr_iter(b'\n', lines.as_bytes()).chain([lines.len()]) {
-                // (an LF is always a character boundary)
-                self.complete_str(lines.get(start..nl).unwrap_or(""), on_line)?;
-                start = nl + 1;
+        // One UTF-8 validation for the whole feed (a small feed paid one per piece before): the
+        // valid prefix's complete lines are handed over first, so that an invalid sequence is
+        // reported after the lines before it, located in its own line as before.
+        let (text, bad) = match std::str::from_utf8(data) {
+            Ok(s) => (s, None),
+            Err(e) => (
+                std::str::from_utf8(&data[..e.valid_up_to()]).unwrap_or(""),
+                Some(e),
+            ),
+        };
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            // (an LF is always a character boundary)
+            self.complete_str(text.get(start..nl).unwrap_or(""), on_line)?;
+            start = nl + 1;
+        }
+        self.append_partial(text.get(start..).unwrap_or(""))?;
+        if let Some(e) = bad {
+            let v = e.valid_up_to();
+            if e.error_len().is_some() {
+                return Err(self.invalid_utf8(utf8_reason(data.get(v).copied())).into());
             }
-            data = &data[last + 1..];
-        }
-        while let Some(nl) = memchr::memchr(b'\n', data) {
-            let (seg, rest) = (&data[..nl], &data[nl + 1..]);
-            data = rest;
-            self.complete(seg, on_line)?;
-        }
-        if data.is_empty() {
-            return Ok(());
-        }
-        match std::str::from_utf8(data) {
-            Ok(s) => self.append_partial(s)?,
-            Err(e) => {
-                let v = e.valid_up_to();
-                let good = std::str::from_utf8(&data[..v]).unwrap_or("");
-                self.append_partial(good)?;
-                if e.error_len().is_some() {
-                    return Err(self.invalid_utf8(utf8_reason(data.get(v).copied())).into());
-                }
-                let tail = &data[v..];
-                self.carry_len = tail.len().min(4);
-                self.carry[..self.carry_len].copy_from_slice(&tail[..self.carry_len]);
-            }
+            // an incomplete sequence at the end: carried to the next feed
+            let tail = &data[v..];
+            self.carry_len = tail.len().min(4);
+            self.carry[..self.carry_len].copy_from_slice(&tail[..self.carry_len]);
         }
         Ok(())
     }
@@ -426,6 +410,19 @@ mod tests {
         // a too-long line before invalid UTF-8 is the error
         let e = split(&[b"123456\xff"], 4).unwrap_err();
         assert_eq!(e.code, codes::LINE_TOO_LONG);
+    }
+
+    /// The partial line is counted in characters only once it has more bytes than the limit,
+    /// and then only its new part: the verdict is the same in every chunking.
+    #[test]
+    fn multibyte_partial_lines_counted_once_past_the_byte_limit() {
+        assert_eq!(all_splits("éééééé\n".as_bytes(), 6), Ok(lines(&["éééééé"])));
+        let e = all_splits("ok\néééééé€\n".as_bytes(), 6).unwrap_err();
+        assert_eq!((e.code, e.line, e.column), (codes::LINE_TOO_LONG, 2, 7));
+        // a partial line past the byte limit, then an invalid byte: the column counts characters
+        let e = all_splits(b"\xc3\xa9\xc3\xa9\xc3\xa9x\xff", 4).unwrap_err();
+        assert_eq!((e.code, e.line, e.column), (codes::INVALID_UTF8, 1, 5));
+        assert_eq!(e.line_text, "\u{e9}\u{e9}\u{e9}x");
     }
 
     /// A line of exactly `max_line_length` characters ending in CRLF fits,

@@ -331,15 +331,22 @@ impl ValueDecoder {
     /// Add a chunk (bytes, bytearray, memoryview or str).
     fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check()?;
-        let data = self::chunk(chunk)?;
+        // (bytes, the usual chunk, is read in place without a new reference: a small feed's
+        // fixed cost is what decides the chunking target)
+        let data;
+        let bytes = match chunk.cast::<PyBytes>() {
+            Ok(b) => b.as_bytes(),
+            Err(_) => {
+                data = self::chunk(chunk)?;
+                data.bytes()?
+            }
+        };
         let (decoder, builder) = (&mut self.decoder, &mut self.builder);
-        let r = guarded(&mut self.broken, || {
-            let bytes = data.bytes()?;
+        guarded(&mut self.broken, || {
             decoder
                 .feed(bytes, &mut builder.sink(py))
                 .map_err(|e: BindError| e.into_py(py))
-        });
-        r
+        })
     }
 
     /// End of input: the count checks run, and the value is returned
