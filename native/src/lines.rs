@@ -128,6 +128,7 @@ impl LineSplitter {
         e
     }
 
+    #[inline]
     fn append_partial(&mut self, s: &str) -> Result<(), DecodeError> {
         if s.is_empty() {
             return Ok(());
@@ -141,6 +142,12 @@ impl LineSplitter {
         if self.partial.len() - cr <= self.max_line {
             return Ok(()); // (no more characters than bytes)
         }
+        self.count_partial(cr)
+    }
+
+    /// [`Self::append_partial`] past the byte limit (out of line: most feeds never get here).
+    #[cold]
+    fn count_partial(&mut self, cr: usize) -> Result<(), DecodeError> {
         // (only the part not counted yet: a long partial line is counted once in all)
         let new = self.partial.get(self.counted..).unwrap_or("");
         self.partial_chars += new.chars().count();
