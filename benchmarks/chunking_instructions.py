@@ -79,21 +79,20 @@ def main() -> None:
     import toonstream
 
     rows = []
-    tmp = Path(tempfile.mkdtemp())
     print("| dataset | chunk | instructions | vs whole |")
     print("|---|---:|---:|---:|")
-    for name, n in DATASETS:
-        path = tmp / f"{name}.toon"
-        path.write_bytes(toonstream.dumps(getattr(datasets, name)(n)).encode())
-        whole = None
-        for chunk in CHUNKS:
-            count = instructions(path, chunk)
-            whole = whole or count
-            label = "whole" if chunk is None else f"{chunk:,} B"
-            print(f"| {name} {n:,} | {label} | {count / 1e6:.1f}M | {count / whole:.3f}x |", flush=True)
-            rows.append({"dataset": name, "n": n, "chunk": chunk, "instructions": count,
-                         "vs_whole": count / whole})
-    shutil.rmtree(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, n in DATASETS:
+            path = Path(tmp, f"{name}.toon")
+            path.write_bytes(toonstream.dumps(getattr(datasets, name)(n)).encode())
+            whole = None
+            for chunk in CHUNKS:
+                count = instructions(path, chunk)
+                whole = whole or count
+                label = "whole" if chunk is None else f"{chunk:,} B"
+                print(f"| {name} {n:,} | {label} | {count / 1e6:.1f}M | {count / whole:.3f}x |", flush=True)
+                rows.append({"dataset": name, "n": n, "chunk": chunk, "instructions": count,
+                             "vs_whole": count / whole})
     out = HERE / "results" / "chunking_instructions.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(rows, indent=1) + "\n")

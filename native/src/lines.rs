@@ -95,9 +95,16 @@ impl LineSplitter {
         s.strip_prefix(BOM).unwrap_or(s)
     }
 
+    /// Empty the partial line and its character count (which is derived from it).
+    fn clear_partial(&mut self) {
+        self.partial.clear();
+        self.partial_chars = 0;
+        self.counted = 0;
+    }
+
     fn too_long(&mut self) -> DecodeError {
         self.closed = true;
-        self.partial.clear();
+        self.clear_partial();
         DecodeError::new(
             codes::LINE_TOO_LONG,
             format!(
@@ -122,9 +129,7 @@ impl LineSplitter {
             self.partial.chars().count() as u64 + 1,
             &self.partial,
         );
-        self.partial.clear();
-        self.partial_chars = 0;
-        self.counted = 0;
+        self.clear_partial();
         e
     }
 
@@ -179,8 +184,7 @@ impl LineSplitter {
         } else {
             let mut partial = std::mem::take(&mut self.partial);
             partial.push_str(seg);
-            self.partial_chars = 0;
-            self.counted = 0;
+            self.clear_partial(); // (the taken buffer comes back below, emptied)
             let line = strip_cr(&partial);
             if line.len() > self.max_line && line.chars().count() > self.max_line {
                 return Err(self.too_long().into());
