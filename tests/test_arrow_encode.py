@@ -248,6 +248,55 @@ def test_struct_columns_nested_headers() -> None:
     check(pa.table({"id": [1, 2, 3], "o": outer, "s": inner}))
 
 
+def _nested_struct(levels: int) -> pa.Array:
+    """Three rows of a struct nested ``levels`` deep: {"s": {"s": ... {"x": i, "y": "a,b"}}}."""
+    arr: pa.Array = pa.StructArray.from_arrays([pa.array([1, 2, 3]), pa.array(["a,b", "c", None])], names=["x", "y"])
+    for _ in range(levels - 1):
+        arr = pa.StructArray.from_arrays([arr, pa.array([True, False, None])], names=["s", "f"])
+    return arr
+
+
+@pytest.mark.parametrize("levels", [1, 2, 3, 4, 5])
+def test_struct_depth_decided_as_dumps_decides(levels: int) -> None:
+    # The Arrow encoder's table decision is the shape plan's, asked about a row standing for the
+    # schema: at every max_depth it gives dumps' text of the rows (or dumps' error), and it decides
+    # tabular exactly where the plan does on the rows themselves.
+    from toonstream._arrow_encode import schema_shape
+    from toonstream._reference.shape import ShapePlan
+
+    table = pa.table({"id": [1, 2, 3], "s": _nested_struct(levels)})
+    rows = table.to_pylist()
+    for max_depth in range(1, levels + 4):
+        shape = schema_shape(table.schema, has_default=False, max_depth=max_depth)
+        assert (shape is None) == (ShapePlan(lambda v: v, max_depth).uniform_fields(rows) is None), max_depth
+        for key in (None, "rows"):
+            try:
+                want: Any = expected(table, key, max_depth=max_depth)
+            except ToonEncodeError as e:
+                want = ("error", str(e), e.path)
+            try:
+                got: Any = encoded(table, key=key, max_depth=max_depth)
+            except ToonEncodeError as e:
+                got = ("error", str(e), e.path)
+            assert got == want, (max_depth, key)
+    assert schema_shape(table.schema, has_default=False, max_depth=levels) is not None
+    assert schema_shape(table.schema, has_default=False, max_depth=levels - 1) is None
+
+
+def test_repeated_struct_field_names_take_the_row_path() -> None:
+    # no table of them (a Python row holds each key once): the per-row path fails as to_pylist does
+    from toonstream._arrow_encode import schema_shape
+
+    inner = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["x", "x"])
+    table = pa.table({"id": [1, 2], "s": inner})
+    assert schema_shape(table.schema, has_default=False, max_depth=10) is None
+    with pytest.raises(Exception) as ours:
+        encoded(table)
+    with pytest.raises(Exception) as theirs:
+        expected(table)
+    assert type(ours.value) is type(theirs.value)
+
+
 def test_null_struct_makes_it_non_tabular() -> None:
     s = pa.array([{"x": 1}, None, {"x": 3}], pa.struct([("x", pa.int64())]))
     table = pa.table({"id": [1, 2, 3], "s": s})

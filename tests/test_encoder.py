@@ -488,7 +488,7 @@ def test_long_string_columns() -> None:
                     assert flags[0] <= needs <= flags[0] | flags[1]
 
 
-def test_flat_table_fast_path_equals_walk() -> None:
+def test_flat_tables_native_equals_walk() -> None:
     n = _encoder.TABLE_BATCH + 5
     rows = [
         {"id": i, "s": [1.5, 2, -0.0, 10**20, 1e21, True, None, "x", decimal.Decimal("1.5")][i % 9], "t": f"u{i}"}

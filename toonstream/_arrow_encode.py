@@ -49,7 +49,7 @@ from . import _engine
 from ._errors import ToonEncodeError
 from ._optional import requires
 from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
-from ._reference.numbers import encode_float
+from ._reference.shape import ShapePlan, leaf_paths
 from ._reference.writer import Fields, header, key_text, primitive_formatter
 from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
@@ -371,39 +371,48 @@ def _leaf_kind(t: Any) -> str | None:
 def schema_shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
     """The tabular shape ``dumps`` would find for any rows of this schema (None:
     never tabular, or not certainly; the per-row path is exact).  Null structs
-    are data, checked separately."""
-    if len(schema) == 0:
-        return None
-    leaves: list[_Leaf] = []
-    root: Fields = []
-    # depth-first, in field order: an explicit stack of iterators
-    stack: list[tuple[Iterator[Any], Fields, tuple[str, ...]]] = [(iter(list(schema)), root, ())]
+    are data, checked separately.
+
+    The decision is the shape plan's (``_reference/shape.py``), asked about
+    one row that stands for every row of the schema: a dict per struct with
+    its fields' names, ``None`` at each leaf.  Rows without null structs have
+    exactly these keys at every level and a primitive at every leaf (each
+    leaf kind's ``to_pylist`` values are primitives, or host values that
+    normalize to primitives), so the plan decides the same for all of them
+    as for this one.  What a row cannot show is left to the per-row path:
+    leaf types without a kind (lists, maps, unions...), opaque leaves with a
+    ``default`` (which may turn them into anything), and names repeated
+    within one struct or the schema (a Python row holds each key once)."""
+    probe: dict[str, Any] = {}
+    kinds: dict[tuple[str, ...], tuple[str, Any]] = {}
+    # depth-first, in field order: an explicit stack of (fields left, their row, path)
+    stack: list[tuple[Iterator[Any], dict[str, Any], tuple[str, ...]]] = [(iter(list(schema)), probe, ())]
     while stack:
-        it, out, prefix = stack[-1]
+        it, row, prefix = stack[-1]
         f = next(it, None)
         if f is None:
             stack.pop()
             continue
+        if f.name in row:
+            return None
         t = f.type
         path = prefix + (f.name,)
         if pt.is_struct(t):
-            children = [t.field(i) for i in range(t.num_fields)]
-            if not children or len({c.name for c in children}) != len(children) or len(path) >= max_depth - 2:
-                return None
-            sub: Fields = []
-            out.append((f.name, sub))
-            stack.append((iter(children), sub, path))
+            sub: dict[str, Any] = {}
+            row[f.name] = sub
+            stack.append((iter([t.field(i) for i in range(t.num_fields)]), sub, path))
             continue
         kind = _leaf_kind(t)
         if kind is None or (kind == "opaque" and has_default):
             return None
-        out.append((f.name, None))
-        leaves.append(_Leaf(path, kind, t))
-    names = [f.name for f in schema]
-    if len(set(names)) != len(names):
+        row[f.name] = None
+        kinds[path] = (kind, t)
+    fields = ShapePlan(lambda v: v, max_depth).uniform_fields([probe])
+    if fields is None:
         return None
+    leaves = [_Leaf(p, *kinds[p]) for p in leaf_paths(fields)]
     structs = [f.name for f in schema if pt.is_struct(f.type)]
-    return _Shape(root, leaves, structs)
+    return _Shape(fields, leaves, structs)
 
 
 def _struct_has_nulls(arr: Any) -> bool:

@@ -7,12 +7,14 @@ entries, not Python frames, so a 100k-deep value ends in a ToonEncodeError
 (``max_depth``) or in correct output, never in RecursionError; the same stack
 detects cycles.
 
-Every encoder of the reference engine makes its decisions here: ``dumps``,
-``dump`` and ``encode_lines`` run the walk, and the streaming encoders
-(``streaming.py``) plan their arrays with its shape checks
-(``_uniform_fields``, ``conforms``, :class:`UnionShape`).  A column-wise fast
-path that mirrored the walk decision for decision was removed once the native
-engine covered ``dumps`` (the cost on this engine: benchmarks/README.md).
+Every encoder of the reference engine takes its table decisions from one
+shape plan (``_reference/shape.py``): ``dumps``, ``dump`` and
+``encode_lines`` run the walk, which asks it; the streaming encoders
+(``streaming.py``) plan their arrays with it one element at a time
+(``conforms``, ``UnionShape``), and the Arrow encoder asks it about a
+schema.  A column-wise fast path that mirrored the walk decision for
+decision was removed once the native engine covered ``dumps`` (the cost on
+this engine: benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ._errors import ToonEncodeError
 from ._reference.grammar import DELIMITERS
 from ._reference.normalize import PRIMITIVE, normalize, plain_keys
 from ._reference.quoting import NEEDS_QUOTE
+from ._reference.shape import NATIVE_TYPES, ShapePlan, leaf_count, leaf_paths
 from ._reference.writer import Fields, LineSink, header, key_text, primitive_formatter
 
 __all__ = ["dumps", "dump", "encode_lines"]
@@ -143,9 +146,10 @@ class Walk:
         # one (the key's object is not on its stack) but not this.
         self.depth_shown = max_depth
         self.prim = primitive_formatter(self.d, default)
+        self.shape = ShapePlan(self.norm, max_depth)
 
     def norm(self, v: Any) -> Any:
-        if type(v) in _FAST_NATIVE:
+        if type(v) in NATIVE_TYPES:
             return v
         return normalize(v, self.default)
 
@@ -208,7 +212,7 @@ class Walk:
         if t is dict:
             if not v:
                 return  # §8: an empty root object is an empty document
-            fields = self._keyed_fields(v)
+            fields = self.shape.keyed_fields(v)
             if fields is not None:
                 yield from self._keyed("", v, fields, 0)
             else:
@@ -252,7 +256,7 @@ class Walk:
                 if not v:
                     yield f"{lead}{ek}:"
                 else:
-                    fields = self._keyed_fields(v)
+                    fields = self.shape.keyed_fields(v)
                     if fields is not None:
                         yield (k, v, self._keyed(lead + ek, v, fields, depth))
                     else:
@@ -270,7 +274,7 @@ class Walk:
         its rows or items go at ``depth + 1``."""
         d = self.d
         kinds = set(map(type, arr))
-        items = arr if kinds <= _FAST_NATIVE else self._norm_all(arr)
+        items = arr if kinds <= NATIVE_TYPES else self._norm_all(arr)
         if items is not arr:
             kinds = set(map(type, items))
         n = len(items)
@@ -286,14 +290,14 @@ class Walk:
             yield f"{header(head, n, d)} {d.join(cells)}"
             return
         if tabular:
-            table = self._table(items)
+            table = self.shape.table(items)
             if table is not None:  # §9.3
                 fields, leaves = table
                 yield header(head, n, d, fields)
                 yield from self._table_rows(items, fields, leaves, depth + 1)
                 return
             if self.missing_as_null:
-                union = self._union_fields(items)
+                union = self.shape.union_fields(items)
                 if union is not None:  # opt-in: a missing key is written as null
                     yield header(head, n, d, union)
                     yield from self.rows_text(items, union, depth + 1, lenient=True)
@@ -323,135 +327,6 @@ class Walk:
 
     # ------------------------------------------------------------------ tables
 
-    def _uniform_fields(self, objs: list[Any]) -> Fields | None:
-        """The header field tree if ``objs`` qualify for tabular form (§9.3), else None.
-
-        Iterative over nested-uniform columns; gives up (None) past max_depth,
-        which also stops self-referencing rows.
-        """
-        table = self._table(objs)
-        return None if table is None else table[0]
-
-    def _table(self, objs: list[Any], dicts: bool = False) -> tuple[Fields, list[tuple[list[Any], set[type]]]] | None:
-        """``_uniform_fields`` plus what it saw on the way: the leaf columns
-        (normalized values) in header order, each with its set of types.
-        ``dicts``: the caller knows that every one of ``objs`` is a dict."""
-        root: Fields = []
-        # (a group, or None: the end of the subtree below the innermost open group)
-        todo: list[tuple[list[Any], Fields, int, tuple[str, ...]] | None] = [(objs, root, 0, ())]
-        leaves: dict[tuple[str, ...], tuple[list[Any], set[type]]] = {}
-        norm = self.norm
-        # The first rows of the groups open above this one.  A first row met again below itself
-        # is a cycle (the walk reports it): without this check, a cyclic row whose dict values
-        # repeat (d = {"x": d, "y": d}) would double the groups at every level down to max_depth.
-        open_firsts: list[int] = []
-        open_set: set[int] = set()
-        while todo:
-            entry = todo.pop()
-            if entry is None:
-                open_set.discard(open_firsts.pop())
-                continue
-            group, out, level, path = entry
-            if level > self.depth_shown:
-                return None
-            first = group[0]
-            if type(first) is not dict or not first:
-                return None
-            if id(first) in open_set:
-                return None
-            open_firsts.append(id(first))
-            open_set.add(id(first))
-            todo.append(None)
-            # C-level checks over the whole group: all dicts, all of one size;
-            # then every key of the first is in every one (itemgetter raises
-            # KeyError otherwise), so all have the same key set.
-            width = len(first)
-            if not (dicts and group is objs) and set(map(type, group)) != {dict}:
-                return None
-            if set(map(len, group)) != {width}:
-                return None
-            names = list(first)
-            # The first row's keys are the header: exact strs only (a row of
-            # other keys, str subclasses too, is written as an object, whose
-            # keys are their contents).  Other rows are matched to the header
-            # by dict lookup (see ``_STR``).
-            if any(type(k) is not str for k in names):
-                return None
-            try:
-                columns = _extract(group, names)
-            except KeyError:
-                return None
-            for k, col in zip(names, columns):
-                kinds = set(map(type, col))
-                if not kinds <= _FAST_NATIVE:  # host types: normalize, then classify
-                    col = [norm(v) for v in col]
-                    kinds = set(map(type, col))
-                if kinds <= PRIMITIVE:
-                    out.append((k, None))
-                    leaves[path + (k,)] = (col, kinds)
-                elif kinds == {dict}:
-                    sub: Fields = []
-                    out.append((k, sub))
-                    todo.append((col, sub, level + 1, path + (k,)))
-                else:
-                    return None
-        return root, [leaves[p] for p in _leaf_paths(root)]
-
-    def _flat_table(self, objs: list[dict[Any, Any]], depth: int) -> tuple[Fields, list[str]] | None:
-        """Dicts that make a §9.3 table of primitive columns, as ``_table``
-        and ``_table_rows`` write it: the header's fields and the row lines at
-        ``depth`` (chunks of ``TABLE_BATCH`` rows).  Each chunk's cells are
-        taken out, classified and formatted while its rows are in the CPU
-        cache.  None for anything else (keys that differ, nested or host
-        values: ``_table`` decides those); ToonEncodeError from a cell.
-        Each chunk starts with "\\n" (each of its lines does)."""
-        first = objs[0]
-        if not first:
-            return None
-        names = list(first)
-        width = len(names)
-        if any(type(k) is not str for k in names):
-            return None  # (as in ``_table``)
-        getters = [itemgetter(k) for k in names]
-        ind = self.unit * depth
-        d = self.d
-        prim = self.prim
-        chunks: list[str] = []
-        for start in range(0, len(objs), TABLE_BATCH):
-            part = objs[start : start + TABLE_BATCH]
-            # same size and every field present: the same keys
-            if set(map(len, part)) != {width}:
-                return None
-            try:
-                cols = [list(map(g, part)) for g in getters]
-            except KeyError:
-                return None
-            kinds = [set(map(type, col)) for col in cols]
-            for k in kinds:
-                if not k <= PRIMITIVE:
-                    return None
-            chunks.append(format_columns(cols, d, prim, ind, kinds, lead=True))
-        return [(k, None) for k in names], chunks
-
-    def _union_fields(self, objs: list[Any]) -> Fields | None:
-        """``missing_as_null`` tables: non-empty objects that differ only by
-        missing keys.  Fields are the union of keys in first-seen order; a key
-        missing anywhere must hold primitives wherever present (it becomes
-        null), a key present everywhere follows the §9.3 column rules."""
-        union = UnionShape(self)
-        for o in objs:
-            union.add(o)
-        return union.fields(len(objs))
-
-    def _keyed_fields(self, obj: dict[Any, Any]) -> Fields | None:
-        """§9.5 keyed tabular detection: >= 2 entries, all uniform non-empty objects."""
-        if len(obj) < 2:
-            return None
-        values = [self.norm(v) for v in obj.values()]
-        if any(type(v) is not dict for v in values):
-            return None
-        return self._uniform_fields(values)
-
     def _cells(self, fields: Fields, lenient: bool = False) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
         """A function from a row object to its leaf values, depth-first (§9.3).
 
@@ -479,7 +354,7 @@ class Walk:
                 only = names[0]
                 return lambda o: (o[only],)
             return itemgetter(*names)
-        paths = _leaf_paths(fields)
+        paths = leaf_paths(fields)
         norm = self.norm
 
         def cells(o: dict[str, Any]) -> tuple[Any, ...]:
@@ -527,7 +402,7 @@ class Walk:
         to ``batch`` rows (formatted column-wise, see ``_columns.py``)."""
         get = self._cells(fields, lenient)
         norm = self.norm
-        width = _leaf_count(fields)
+        width = leaf_count(fields)
         ind = self.unit * depth
         for start in range(0, len(objs), batch):
             part = objs[start : start + batch]
@@ -541,7 +416,7 @@ class Walk:
     def _table_rows(
         self, objs: list[Any], fields: Fields, leaves: list[tuple[list[Any], set[type]]], depth: int
     ) -> Iterator[str]:
-        """Row lines at ``depth`` from the leaf columns ``_table`` found, as
+        """Row lines at ``depth`` from the leaf columns ``ShapePlan.table`` found, as
         multi-line chunks of up to ``TABLE_BATCH`` rows."""
         cols = [col for col, _ in leaves]
         kinds = [k for _, k in leaves]
@@ -585,150 +460,6 @@ class Walk:
             except ToonEncodeError as e:
                 e.path = (k,) + e.path
                 raise
-
-    def conforms(self, obj: Any, fields: Fields) -> bool:
-        """Whether ``obj`` has exactly the shape ``fields`` describes (same keys at
-        every level, primitives at leaves, non-empty objects at groups).
-
-        An array qualifies for tabular form iff every element conforms to the
-        shape of its first (``_uniform_fields([first])``): the incremental form
-        of ``_uniform_fields`` that the streaming encoders use.
-        """
-        norm = self.norm
-        todo = [(obj, fields)]
-        while todo:
-            o, fl = todo.pop()
-            if type(o) is not dict or len(o) != len(fl):
-                return False
-            for name, sub in fl:
-                if name not in o:
-                    return False
-                v = norm(o[name])
-                if sub is None:
-                    if type(v) not in PRIMITIVE:
-                        return False
-                else:
-                    todo.append((v, sub))
-        return True
-
-
-class UnionShape:
-    """Incremental shape of a ``missing_as_null`` table (see ``Walk._union_fields``):
-    add the elements one at a time, then ask for the fields."""
-
-    def __init__(self, walk: Walk) -> None:
-        self.walk = walk
-        self.ok = True
-        # key -> [times present, sub-shape (None: primitives so far), bad]
-        self.keys: dict[str, list[Any]] = {}
-
-    def add(self, obj: Any) -> None:
-        if not self.ok:
-            return
-        walk = self.walk
-        obj = walk.norm(obj)
-        if type(obj) is not dict or not obj:
-            self.ok = False
-            return
-        keys = self.keys
-        for k, raw in obj.items():
-            if type(k) is not str:
-                self.ok = False
-                return
-            v = walk.norm(raw)
-            entry = keys.get(k)
-            if entry is None:
-                if type(v) in PRIMITIVE:
-                    keys[k] = [1, None]
-                elif type(v) is dict and (sub := walk._uniform_fields([v])) is not None:
-                    keys[k] = [1, sub]
-                else:
-                    self.ok = False
-                    return
-                continue
-            entry[0] += 1
-            sub = entry[1]
-            if sub is None:
-                if type(v) not in PRIMITIVE:
-                    self.ok = False
-                    return
-            elif not walk.conforms(v, sub):
-                self.ok = False
-                return
-
-    def fields(self, n: int) -> Fields | None:
-        """The fields after ``n`` elements, or None if they do not make a table."""
-        if not self.ok or n == 0:
-            return None
-        out: Fields = []
-        for k, (present, sub) in self.keys.items():
-            if sub is not None and present != n:
-                return None  # a nested object missing somewhere: null and objects do not mix (§9.3)
-            out.append((k, sub))
-        return out
-
-
-_FAST_NATIVE = frozenset({str, int, float, bool, type(None), dict, list})
-# Keys, for every path (the fast path, the walk, the streaming plans):
-# - a key that is a str subclass is written as its contents (``key_text``),
-#   and an object with two keys of the same contents is a ToonEncodeError
-#   (``plain_keys``): a subclass can override __eq__/__hash__ and so sit next
-#   to an equal str.  The fast path leaves such objects to the walk.
-# - a table's header is its first row's keys, which must be exact strs; the
-#   other rows are matched to it by dict lookup (``row[name]``, ``name in
-#   row``), the dict's own notion of its keys: a key that compares and hashes
-#   equal to a field name is that field.  (Checking every row's key types
-#   would cost about a fifth of a flat table's encoding time.)  So a row
-#   either has every field, each value written once, or is no table row.
-_STR = {str}
-
-#: Rows per slice when columns are taken out of many objects: all the keys of
-#: a slice's objects are read while those are still in the CPU cache.
-_EXTRACT_SLICE = 4096
-
-
-def _extract(objs: list[dict[str, Any]], names: list[str]) -> list[list[Any]]:
-    """The value columns of ``names`` (KeyError if an object lacks one)."""
-    getters = [itemgetter(k) for k in names]
-    if len(objs) <= _EXTRACT_SLICE:
-        return [list(map(g, objs)) for g in getters]
-    columns: list[list[Any]] = [[] for _ in names]
-    for start in range(0, len(objs), _EXTRACT_SLICE):
-        part = objs[start : start + _EXTRACT_SLICE]
-        for col, g in zip(columns, getters):
-            col += map(g, part)
-    return columns
-
-
-def _leaf_paths(fields: Fields) -> list[tuple[str, ...]]:
-    """The paths of a field tree's leaves, depth-first in header order (§9.3)."""
-    if all(sub is None for _, sub in fields):
-        return [(name,) for name, _ in fields]
-    paths: list[tuple[str, ...]] = []
-    order: list[tuple[tuple[str, ...], Fields, int]] = [((), fields, 0)]
-    while order:
-        prefix, fl, i = order.pop()
-        if i >= len(fl):
-            continue
-        name, sub = fl[i]
-        order.append((prefix, fl, i + 1))
-        if sub is None:
-            paths.append(prefix + (name,))
-        else:
-            order.append((prefix + (name,), sub, 0))
-    return paths
-
-
-def _leaf_count(fields: Fields) -> int:
-    n = 0
-    todo = [fields]
-    while todo:
-        for _, sub in todo.pop():
-            if sub is None:
-                n += 1
-            else:
-                todo.append(sub)
-    return n
 
 
 _SMALL_INT = 10**18

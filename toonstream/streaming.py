@@ -15,8 +15,8 @@ that spool (the elements are not read again).
 
 Only one element is in memory at a time, so peak memory is bounded by the
 largest element, not the input.  The output is byte-identical to ``dumps`` of
-the same data: the plan's decisions are exactly ``dumps``' decisions (see
-``Walk.conforms``), and each element is written by the same ``Walk`` code.
+the same data: the plan's decisions are exactly ``dumps``' decisions (both
+ask ``_reference/shape.py``'s ``ShapePlan``), and each element is written by the same ``Walk`` code.
 
 Which arrays stream: the root array, and the array-valued members of a root
 object (``{"meta": {...}, "items": [...huge...]}``).  Anything deeper is part
@@ -44,7 +44,8 @@ from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
 from ._reference.normalize import PRIMITIVE, key_contents, put_key
 from ._reference.writer import Fields, LineSink, header, key_text
-from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, UnionShape, Walk, sorted_keys
+from ._reference.shape import UnionShape
+from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, Walk, sorted_keys
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
 
@@ -90,13 +91,13 @@ class _ArrayPlan:
         self._kinds: list[set[type]] | None = None
         self._waiting = 0  # elements in _pending or _columns
         # missing_as_null: the union-of-keys shape, for when the exact one fails
-        self.union = UnionShape(walk) if walk.missing_as_null else None
+        self.union = UnionShape(walk.shape) if walk.missing_as_null else None
         self.unencodable = False  # a row failed to format (see flush_rows)
 
     def add(self, value: Any) -> None:
         """Account for one element (already normalized to the JSON model)."""
         if self.n == 0:
-            self.fields = self.walk._uniform_fields([value]) if type(value) is dict else None
+            self.fields = self.walk.shape.uniform_fields([value]) if type(value) is dict else None
             self.tabular = self.fields is not None
             if self.fields is not None:
                 if all(sub is None for _, sub in self.fields):
@@ -114,7 +115,7 @@ class _ArrayPlan:
                 and value.keys() == keyset
                 and all(map(_PRIMITIVE_TYPES.__contains__, map(type, value.values())))
             ):
-                self.tabular = self.walk.conforms(value, self.fields)
+                self.tabular = self.walk.shape.conforms(value, self.fields)
                 if not self.tabular:
                     self.drop_rows()
         if self.union is not None:
