@@ -512,7 +512,8 @@ def test_a_bad_item_in_a_run_is_reported_like_the_per_line_path() -> None:
             assert build_lists(doc, True, chunk, True) == build_lists(doc, False, None, True)
 
 
-from toonstream.decoder import driver_decoder, _drive, _ItemsAdapter  # noqa: E402
+from toonstream._consumers import _ItemsAdapter  # noqa: E402
+from toonstream.decoder import _drive, driver_decoder  # noqa: E402
 
 
 def streamed(doc: str, prefix: str, kv: bool, items: bool, buf_size: int, strict: bool) -> tuple[list[Any], Any]:
@@ -552,7 +553,7 @@ def test_items_of_nested_records_come_in_runs() -> None:
 
 def parsed(doc: str, items: bool, buf_size: int, strict: bool) -> tuple[list[Any], Any]:
     """``parse``'s triples with the list-item runs on or off, and its error."""
-    from toonstream.decoder import ParseAdapter
+    from toonstream._consumers import ParseAdapter
 
     out: list[Any] = []
     it = _drive(doc.encode(), driver_decoder(False, {"strict": strict}, batches=True, value_runs=items), ParseAdapter().push, buf_size)

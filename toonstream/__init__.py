@@ -37,10 +37,9 @@ if TYPE_CHECKING:
         StartTable,
         Values,
     )
+    from ._consumers import AsyncRowReader, RowReader
     from .decoder import (
-        AsyncRowReader,
         Decoder,
-        RowReader,
         items,
         items_async,
         kvitems,
@@ -80,12 +79,13 @@ _PUBLIC = {
     ),
     **dict.fromkeys(
         (
-            "Decoder", "loads", "load", "parse", "items", "kvitems", "rows", "RowReader", "AsyncRowReader",
+            "Decoder", "loads", "load", "parse", "items", "kvitems", "rows",
             "parse_async", "items_async", "kvitems_async", "rows_async",
             "parse_coro", "items_coro", "kvitems_coro", "rows_coro",
         ),
         "decoder",
     ),
+    **dict.fromkeys(("RowReader", "AsyncRowReader"), "_consumers"),
     **dict.fromkeys(("dumps", "dump", "encode_lines"), "encoder"),
     **dict.fromkeys(("Encoder", "encode_events", "encode_jsonl", "encode_records"), "streaming"),
     **dict.fromkeys(("decode_to_json", "decode_to_jsonl"), "tojson"),

@@ -53,7 +53,8 @@ from ._reference.grammar import NUMBER, NUMBER_INTEGER
 from ._reference.numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
 from ._reference.runs import TokenRun, table_columns
 from ._reference.scalars import Fail, find_unquoted, split_cells
-from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext, RowsAdapter
+from ._consumers import RowsAdapter
+from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and
 # its string columns).  Also the longest line the fast path can meet, so it

@@ -7,7 +7,8 @@ from typing import Any, Iterator, Sequence
 
 from ._reference.build import ValueBuilder
 from ._reference.events import Event, StartTable
-from .decoder import Decoder, check_fields
+from ._consumers import check_fields
+from .decoder import Decoder
 
 __all__ = ["extract", "find_toon"]
 

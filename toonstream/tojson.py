@@ -34,7 +34,8 @@ from ._reference.events import Columns, Entries, Event, Fields, Rows
 from ._reference.numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
 from ._reference.writer import LineSink
 from . import _engine
-from .decoder import DEFAULT_BUF_SIZE, ParseAdapter, Source, driver_decoder, engine_options, native_push, read_chunks
+from ._consumers import ParseAdapter
+from .decoder import DEFAULT_BUF_SIZE, Source, driver_decoder, engine_options, native_push, read_chunks
 
 __all__ = ["decode_to_json", "decode_to_jsonl"]
 
