@@ -134,8 +134,8 @@ def test_load_takes_the_hooks_too() -> None:
 
 
 def test_hooks_on_each_engine(engine: str) -> None:
-    """A hook sends the call to the reference engine (the native one takes no
-    hooks); without one the engine in use answers, with equal values."""
+    """Each engine answers with the hooks (the native one in strict mode and
+    without parse_float; otherwise the reference), with equal values."""
     toon, as_json = CASES[2]
     assert toonstream.loads(toon, object_pairs_hook=list) == json.loads(as_json, object_pairs_hook=list)
     assert toonstream.loads(toon) == json.loads(as_json)

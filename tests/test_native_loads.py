@@ -445,3 +445,143 @@ def test_strings_are_exact_python_strs(s: str) -> None:
         assert type(v) is str and v == s and len(v) == len(s) and v.isascii() == s.isascii()
         assert hash(v) == hash(s)
     assert _native.dumps(got, indent_size=2, delimiter=",", max_depth=1000, missing_as_null=False) == text
+
+
+# ------------------------------------------------------------------------- hooks
+
+
+def _recorder(pairs: bool) -> tuple[list[Any], Any]:
+    """A hook that records what it is given (as a list of pairs, copied at the call) and
+    returns a new dict holding it, which its parent then holds."""
+    calls: list[Any] = []
+
+    def hook(x: Any) -> Any:
+        got = list(x) if pairs else list(x.items())
+        calls.append(got)
+        return {"#": len(calls), "pairs": got}
+
+    return calls, hook
+
+
+def check_hooks(data: bytes, **opts: Any) -> None:
+    """Native loads and the push decoder (whole and chunked) with each object hook give the
+    reference's value or error, and make the same hook calls in the same order (none where the
+    document fails)."""
+    if not opts.get("strict", True):
+        return  # (the reference's: see test_hooks_the_native_engine_refuses)
+    for kind in ("object_hook", "object_pairs_hook"):
+        want_calls, hook = _recorder(kind == "object_pairs_hook")
+        want = reference(data, **opts, **{kind: hook})
+        runs = [("loads", lambda **o: native(data, **o))]
+        runs += [(f"fed {n}", lambda n=n, **o: fed(split(data, n), **o)) for n in (1, 7, 4096)]
+        for name, run in runs:
+            calls, hook = _recorder(kind == "object_pairs_hook")
+            got = run(**opts, **{kind: hook})
+            assert same(got, want), (data, opts, kind, name, got, want)
+            assert identical(calls, want_calls), (data, opts, kind, name, calls, want_calls)
+        if want[0] == "error":
+            assert want_calls == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_values, indent=st.sampled_from([1, 2, 4]), data=st.data())
+def test_hooks_on_generated_documents(value: Any, indent: int, data: st.DataObject) -> None:
+    doc = toonstream.dumps(value, indent_size=indent).encode("utf-8")
+    check_hooks(doc, indent_size=indent)
+    doc = mutate(random.Random(data.draw(st.integers(0, 2**32))), doc)
+    check_hooks(doc, indent_size=indent, strict=data.draw(st.booleans()))
+
+
+def test_hooks_on_fixtures_and_corpus() -> None:
+    docs = _OPTION_DOCS + [c["input"].encode() for _, c in DECODE[::3]] + [p.read_bytes() for p in CORPUS]
+    for doc in docs:
+        check_hooks(doc)
+        check_hooks(doc, strict=False)
+
+
+def test_no_hook_runs_on_a_document_that_fails() -> None:
+    # objects over many 16 KiB slices of the reference's loads, then an error: neither engine calls
+    # a hook (they run once the document has decoded), whatever the chunking
+    body = b"".join(b"o%d:\n  a: %d\n  b:\n    c: x\n" % (i, i) for i in range(3000))
+    for tail in (b"o1:\n  a: 1\n", b'z: "open\n', b"t[2]{a}:\n  1\n"):
+        check_hooks(body + tail)
+        calls, hook = _recorder(False)
+        with pytest.raises(ToonDecodeError):
+            toonstream.loads(body + tail, object_hook=hook)
+        assert calls == []
+
+
+def test_hooks_the_native_engine_refuses() -> None:
+    # with parse_float its pass could enter a parse_float result; a pairs hook outside strict mode
+    # would need pairs a dict does not keep (a repeated key): the seam sends these to the reference
+    with pytest.raises(TypeError, match="parse_float"):
+        _native.loads(b"a: 1", object_hook=dict, parse_float=float)
+    with pytest.raises(TypeError, match="strict"):
+        _native.ValueDecoder(object_pairs_hook=list, strict=False)
+    with pytest.raises(TypeError, match="strict"):
+        _native.loads(b"a: 1", object_hook=dict, strict=False)
+    engine = _engine.select("native")
+    assert engine.values({"object_hook": dict})
+    assert engine.values({"object_pairs_hook": list, "strict": True})
+    assert not engine.values({"object_pairs_hook": list, "strict": False})
+    assert not engine.values({"object_hook": dict, "strict": False})
+    assert not engine.values({"object_hook": dict, "parse_float": float})
+    assert not engine.values({"parse_int": int})
+    # and what the seam sends there is still right
+    doc = "a: 1\na: 2.5\n"
+    assert toonstream.loads(doc, strict=False, object_pairs_hook=list) == [("a", 1), ("a", 2.5)]
+    calls: list[Any] = []
+    keyed = "m[2:]{v}:\n  a: 1\n  a: 2\n"  # the replaced entry is an object the hook sees too, as in json
+    assert toonstream.loads(keyed, strict=False, object_hook=lambda d: calls.append(d) or d) == {"m": {"a": {"v": 2}}}
+    assert calls == [{"v": 1}, {"v": 2}, {"a": {"v": 2}}, {"m": {"a": {"v": 2}}}]
+    assert toonstream.loads(doc, strict=False, object_hook=dict, parse_float=str) == {"a": "2.5"}
+
+
+def test_hooks_run_natively(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the native engine answers loads and load with a hook: the reference's hooked builder is not used
+    from toonstream import decoder
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("the reference's hooked builder was used")
+
+    monkeypatch.setattr(decoder, "HookedValueBuilder", refused)
+    previous = _engine.use(_engine.select("native"))
+    try:
+        doc = "a[2]{x,g{y}}:\n  1,2\n  3,4\nk[1:]{v}:\n  e: 8\n"
+        want = {"a": [("x", 1), ("g", ("y", 2))], "k": 0}
+        got = toonstream.loads(doc, object_pairs_hook=tuple)
+        assert got == ((("a", [(("x", 1), ("g", (("y", 2),))), (("x", 3), ("g", (("y", 4),)))]), ("k", (("e", (("v", 8),)),))))
+        import io
+
+        assert toonstream.load(io.BytesIO(doc.encode()), object_pairs_hook=tuple) == got
+        assert want  # (shape of the doc, for the reader)
+        with pytest.raises(AssertionError, match="hooked builder"):
+            toonstream.loads(doc, object_hook=dict, parse_float=str)  # the reference's turn
+    finally:
+        _engine.use(previous)
+
+
+def test_a_signal_interrupts_a_long_loads_with_a_hook() -> None:
+    # the decode and the pass over the finished value (every object) let Python run its signal
+    # handlers, so Ctrl-C ends the call (a C-level hook runs no bytecode that would)
+    import gc
+
+    doc = toonstream.dumps([{"a": i, "b": {"c": i}} for i in range(200_000)]).encode()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    # (no collections: a handler run inside another library's gc callback would be swallowed there)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            signal.setitimer(signal.ITIMER_REAL, 0.05)  # (inside: on a loaded machine it can fire at once)
+            for _ in range(50):
+                _native.loads(doc, object_hook=len)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if enabled:
+            gc.enable()

@@ -36,11 +36,14 @@ from typing import Any, Protocol
 ENGINE_VARIABLE = "TOONSTREAM_ENGINE"
 #: the version of the interface below that ``toonstream._native`` must implement
 #: (a stale build of the extension is refused, not half used)
-API_VERSION = 1
+API_VERSION = 2
 #: the decoder options of ``loads``/``load`` that native value building takes
 VALUE_OPTIONS = frozenset(
     ("indent_size", "strict", "parse_float", "max_depth", "max_line_length", "max_number_length", "max_fields")
 )
+#: the hooks of ``loads``/``load`` that native value building takes too, as
+#: :meth:`Engine.values` says when
+HOOK_OPTIONS = frozenset(("object_hook", "object_pairs_hook"))
 
 
 class Unsupported(ValueError):
@@ -122,7 +125,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table", "table_rows", "table_columns", "arrow_rows")
+                 "json_writer", "jsonl_table", "table_rows", "table_columns", "arrow_rows", "value_hooks")
 
     def __init__(
         self,
@@ -139,6 +142,7 @@ class Engine:
         table_rows: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
         arrow_rows: Callable[..., Any] | None = None,
+        value_hooks: bool = False,
     ) -> None:
         self.name = name
         #: ``loads(data, **options)``: a whole document (str or UTF-8 bytes-like) to its value;
@@ -184,15 +188,32 @@ class Engine:
         #: ``NotImplemented`` (nothing done) for a batch with a column type or value it does not
         #: write: ``toonstream._arrow_encode`` then formats that batch itself
         self.arrow_rows = arrow_rows
+        #: whether ``loads`` and ``value_decoder`` also take ``object_hook``/``object_pairs_hook``
+        #: (where :meth:`values` allows), calling them as the reference does: every object, inner
+        #: ones first, in document order, once the document has decoded
+        self.value_hooks = value_hooks
 
     def values(self, options: dict[str, Any]) -> bool:
         """Whether value building with these options can run on this engine.
 
         An option outside :data:`VALUE_OPTIONS` counts only when it is set
         (not ``None``): hooks left at their default do not send a call back
-        to the reference.
+        to the reference.  The object hooks (:data:`HOOK_OPTIONS`) are taken
+        by an engine with ``value_hooks``, without ``parse_float`` (the native pass that calls them enters
+        every dict and list of the value, which must all be the decoder's)
+        and in strict mode only (where an object's pairs are its dict's
+        items: no key repeats, so no earlier value is lost).
         """
-        return self.loads is not None and all(v is None or k in VALUE_OPTIONS for k, v in options.items())
+        if self.loads is None:
+            return False
+        hooks = self.value_hooks
+        if not all(v is None or k in VALUE_OPTIONS or (hooks and k in HOOK_OPTIONS) for k, v in options.items()):
+            return False
+        if options.get("object_hook") is None and options.get("object_pairs_hook") is None:
+            return True
+        if options.get("parse_float") is not None:
+            return False
+        return bool(options.get("strict", True))
 
 
 def _reference(reason: str) -> Engine:
@@ -230,6 +251,7 @@ def _native(reason: str) -> Engine:
         table_rows=getattr(native, "table_rows", None),
         table_columns=getattr(native, "table_columns", None),
         arrow_rows=getattr(native, "arrow_rows", None),
+        value_hooks=True,
     )
 
 

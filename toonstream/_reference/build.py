@@ -338,42 +338,90 @@ def object_finisher(
     return dict
 
 
-def hooked_row_maker(fields: Fields, finish: Callable[[list[tuple[str, Any]]], Any]) -> Callable[[tuple[Any, ...]], Any]:
-    """``row_maker`` with a hook: a row's field groups are finished first,
-    innermost first, then the row itself (as json calls hooks on the
-    objects of the row written as JSON)."""
+class _Object(list):  # type: ignore[type-arg]
+    """An object's ``(key, value)`` pairs, in document order, not yet finished."""
+
+    __slots__ = ()
+
+
+class _Array(list):  # type: ignore[type-arg]
+    """An array's elements, some of them objects not yet finished."""
+
+    __slots__ = ()
+
+
+def hooked_row_maker(fields: Fields) -> Callable[[tuple[Any, ...]], Any]:
+    """``row_maker`` for the hooked builder: a row as an unfinished object
+    whose field groups are unfinished objects in it."""
     program = _program(fields)
     names = _flat_names(program)
     if names is not None:
-        return lambda row: finish(list(zip(names, row)))
+        return lambda row: _Object(zip(names, row))
 
     def make(row: tuple[Any, ...]) -> Any:
         cells = iter(row)
-        top: list[tuple[str, Any]] = []
-        stack: list[tuple[str, list[tuple[str, Any]]]] = []
+        top = _Object()
+        stack: list[tuple[str, _Object]] = []
         for op, name in program:
             if op == _LEAF:
                 top.append((name, next(cells)))
             elif op == _OPEN:
                 stack.append((name, top))
-                top = []
+                top = _Object()
             else:
                 group, parent = stack.pop()
-                parent.append((group, finish(top)))
+                parent.append((group, top))
                 top = parent
-        return finish(top)
+        return top
 
     return make
+
+
+def finish_objects(value: Any, finish: Callable[[list[tuple[str, Any]]], Any]) -> Any:
+    """``value`` with every unfinished object replaced by ``finish(pairs)``,
+    inner objects first, in document order (json's order of hook calls:
+    each object after the objects inside it).  Only the builder's own
+    containers are entered (a ``parse_float`` result is a leaf, whatever it
+    is).  Iterative.
+
+    >>> finish_objects(_Object([("a", _Array([_Object([("b", 1)])]))]), dict)
+    {'a': [{'b': 1}]}
+    """
+    if not isinstance(value, (_Object, _Array)):
+        return value
+    # per open container: its node, the finished children so far, the next child's index
+    stack: list[tuple[Any, list[Any], int]] = [(value, [], 0)]
+    while True:
+        node, done, i = stack[-1]
+        if i < len(node):
+            stack[-1] = (node, done, i + 1)
+            child = node[i][1] if type(node) is _Object else node[i]
+            if isinstance(child, (_Object, _Array)):
+                stack.append((child, [], 0))
+            else:
+                done.append(child)
+            continue
+        stack.pop()
+        if type(node) is _Object:
+            result = finish([(k, v) for (k, _), v in zip(node, done)])
+        else:
+            result = done
+        if not stack:
+            return result
+        stack[-1][1].append(result)
 
 
 class HookedValueBuilder:
     """:class:`ValueBuilder` for ``object_hook``/``object_pairs_hook``: an
     object's pairs are gathered in document order (duplicates included, as
-    json gives them to ``object_pairs_hook``) and finished when it closes,
-    so every object (nested ones, table rows and their field groups, keyed
-    tables) reaches the hook after the objects inside it.  Takes the events
-    of a ``batches=True`` decoder.  A separate class: the
-    builder without hooks keeps its in-place dicts (no pair lists).
+    json gives them to ``object_pairs_hook``); once the document is complete
+    (the root value closed) every object is finished by
+    :func:`finish_objects`, each after the objects inside it (nested ones,
+    table rows and their field groups, keyed tables), in document order.
+    So no hook is called on a document that fails to decode, whatever the
+    chunking.  Takes the events of a ``batches=True`` decoder.  A separate
+    class: the builder without hooks keeps its in-place dicts (no pair
+    lists).
     """
 
     __slots__ = ("finish", "stack", "kinds", "keys", "makers", "value", "done")
@@ -388,9 +436,9 @@ class HookedValueBuilder:
         self.done = False
 
     def _add(self, value: Any) -> bool:
-        """Put a finished value in the open container; True if it was the root."""
+        """Put a value in the open container; True if it was the root (then finished)."""
         if not self.stack:
-            self.value = value
+            self.value = finish_objects(value, self.finish)
             self.done = True
             return True
         if self.kinds[-1]:
@@ -420,16 +468,16 @@ class HookedValueBuilder:
                     return i
             elif t is StartObject or t is StartArray or t is StartTable:
                 is_object = t is StartObject or (t is StartTable and ev.keyed)
-                stack.append([])
+                stack.append(_Object() if is_object else _Array())
                 self.kinds.append(is_object)
                 self.keys.append(None)
-                self.makers.append(hooked_row_maker(ev.fields, self.finish) if t is StartTable else None)
+                self.makers.append(hooked_row_maker(ev.fields) if t is StartTable else None)
             elif t is EndObject or t is EndArray or t is EndTable:
                 done = stack.pop()
-                is_object = self.kinds.pop()
+                self.kinds.pop()
                 self.keys.pop()
                 self.makers.pop()
-                if self._add(self.finish(done) if is_object else done):
+                if self._add(done):
                     return i
             elif t is Values:
                 stack[-1].extend(ev.values)

@@ -30,6 +30,7 @@ mod builder;
 mod encode;
 mod events;
 mod frames;
+mod hooks;
 mod json;
 mod jsonl;
 mod push;
@@ -49,11 +50,12 @@ use toonstream_native::{
     DEFAULT_MAX_NUMBER_LENGTH,
 };
 
-use builder::{BindError, Builder};
+use builder::{BindError, Builder, Ticker};
+use hooks::{finish_objects, Hook};
 
 /// The version of the engine interface this module implements (the seam's
 /// `toonstream._engine.API_VERSION` must match, or the build is stale).
-const API_VERSION: u32 = 1;
+const API_VERSION: u32 = 2;
 
 /// The seam's `toonstream._engine.Unsupported`: an input the native engine
 /// does not take at all (a str with lone surrogates, which is not UTF-8),
@@ -262,6 +264,66 @@ pub(crate) fn chunk<'py>(data: &Bound<'py, PyAny>) -> PyResult<Chunk<'py>> {
     )))
 }
 
+/// `loads`' and `ValueDecoder`'s own keywords, `object_hook` and
+/// `object_pairs_hook` (the pairs hook wins, as in `json.loads`), taken out
+/// of the decoder options.  Refused (`TypeError`) where the pass over the
+/// finished value could not give the Python engine's calls: with
+/// `parse_float` (its results are not the builder's), and outside strict
+/// mode (an object's pairs may repeat a key there: the pairs hook would
+/// miss the repeats, and both hooks the objects a repeat replaced).
+fn split_hooks<'py>(
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Option<Bound<'py, PyDict>>, Option<Hook>)> {
+    let Some(kwargs) = kwargs else {
+        return Ok((None, None));
+    };
+    let object = kwargs.get_item("object_hook")?.filter(|v| !v.is_none());
+    let pairs = kwargs
+        .get_item("object_pairs_hook")?
+        .filter(|v| !v.is_none());
+    if !kwargs.contains("object_hook")? && !kwargs.contains("object_pairs_hook")? {
+        return Ok((Some(kwargs.clone()), None));
+    }
+    let rest = kwargs.copy()?;
+    for name in ["object_hook", "object_pairs_hook"] {
+        if rest.contains(name)? {
+            rest.del_item(name)?;
+        }
+    }
+    let hook = match (pairs, object) {
+        (Some(p), _) => Some(Hook::Pairs(p.unbind())),
+        (None, Some(o)) => Some(Hook::Object(o.unbind())),
+        (None, None) => None,
+    };
+    if hook.is_some() {
+        if rest.get_item("parse_float")?.is_some_and(|v| !v.is_none()) {
+            return Err(PyTypeError::new_err(
+                "the native engine takes object hooks without parse_float only",
+            ));
+        }
+        let strict = match rest.get_item("strict")? {
+            Some(v) if !v.is_none() => v.is_truthy()?,
+            _ => true,
+        };
+        if !strict {
+            return Err(PyTypeError::new_err(
+                "the native engine takes object hooks in strict mode only",
+            ));
+        }
+    }
+    Ok((Some(rest), hook))
+}
+
+/// The built value, finished by the hook if there is one.
+fn finished(py: Python<'_>, value: Py<PyAny>, hook: Option<&Hook>) -> PyResult<Py<PyAny>> {
+    match hook {
+        None => Ok(value),
+        Some(h) => {
+            Ok(finish_objects(py, value.into_bound(py), h, &mut Ticker::default())?.unbind())
+        }
+    }
+}
+
 /// Decode a whole TOON document (str or UTF-8 bytes-like) to Python values,
 /// exactly as `toonstream.loads` does on the Python engine.
 ///
@@ -277,7 +339,8 @@ fn loads<'py>(
     data: &Bound<'py, PyAny>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
-    let o = self::options(options)?;
+    let (options, hook) = split_hooks(options)?;
+    let o = self::options(options.as_ref())?;
     let data = chunk(data)?;
     guarded(&mut false, || {
         let mut decoder =
@@ -291,8 +354,10 @@ fn loads<'py>(
                 .and_then(|()| decoder.close(&mut sink))
         };
         r.map_err(|e| e.into_py(py))?;
-        b.take_value()
-            .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))
+        let v = b
+            .take_value()
+            .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))?;
+        finished(py, v, hook.as_ref())
     })
 }
 
@@ -309,6 +374,7 @@ fn loads<'py>(
 struct ValueDecoder {
     decoder: Decoder,
     builder: Builder,
+    hook: Option<Hook>,
     /// A panic happened inside a call: nothing here can be trusted any more.
     broken: bool,
     done: Option<Py<PyAny>>,
@@ -319,10 +385,12 @@ impl ValueDecoder {
     #[new]
     #[pyo3(signature = (**options))]
     fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let (decoder, parse_float) = self::decoder(options)?;
+        let (options, hook) = split_hooks(options)?;
+        let (decoder, parse_float) = self::decoder(options.as_ref())?;
         Ok(ValueDecoder {
             decoder,
             builder: Builder::new(parse_float),
+            hook,
             broken: false,
             done: None,
         })
@@ -356,14 +424,15 @@ impl ValueDecoder {
         if let Some(v) = &self.done {
             return Ok(v.clone_ref(py));
         }
-        let (decoder, builder) = (&mut self.decoder, &mut self.builder);
+        let (decoder, builder, hook) = (&mut self.decoder, &mut self.builder, &self.hook);
         let r = guarded(&mut self.broken, || {
             decoder
                 .close(&mut builder.sink(py))
                 .map_err(|e: BindError| e.into_py(py))?;
-            builder
+            let v = builder
                 .take_value()
-                .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))
+                .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))?;
+            finished(py, v, hook.as_ref())
         });
         let v = r?;
         self.done = Some(v.clone_ref(py));
