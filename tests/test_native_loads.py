@@ -585,3 +585,17 @@ def test_a_signal_interrupts_a_long_loads_with_a_hook() -> None:
         signal.signal(signal.SIGALRM, previous)
         if enabled:
             gc.enable()
+
+
+def test_a_hook_error_at_close_is_raised_again() -> None:
+    class Boom(Exception):
+        pass
+
+    def boom(d: Any) -> Any:
+        raise Boom
+
+    d = _native.ValueDecoder(object_hook=boom)
+    d.feed(b"a:\n  b: 1")
+    for _ in range(2):  # (a later close raises it again, as a decode error is sticky)
+        with pytest.raises(Boom):
+            d.close()

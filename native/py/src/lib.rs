@@ -378,6 +378,9 @@ struct ValueDecoder {
     /// A panic happened inside a call: nothing here can be trusted any more.
     broken: bool,
     done: Option<Py<PyAny>>,
+    /// A hook's exception at close, raised again by a later close (the value
+    /// is gone by then: the pass had taken it).
+    hook_failed: Option<PyErr>,
 }
 
 #[pymethods]
@@ -393,6 +396,7 @@ impl ValueDecoder {
             hook,
             broken: false,
             done: None,
+            hook_failed: None,
         })
     }
 
@@ -424,7 +428,11 @@ impl ValueDecoder {
         if let Some(v) = &self.done {
             return Ok(v.clone_ref(py));
         }
+        if let Some(e) = &self.hook_failed {
+            return Err(e.clone_ref(py));
+        }
         let (decoder, builder, hook) = (&mut self.decoder, &mut self.builder, &self.hook);
+        let mut built = false;
         let r = guarded(&mut self.broken, || {
             decoder
                 .close(&mut builder.sink(py))
@@ -432,9 +440,18 @@ impl ValueDecoder {
             let v = builder
                 .take_value()
                 .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))?;
+            built = true;
             finished(py, v, hook.as_ref())
         });
-        let v = r?;
+        let v = match r {
+            Ok(v) => v,
+            Err(e) => {
+                if built {
+                    self.hook_failed = Some(e.clone_ref(py));
+                }
+                return Err(e);
+            }
+        };
         self.done = Some(v.clone_ref(py));
         Ok(v)
     }
