@@ -862,15 +862,9 @@ def quick_check(c: pl.Expr, base: pl.DataType, alias: str) -> pl.Expr | None:
     classification (which runs only when this finds something)."""
     null = c == "null"
     if base == pl.Int64:
-        # Polars' integer parser is looser than §4 ("+5", "05"): parse, then
-        # rule those out with prefix tests (cheap on string views; no regex).
-        parsed = c.cast(pl.Int64, strict=False).is_not_null()
-        loose = (
-            c.str.starts_with("+")
-            | (c.str.starts_with("0") & (c.str.len_bytes() > 1))
-            | (c.str.starts_with("-0") & (c.str.len_bytes() > 2))
-        )
-        return (~(parsed | null) | loose | (c.str.len_bytes() > _LONG)).sum().alias(alias)
+        # the §4 integer as the grammar writes it (Polars' own parser takes "+5" and "05");
+        # a token of at most _LONG characters fits int64
+        return (~(c.str.contains(_INT) | null) | (c.str.len_bytes() > _LONG)).sum().alias(alias)
     if base == pl.Float64:
         wide = (c.str.len_bytes() > _FLOAT_EXACT) & c.str.contains(_INT)
         return (~(c.str.contains(_NUM) | null) | wide).sum().alias(alias)
