@@ -3,8 +3,7 @@
 
 What it measures: best of ``--repeat`` wall times, in one process, on nested
 datasets (every object reaches the hook: the identity ``lambda d: d`` for
-``object_hook``, ``dict`` for ``object_pairs_hook``), and the native engine's
-``loads`` without a hook for scale.
+``object_hook``, ``dict`` for ``object_pairs_hook``).
 
     python benchmarks/hooks.py            # --quick for a smoke run
 """

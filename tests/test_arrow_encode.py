@@ -248,6 +248,14 @@ def test_struct_columns_nested_headers() -> None:
     check(pa.table({"id": [1, 2, 3], "o": outer, "s": inner}))
 
 
+def _outcome(f: Any) -> Any:
+    """The text ``f`` gives, or its ToonEncodeError's message and path."""
+    try:
+        return f()
+    except ToonEncodeError as e:
+        return ("error", str(e), e.path)
+
+
 def _nested_struct(levels: int) -> pa.Array:
     """Three rows of a struct nested ``levels`` deep: {"s": {"s": ... {"x": i, "y": "a,b"}}}."""
     arr: pa.Array = pa.StructArray.from_arrays([pa.array([1, 2, 3]), pa.array(["a,b", "c", None])], names=["x", "y"])
@@ -266,21 +274,24 @@ def test_struct_depth_decided_as_dumps_decides(levels: int) -> None:
 
     table = pa.table({"id": [1, 2, 3], "s": _nested_struct(levels)})
     rows = table.to_pylist()
-    for max_depth in range(1, levels + 4):
+    for max_depth in range(-1, levels + 4):
         shape = schema_shape(table.schema, has_default=False, max_depth=max_depth)
         assert (shape is None) == (ShapePlan(lambda v: v, max_depth).uniform_fields(rows) is None), max_depth
+        if max_depth < 1:  # (the rows under a key are one level down)
+            assert schema_shape(table.schema, has_default=False, max_depth=max_depth, under_key=True) is None
         for key in (None, "rows"):
-            try:
-                want: Any = expected(table, key, max_depth=max_depth)
-            except ToonEncodeError as e:
-                want = ("error", str(e), e.path)
-            try:
-                got: Any = encoded(table, key=key, max_depth=max_depth)
-            except ToonEncodeError as e:
-                got = ("error", str(e), e.path)
-            assert got == want, (max_depth, key)
+            want = _outcome(lambda: expected(table, key, max_depth=max_depth))
+            assert _outcome(lambda: encoded(table, key=key, max_depth=max_depth)) == want, (max_depth, key)
     assert schema_shape(table.schema, has_default=False, max_depth=levels) is not None
     assert schema_shape(table.schema, has_default=False, max_depth=levels - 1) is None
+
+
+@pytest.mark.parametrize("max_depth", [-1, 0, 1, 2])
+def test_flat_tables_at_the_smallest_max_depths_as_dumps(max_depth: int) -> None:
+    table = pa.table({"a": [1, 2], "b": ["x", "y, z"]})
+    for key in (None, "k"):
+        want = _outcome(lambda: expected(table, key, max_depth=max_depth))
+        assert _outcome(lambda: encoded(table, key=key, max_depth=max_depth)) == want, key
 
 
 def test_repeated_struct_field_names_take_the_row_path() -> None:

@@ -599,3 +599,44 @@ def test_a_hook_error_at_close_is_raised_again() -> None:
     for _ in range(2):  # (a later close raises it again, as a decode error is sticky)
         with pytest.raises(Boom):
             d.close()
+
+
+def test_decoders_with_hooks_are_collected(tmp_path: Path) -> None:
+    # a hook's exception kept for a later close holds the caller's frame (and so the file being
+    # read); a hook bound to the decoder's owner is a cycle: the garbage collector sees both
+    import gc
+    import os
+    import weakref
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("counts the open files in /proc/self/fd (Linux)")
+    path = tmp_path / "d.toon"
+    path.write_text("a:\n  b: 1\n")
+
+    def bad(d: Any) -> Any:
+        raise ValueError
+
+    previous = _engine.use(_engine.select("native"))
+    try:
+        gc.collect()
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(20):
+            with pytest.raises(ValueError):
+                toonstream.load(open(path, "rb"), object_hook=bad)  # noqa: SIM115 (the leak under test)
+        gc.collect()
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        _engine.use(previous)
+
+    class Holder:
+        def __init__(self) -> None:
+            self.d = _native.ValueDecoder(object_hook=self.hook)
+
+        def hook(self, d: Any) -> Any:
+            return d
+
+    h = Holder()
+    ref = weakref.ref(h)
+    del h
+    gc.collect()
+    assert ref() is None

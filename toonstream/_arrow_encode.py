@@ -368,7 +368,7 @@ def _leaf_kind(t: Any) -> str | None:
     return None  # lists, maps, unions, extension types...: the per-row path decides
 
 
-def schema_shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | None:
+def schema_shape(schema: Any, *, has_default: bool, max_depth: int, under_key: bool = False) -> _Shape | None:
     """The tabular shape ``dumps`` would find for any rows of this schema (None:
     never tabular, or not certainly; the per-row path is exact).  Null structs
     are data, checked separately.
@@ -382,7 +382,12 @@ def schema_shape(schema: Any, *, has_default: bool, max_depth: int) -> _Shape | 
     as for this one.  What a row cannot show is left to the per-row path:
     leaf types without a kind (lists, maps, unions...), opaque leaves with a
     ``default`` (which may turn them into anything), and names repeated
-    within one struct or the schema (a Python row holds each key once)."""
+    within one struct or the schema (a Python row holds each key once).
+    ``under_key``: the rows are written as the array of a root key, one
+    level down, which ``max_depth`` below 1 refuses (the per-row path says
+    so)."""
+    if under_key and max_depth < 1:
+        return None
     probe: dict[str, Any] = {}
     kinds: dict[tuple[str, ...], tuple[str, Any]] = {}
     # depth-first, in field order: an explicit stack of (fields left, their row, path)
@@ -757,7 +762,7 @@ def encode_arrow(
     head = "" if key is None else key_text(key)
     source = _open(data, batch_size)
     try:
-        shape = schema_shape(source.schema, has_default=default is not None, max_depth=max_depth)
+        shape = schema_shape(source.schema, has_default=default is not None, max_depth=max_depth, under_key=key is not None)
         if shape is not None and shape.structs:
             if not source.reiterable and source.table is None:
                 source.close()

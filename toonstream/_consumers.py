@@ -17,14 +17,13 @@ disagree.  Nothing here reads input or knows the engine.
 from __future__ import annotations
 
 from itertools import chain, repeat
-from operator import index, itemgetter
+from operator import itemgetter
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Sequence
 
 from ._errors import ToonDecodeError
 from ._reference.build import ValueBuilder, leaf_names, row_maker
 from ._reference.events import (
     Columns,
-    EndArray,
     EndObject,
     EndTable,
     Entries,

@@ -11,7 +11,7 @@ Two engines implement TOON behind this one module:
 
 A driver asks :func:`current` for a capability.  Where the engine lacks it
 (the field is ``None``), or the call uses an option the capability does not
-take (a hook, say), the driver runs the reference path instead: capabilities
+take (``parse_int``, say), the driver runs the reference path instead: capabilities
 are filled in from the reference, as ijson fills a backend's missing
 functions from its Python one.  Nothing above this module imports
 ``toonstream._native`` directly.

@@ -41,17 +41,7 @@ from . import _engine
 from ._reference.build import HookedValueBuilder, ValueBuilder, object_finisher, remap_objects
 from ._consumers import AsyncRowReader, ParseAdapter, RowReader, RowsAdapter, _ItemsAdapter
 from ._errors import ToonDecodeError
-from ._reference.events import (
-    Columns,
-    EndObject,
-    Event,
-    Key,
-    Members,
-    Rows,
-    Scalar,
-    StartObject,
-    Values,
-)
+from ._reference.events import Event
 from ._reference.lines import LineSplitter
 from ._reference.machine import Machine
 from ._reference.numbers import decimal_float, make_column_converter, make_converter
@@ -625,7 +615,9 @@ def loads(
     tables included, inner objects first) and its result replaces it;
     ``object_pairs_hook`` gets the object's ``(key, value)`` pairs in order
     instead, and wins when both are given; ``parse_int``/``parse_float``
-    get the text of every integer / other number.  A
+    get the text of every integer / other number.  The object hooks run
+    once the whole document has decoded (none on a document that fails;
+    ``json.loads`` calls them as it goes).  A
     :class:`~toonstream.ToonDecodeError` carries the document (``doc``) and
     the error's character offset in it (``pos``), as ``json``'s does.
 

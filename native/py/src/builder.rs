@@ -22,6 +22,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use pyo3::{PyTraverseError, PyVisit};
 use toonstream_native::{
     float_value, Cells, DecodeError, FieldOp, FloatValue, Scalar, Sink, Table,
 };
@@ -282,6 +283,29 @@ impl Builder {
 
     pub(crate) fn parse_float(&self) -> Option<&Py<PyAny>> {
         self.parse_float.as_ref()
+    }
+
+    /// For the owning class's `__traverse__`: the Python objects the builder
+    /// holds that could lead back to it (`parse_float`, and the value being
+    /// built, which holds its results).
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.parse_float)?;
+        visit.call(&self.root)?;
+        for frame in &self.stack {
+            match frame {
+                Frame::Array(l) | Frame::Table(l, _) => visit.call(l)?,
+                Frame::Object(d, _) | Frame::Keyed(d, _) => visit.call(d)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// For the owning class's `__clear__`: drop them (the builder is unusable afterwards, as its
+    /// owner is: the garbage collector clears only what is unreachable).
+    pub(crate) fn clear(&mut self) {
+        self.parse_float = None;
+        self.root = None;
+        self.stack.clear();
     }
 
     /// The shape of a header's rows (names made once), for other sinks' rows.

@@ -40,11 +40,13 @@ mod rows;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::{
-    PyOverflowError, PyRuntimeError, PyTypeError, PyUnicodeEncodeError, PyValueError,
+    PyBaseException, PyOverflowError, PyRuntimeError, PyTypeError, PyUnicodeEncodeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString};
+use pyo3::{PyTraverseError, PyVisit};
 use toonstream_native::{
     Decoder, Options, DEFAULT_MAX_DEPTH, DEFAULT_MAX_FIELDS, DEFAULT_MAX_LINE_LENGTH,
     DEFAULT_MAX_NUMBER_LENGTH,
@@ -378,9 +380,14 @@ struct ValueDecoder {
     /// A panic happened inside a call: nothing here can be trusted any more.
     broken: bool,
     done: Option<Py<PyAny>>,
-    /// A hook's exception at close, raised again by a later close (the value
-    /// is gone by then: the pass had taken it).
-    hook_failed: Option<PyErr>,
+    /// The exception of the hook pass at close (a hook's, or a signal
+    /// handler's), raised again by a later close (the value is gone by then:
+    /// the pass had taken it).  Kept as the exception object, which
+    /// `__traverse__` shows the garbage collector: its traceback holds the
+    /// caller's frame, which may hold this decoder.
+    hook_failed: Option<Py<PyBaseException>>,
+    /// `__clear__` ran (a cycle through this decoder was collected).
+    cleared: bool,
 }
 
 #[pymethods]
@@ -397,7 +404,25 @@ impl ValueDecoder {
             broken: false,
             done: None,
             hook_failed: None,
+            cleared: false,
         })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(Hook::Object(f) | Hook::Pairs(f)) = &self.hook {
+            visit.call(f)?;
+        }
+        visit.call(&self.hook_failed)?;
+        visit.call(&self.done)?;
+        self.builder.traverse(&visit)
+    }
+
+    fn __clear__(&mut self) {
+        self.hook = None;
+        self.hook_failed = None;
+        self.done = None;
+        self.builder.clear();
+        self.cleared = true;
     }
 
     /// Add a chunk (bytes, bytearray, memoryview or str).
@@ -429,7 +454,7 @@ impl ValueDecoder {
             return Ok(v.clone_ref(py));
         }
         if let Some(e) = &self.hook_failed {
-            return Err(e.clone_ref(py));
+            return Err(PyErr::from_value(e.bind(py).clone().into_any()));
         }
         let (decoder, builder, hook) = (&mut self.decoder, &mut self.builder, &self.hook);
         let mut built = false;
@@ -447,7 +472,7 @@ impl ValueDecoder {
             Ok(v) => v,
             Err(e) => {
                 if built {
-                    self.hook_failed = Some(e.clone_ref(py));
+                    self.hook_failed = Some(e.value(py).clone().unbind());
                 }
                 return Err(e);
             }
@@ -459,6 +484,11 @@ impl ValueDecoder {
 
 impl ValueDecoder {
     fn check(&self) -> PyResult<()> {
+        if self.cleared {
+            return Err(PyRuntimeError::new_err(
+                "toonstream._native: this decoder was cleared by the garbage collector",
+            ));
+        }
         if self.broken {
             return Err(PyRuntimeError::new_err(
                 "toonstream._native: this decoder failed with an internal error",
