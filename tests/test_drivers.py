@@ -168,3 +168,36 @@ def test_parse_of_big_tables_matches_ijson(buf_size: int) -> None:
     doc = toonstream.dumps([{"a": 1.5, "b": "x"}] * 20)
     events = list(toonstream.parse(doc, parse_float=lambda s: ("F", s)))
     assert ("item.a", "number", ("F", "1.5")) in events
+
+
+_FAILING_DRIVERS = {
+    "rows": lambda fp: list(toonstream.rows(fp, "t")),
+    "parse": lambda fp: list(toonstream.parse(fp)),
+    "items": lambda fp: list(toonstream.items(fp, "t.item")),
+    "kvitems": lambda fp: list(toonstream.kvitems(fp, "t.item")),
+    "decode_to_jsonl": lambda fp: toonstream.decode_to_jsonl(fp, io.StringIO(), path="t"),
+    "decode_to_json": lambda fp: toonstream.decode_to_json(fp, io.StringIO()),
+    "load": lambda fp: toonstream.load(fp),
+}
+
+
+@pytest.mark.parametrize("driver", sorted(_FAILING_DRIVERS))
+def test_a_failing_file_is_not_kept_alive(driver: str, engine: str, tmp_path: Any) -> None:
+    # The error a decoder keeps for its later calls holds, once raised, the caller's frames, and
+    # so the file being read: the garbage collector must see that cycle (the native decoders
+    # once hid it, leaking a file per failed call).
+    import gc
+    import os
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("counts the open files in /proc/self/fd (Linux)")
+    path = tmp_path / "bad.toon"
+    path.write_text("t[3]{a,b}:\n  1,x\n  2,y\n")  # (a count error at the end)
+    run = _FAILING_DRIVERS[driver]
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(10):
+        with pytest.raises(ToonDecodeError):
+            run(open(path, "rb"))  # noqa: SIM115 (closed by the collector: what is under test)
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -11,10 +11,11 @@
 //! # b'{"id":1,"tag":"a"}\n{"id":2,"tag":"b"}\n'
 //! ```
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::{PyTraverseError, PyVisit};
 use toonstream_native::json::{JsonError, JsonOptions, JsonWriter as Writer};
 use toonstream_native::{Decoder, TWO_THREADS_MIN};
 
@@ -43,7 +44,9 @@ pub struct JsonWriter {
     writer: Writer,
     path: Option<String>,
     broken: bool,
-    failed: Option<PyErr>,
+    /// Kept as the exception object, shown to the garbage collector (`__traverse__`): once
+    /// raised, its traceback holds the caller's frames, which may hold this writer.
+    failed: Option<Py<PyBaseException>>,
     closed: bool,
     /// small chunks held for a batch (not for indented JSON: its several
     /// output bytes per input byte would leave in pieces larger than a
@@ -149,6 +152,14 @@ impl JsonWriter {
         self.decoder.forked_rows()
     }
 
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.failed)
+    }
+
+    fn __clear__(&mut self) {
+        self.failed = None;
+    }
+
     /// End of input (count checks run; a path that matched nothing is an
     /// error): the rest of the JSON, a piece a call (megabytes may wait when
     /// the input ended in a held batch); `b""` once all of it is returned.
@@ -187,7 +198,7 @@ impl JsonWriter {
 impl JsonWriter {
     fn check(&self, py: Python<'_>) -> PyResult<()> {
         if let Some(e) = &self.failed {
-            return Err(e.clone_ref(py));
+            return Err(PyErr::from_value(e.bind(py).clone().into_any()));
         }
         if self.broken {
             return Err(PyRuntimeError::new_err(
@@ -272,7 +283,7 @@ impl JsonWriter {
         budget: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         if let Err(e) = r {
-            self.failed = Some(e.clone_ref(py));
+            self.failed = Some(e.value(py).clone().unbind());
             return Err(e);
         }
         let waiting = &self.writer.output()[self.sent..];

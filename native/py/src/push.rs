@@ -9,9 +9,10 @@
 //! count check are not).  Those come first; the error is raised by the next
 //! call, and by every call after it.
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyBaseException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use pyo3::{PyTraverseError, PyVisit};
 use toonstream_native::{Decoder, Sink};
 
 use crate::builder::BindError;
@@ -85,6 +86,17 @@ macro_rules! push_class {
             fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
                 self.0.close(py)
             }
+
+            fn __traverse__(
+                &self,
+                visit: pyo3::PyVisit<'_>,
+            ) -> Result<(), pyo3::PyTraverseError> {
+                self.0.traverse(&visit)
+            }
+
+            fn __clear__(&mut self) {
+                self.0.clear();
+            }
         }
     };
 }
@@ -95,7 +107,10 @@ pub(crate) struct Push<C> {
     pub(crate) state: C,
     /// a panic happened inside a call: nothing here can be trusted any more
     broken: bool,
-    pending: Option<PyErr>,
+    /// The error every later call raises, kept as the exception object (which
+    /// `traverse` shows the garbage collector: once raised, its traceback
+    /// holds the caller's frames, which may hold this decoder and its file).
+    pending: Option<Py<PyBaseException>>,
     closed: bool,
 }
 
@@ -174,9 +189,19 @@ impl<C: Collect> Push<C> {
         Ok(out)
     }
 
+    /// For the class's `__traverse__`: the kept error.
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.pending)
+    }
+
+    /// For the class's `__clear__` (the decoder is unreachable: no call follows).
+    pub(crate) fn clear(&mut self) {
+        self.pending = None;
+    }
+
     fn check(&self, py: Python<'_>) -> PyResult<()> {
         if let Some(e) = &self.pending {
-            return Err(e.clone_ref(py));
+            return Err(PyErr::from_value(e.bind(py).clone().into_any()));
         }
         if self.broken {
             return Err(PyRuntimeError::new_err(
@@ -190,7 +215,7 @@ impl<C: Collect> Push<C> {
         let out = PyList::new(py, std::mem::take(self.state.out()))?;
         let Err(e) = r else { return Ok(out) };
         // every later call raises this error again
-        self.pending = Some(e.clone_ref(py));
+        self.pending = Some(e.value(py).clone().unbind());
         if out.is_empty() {
             Err(e)
         } else {
