@@ -199,10 +199,11 @@ class Engine:
         An option outside :data:`VALUE_OPTIONS` counts only when it is set
         (not ``None``): hooks left at their default do not send a call back
         to the reference.  The object hooks (:data:`HOOK_OPTIONS`) are taken
-        by an engine with ``value_hooks``, without ``parse_float`` (the native pass that calls them enters
-        every dict and list of the value, which must all be the decoder's)
-        and in strict mode only (where an object's pairs are its dict's
-        items: no key repeats, so no earlier value is lost).
+        by an engine with ``value_hooks``, without ``parse_float`` (the
+        native pass that calls them enters every dict and list of the value,
+        which must all be the decoder's) and in strict mode only (where an
+        object's pairs are its dict's items: no key repeats, so no earlier
+        value is lost).
         """
         if self.loads is None:
             return False

@@ -183,7 +183,11 @@ pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
 pub(crate) fn decoder(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(Decoder, Option<Py<PyAny>>)> {
-    let o = options(kwargs)?;
+    decoder_of(options(kwargs)?)
+}
+
+/// [`decoder`] for options already parsed.
+fn decoder_of(o: Opts) -> PyResult<(Decoder, Option<Py<PyAny>>)> {
     let d = Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
     Ok((d, o.parse_float))
 }
@@ -268,22 +272,16 @@ pub(crate) fn chunk<'py>(data: &Bound<'py, PyAny>) -> PyResult<Chunk<'py>> {
 
 /// `loads`' and `ValueDecoder`'s own keywords, `object_hook` and
 /// `object_pairs_hook` (the pairs hook wins, as in `json.loads`), taken out
-/// of the decoder options.  Refused (`TypeError`) where the pass over the
-/// finished value could not give the Python engine's calls: with
-/// `parse_float` (its results are not the builder's), and outside strict
-/// mode (an object's pairs may repeat a key there: the pairs hook would
-/// miss the repeats, and both hooks the objects a repeat replaced).
+/// of the decoder options (`None` is the default: no hook).
 fn split_hooks<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(Option<Bound<'py, PyDict>>, Option<Hook>)> {
     let Some(kwargs) = kwargs else {
         return Ok((None, None));
     };
-    let object = kwargs.get_item("object_hook")?.filter(|v| !v.is_none());
-    let pairs = kwargs
-        .get_item("object_pairs_hook")?
-        .filter(|v| !v.is_none());
-    if !kwargs.contains("object_hook")? && !kwargs.contains("object_pairs_hook")? {
+    let object = kwargs.get_item("object_hook")?;
+    let pairs = kwargs.get_item("object_pairs_hook")?;
+    if object.is_none() && pairs.is_none() {
         return Ok((Some(kwargs.clone()), None));
     }
     let rest = kwargs.copy()?;
@@ -292,28 +290,35 @@ fn split_hooks<'py>(
             rest.del_item(name)?;
         }
     }
-    let hook = match (pairs, object) {
-        (Some(p), _) => Some(Hook::Pairs(p.unbind())),
-        (None, Some(o)) => Some(Hook::Object(o.unbind())),
+    let given = |v: Option<Bound<'py, PyAny>>| v.filter(|v| !v.is_none()).map(Bound::unbind);
+    let hook = match (given(pairs), given(object)) {
+        (Some(p), _) => Some(Hook::Pairs(p)),
+        (None, Some(o)) => Some(Hook::Object(o)),
         (None, None) => None,
     };
-    if hook.is_some() {
-        if rest.get_item("parse_float")?.is_some_and(|v| !v.is_none()) {
-            return Err(PyTypeError::new_err(
-                "the native engine takes object hooks without parse_float only",
-            ));
-        }
-        let strict = match rest.get_item("strict")? {
-            Some(v) if !v.is_none() => v.is_truthy()?,
-            _ => true,
-        };
-        if !strict {
-            return Err(PyTypeError::new_err(
-                "the native engine takes object hooks in strict mode only",
-            ));
-        }
-    }
     Ok((Some(rest), hook))
+}
+
+/// A hook is refused (`TypeError`) with options under which the pass over
+/// the finished value could not give the Python engine's calls: with
+/// `parse_float` (its results are not the builder's), and outside strict
+/// mode (an object's pairs may repeat a key there: the pairs hook would miss
+/// the repeats, and both hooks the objects a repeat replaced).
+fn check_hook(hook: Option<&Hook>, o: &Opts) -> PyResult<()> {
+    if hook.is_none() {
+        return Ok(());
+    }
+    if o.parse_float.is_some() {
+        return Err(PyTypeError::new_err(
+            "the native engine takes object hooks without parse_float only",
+        ));
+    }
+    if !o.options.strict {
+        return Err(PyTypeError::new_err(
+            "the native engine takes object hooks in strict mode only",
+        ));
+    }
+    Ok(())
 }
 
 /// The built value, finished by the hook if there is one.
@@ -343,6 +348,7 @@ fn loads<'py>(
 ) -> PyResult<Py<PyAny>> {
     let (options, hook) = split_hooks(options)?;
     let o = self::options(options.as_ref())?;
+    check_hook(hook.as_ref(), &o)?;
     let data = chunk(data)?;
     guarded(&mut false, || {
         let mut decoder =
@@ -396,7 +402,9 @@ impl ValueDecoder {
     #[pyo3(signature = (**options))]
     fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let (options, hook) = split_hooks(options)?;
-        let (decoder, parse_float) = self::decoder(options.as_ref())?;
+        let o = self::options(options.as_ref())?;
+        check_hook(hook.as_ref(), &o)?;
+        let (decoder, parse_float) = decoder_of(o)?;
         Ok(ValueDecoder {
             decoder,
             builder: Builder::new(parse_float),
