@@ -520,6 +520,24 @@ def test_string_column_numbers_after_inference_are_canonical(chunking: Any) -> N
     assert col.to_list()[30:] == ["100000", "1.5", "0", "007", "1e5"]
 
 
+@pytest.mark.parametrize("column", [0, 1])
+def test_number_limit_holds_in_every_column_type(column: int, engine: str, chunking: Any) -> None:
+    # A number token longer than max_number_length is the decoder's
+    # number_too_long wherever it sits: a String column decided from the
+    # first rows (which once took it as text) as well as an Int64 one.
+    lines = [f"  a{i},{i}" for i in range(60)]
+    cells = ["a60", "60"]
+    cells[column] = "9" * 25
+    lines.append("  " + ",".join(cells))
+    text = "[61]{s,n}:\n" + "\n".join(lines) + "\n"
+    with pytest.raises(ToonDecodeError) as want:
+        toonstream.loads(text, max_number_length=20)
+    with pytest.raises(ToonDecodeError) as got:
+        tp.read_toon(text.encode(), infer_schema_length=10, batch_size=16, max_number_length=20)
+    assert (got.value.code, got.value.line, got.value.column) == (want.value.code, want.value.line, want.value.column)
+    assert got.value.code == "number_too_long"
+
+
 def test_round_trip_more_types_with_overrides() -> None:
     df = pl.DataFrame(
         {

@@ -10,11 +10,13 @@ Who owns what:
   (exactly the row indentation, no colon, backslash, CR, comment marker or
   escape) and splits them.  The reference's
   (:mod:`toonstream._reference.runs`, with the machine's splitter) gives
-  the cells as string tokens, typed here with vectorized string kernels
-  over whole columns.  The native one (with pyarrow) takes simple quoted
-  cells too and classifies each cell as ``token_kinds`` does
+  the cells as string tokens, decoded here a column at a time by the
+  grammar's column converter (``_reference.numbers``: the one §4 typing of
+  the python engine) and classified by the values' kinds (``value_kind``).
+  The native one (with pyarrow) takes simple quoted cells too and
+  classifies each cell as ``value_kind`` classifies its value
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
-  wherever the kernels would give the same column
+  wherever ``convert_values`` would give the same column
   (``FrameReader._typed_native``); what it does not decide (an odd
   number, a Decimal column, numbers in a String column, a value that does
   not fit) is typed from the same cells' tokens as the reference's are;
@@ -49,8 +51,14 @@ with requires("reading TOON tables (toonstream.polars, toonstream.arrow.iter_bat
 from ._reference.build import leaf_names
 from ._errors import ToonDecodeError
 from ._reference.events import Fields, StartTable
-from ._reference.grammar import NUMBER, NUMBER_INTEGER
-from ._reference.numbers import MAX_EXPONENT_DIGITS, encode_decimal, encode_float, encode_int, make_converter
+from ._reference.numbers import (
+    MAX_NUMBER_LENGTH,
+    encode_decimal,
+    encode_float,
+    encode_int,
+    make_column_converter,
+    make_converter,
+)
 from ._reference.runs import TokenRun, table_columns
 from ._reference.scalars import Fail, find_unquoted, split_cells
 from ._consumers import RowsAdapter
@@ -64,9 +72,6 @@ CHUNK = 4 << 20
 # the fast path takes over soon after a table header.
 FEED = 64 << 10
 
-_NUM = "^" + NUMBER.pattern + "$"
-_INT = "^" + NUMBER_INTEGER + "$"
-_LONG = 18  # an integer token of at most this many characters fits int64
 _FLOAT_EXACT = 15  # digits of an integer that a float always holds exactly
 
 # ------------------------------------------------------------------ pieces of a table
@@ -102,7 +107,7 @@ class NativeRows:
     rows ``lo..hi`` of its columns object, leaf columns ``sel`` of it.  The
     cells are typed there (kind bits per cell, values as Arrow buffers);
     :meth:`tokens` gives the same rows as string tokens (quoted cells
-    marked, see ``QUOTED``) wherever the token kernels take over.
+    marked, see ``QUOTED``) wherever the reference's typing takes over.
 
     >>> from toonstream import _engine
     >>> split = _engine.current().table_columns
@@ -614,6 +619,7 @@ def untoken(tok: str, delim: str) -> str | None:
 
 
 _RUN_END: dict[bytes, re.Pattern[bytes]] = {}
+_END: Any = object()  # (the end of an iterator of jobs, where None is one)
 
 
 def _run_end(prefix: bytes) -> re.Pattern[bytes]:
@@ -680,93 +686,24 @@ def value_kind(v: Any) -> int:
 
 
 def values_kinds(values: Sequence[Any]) -> int:
+    """Kind bits of decoded primitives, or-ed: ``value_kind`` of each, with
+    one call per type but ``int``.  Integers: when the smallest and the
+    largest are in int64, so is every other and the widest is one of the two
+    (``value_kind`` of both says it all); else each is looked at."""
     bits = 0
     types = set(map(type, values))
     for t in types:
         if t is int:
-            for v in values:
-                if type(v) is int:
+            ints = values if len(types) == 1 else [v for v in values if type(v) is int]
+            lo, hi = min(ints), max(ints)
+            if -_I64 <= lo and hi < _I64:
+                bits |= value_kind(lo) | value_kind(hi)
+            else:
+                for v in ints:
                     bits |= value_kind(v)
         else:
             bits |= value_kind(next(v for v in values if type(v) is t))
     return bits
-
-
-# Tokens of at most this many characters, with no exponent of 17+ digits,
-# are typed by the vectorized kernels; longer ones ("odd") by the exact
-# converter, one by one (they may be errors: too long, out of range).
-_ODD_LEN = 40
-_ODD_EXP = f"[eE][+-]?[0-9]{{{MAX_EXPONENT_DIGITS},}}"  # (its significant digits are counted)
-
-
-def token_kinds(frame: pl.DataFrame) -> list[int | None]:
-    """Kind bits per string column of plain tokens; None for a column with
-    "odd" number tokens (to be typed one by one).
-
-    Two rounds of vectorized counts: the cheap ones for every column, then
-    range checks (float overflow, integer width) only where numbers of that
-    shape were seen."""
-    if frame.height == 0:
-        return [0] * frame.width
-    exprs: list[pl.Expr] = []
-    for i, name in enumerate(frame.columns):
-        c = pl.col(name)
-        num = c.str.contains(_NUM)
-        point = c.str.contains("[.eE]")
-        exprs += [
-            (c == "null").sum().alias(f"{i}n"),
-            c.is_in(["true", "false"]).sum().alias(f"{i}b"),
-            num.sum().alias(f"{i}num"),
-            (num & point).sum().alias(f"{i}f"),
-            pl.when(num).then(c.str.len_bytes()).max().alias(f"{i}len"),
-        ]
-    first = frame.select(exprs).row(0)
-    second: list[pl.Expr] = []
-    for i, name in enumerate(frame.columns):
-        null, boolean, num, flt, longest = first[5 * i : 5 * i + 5]
-        if not num:
-            continue
-        c = pl.col(name)
-        point = c.str.contains("[.eE]")
-        if flt:
-            second.append((point & c.cast(pl.Float64, strict=False).is_infinite()).sum().alias(f"{i}inf"))
-            if longest >= 19:
-                second.append((c.str.contains(_ODD_EXP) & c.str.contains(_NUM)).sum().alias(f"{i}odd"))
-        if longest > _FLOAT_EXACT:
-            ints = c.str.contains(_NUM) & ~point
-            digits = c.str.len_bytes() - c.str.starts_with("-").cast(pl.UInt32)
-            second += [
-                (ints & (digits > _FLOAT_EXACT)).sum().alias(f"{i}wide"),
-                (ints & (digits > _LONG) & c.cast(pl.Int64, strict=False).is_null()).sum().alias(f"{i}big"),
-                (ints & (digits > 38)).sum().alias(f"{i}hugeint"),
-            ]
-    more = frame.select(second).row(0, named=True) if second else {}
-    out: list[int | None] = []
-    for i in range(frame.width):
-        null, boolean, num, flt, longest = first[5 * i : 5 * i + 5]
-        if num and (longest > _ODD_LEN or more.get(f"{i}odd", 0)):
-            out.append(None)
-            continue
-        inf, wide, big, hugeint = (more.get(f"{i}{k}", 0) for k in ("inf", "wide", "big", "hugeint"))
-        bits = 0
-        if null:
-            bits |= K_NULL
-        if boolean:
-            bits |= K_BOOL
-        if flt - inf:
-            bits |= K_FLOAT
-        if inf or hugeint:
-            bits |= K_HUGE
-        if big - hugeint:
-            bits |= K_BIG
-        if num - flt - big:
-            bits |= K_INT
-        if wide:
-            bits |= K_WIDE
-        if frame.height - null - boolean - num:
-            bits |= K_STR
-        out.append(bits)
-    return out
 
 
 def infer_dtype(bits: int, *, complete: bool) -> pl.DataType:
@@ -820,71 +757,19 @@ def allowed_kinds(base: pl.DataType, forced: bool) -> int:
     return ok
 
 
-def token_expr(c: pl.Expr, base: pl.DataType, bits: int, quoted_delim: str | None = None) -> pl.Expr | None:
-    """An expression turning plain tokens (already checked to fit ``base``)
-    into values; None when numbers in a String column need their canonical
-    text (done value by value: rare).  ``quoted_delim``: the tokens may hold
-    marked quoted strings (see ``QUOTED``)."""
-    value = pl.when(c != "null").then(c)
-    if quoted_delim is not None and base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
-        unq = c.str.slice(1).str.replace_all(DELIM_IN_QUOTES, quoted_delim, literal=True)
-        return pl.when(c.str.starts_with(QUOTED)).then(unq).otherwise(value)
-    if base == pl.Int64:
-        return value.cast(pl.Int64)
-    if base == pl.Float64:
-        f = value.cast(pl.Float64)
-        return pl.when(f == 0.0).then(pl.lit(0.0)).otherwise(f)  # -0 decodes to 0 (§4)
-    if base == pl.Boolean:
-        return value == "true"
-    if isinstance(base, pl.Decimal):
-        return value.cast(pl.Decimal(38, 0))
-    if base == pl.Null:
-        return value.cast(pl.Null)
-    if bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
-        return None
-    return value
-
-
-def canonical_texts(s: pl.Series, delim: str) -> pl.Series:
-    """Plain tokens of a String column that holds numbers: numbers in canonical form."""
-    convert = make_converter()
-    num = re.compile(_NUM).match
-    vals = [
-        None if t == "null" else text_of(convert(t)) if num(t) else untoken(t, delim) if t[:1] == QUOTED else t
-        for t in s.to_list()
-    ]
-    return pl.Series(s.name, vals, dtype=pl.String)
-
-
-def quick_check(c: pl.Expr, base: pl.DataType, alias: str) -> pl.Expr | None:
-    """Count of tokens that may not fit ``base`` (0: all fit), for a column
-    whose type is already decided: one cheap test instead of the full
-    classification (which runs only when this finds something)."""
-    null = c == "null"
-    if base == pl.Int64:
-        # the §4 integer as the grammar writes it (Polars' own parser takes "+5" and "05");
-        # a token of at most _LONG characters fits int64
-        return (~(c.str.contains(_INT) | null) | (c.str.len_bytes() > _LONG)).sum().alias(alias)
-    if base == pl.Float64:
-        wide = (c.str.len_bytes() > _FLOAT_EXACT) & c.str.contains(_INT)
-        return (~(c.str.contains(_NUM) | null) | wide).sum().alias(alias)
-    if base == pl.Boolean:
-        return (~c.is_in(["true", "false", "null"])).sum().alias(alias)
-    if base == pl.Null:
-        return (~null).sum().alias(alias)
-    if base == pl.String:
-        # Not a misfit: numbers here need their canonical text.  Count the
-        # tokens that start like a number (a range test on the first byte:
-        # cheap); the regex runs only where there are some.
-        return (((c >= "0") & (c < ":")) | ((c >= "-") & (c < "."))).sum().alias(alias)
-    return None
+_TEXTS = frozenset((str, type(None)))
+_FLOATS = frozenset((float, type(None)))
 
 
 def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Series:
     """Decoded values (already checked to fit ``base``) -> a Series."""
     if base == pl.String:
+        if set(map(type, values)) <= _TEXTS:
+            return pl.Series(name, values, dtype=pl.String)  # (text_of would give each as it is)
         return pl.Series(name, [text_of(v) for v in values], dtype=pl.String)
     if base == pl.Float64:
+        if set(map(type, values)) <= _FLOATS:
+            return pl.Series(name, values, dtype=pl.Float64)
         return pl.Series(name, [None if v is None else float(v) for v in values], dtype=pl.Float64)
     if isinstance(base, pl.Decimal):
         return pl.Series(name, [None if v is None else Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
@@ -893,8 +778,8 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
 
 def _native_kind(base: pl.DataType, bits: int) -> str | None:
     """The native column buffers that give a column of dtype ``base`` whose
-    cells have kinds ``bits`` (already checked to fit), as ``token_expr``
-    would convert them; None where only the reference converts."""
+    cells have kinds ``bits`` (already checked to fit), as ``convert_values``
+    would give them; None where only the reference converts."""
     if base == pl.Int64:
         return "int64"
     if base == pl.Float64:
@@ -951,7 +836,7 @@ class _Batch:
         self.n_fast = sum(f.height for f in frames)
         # The native engine's columns, while every plain row is one of
         # theirs; their string tokens (``fast``) are made only where the
-        # token kernels take over.
+        # reference's typing takes over.
         self.native: list[NativeRows] | None = None
         self._fast: pl.DataFrame | None = None
         if frames and all(isinstance(f, NativeRows) for f in frames):
@@ -962,12 +847,9 @@ class _Batch:
         self.rows: list[tuple[Any, ...]] = [r for p in pieces for r in p.rows]
         self.n = sum(p.n for p in pieces)
         self.pieces = pieces
-        self.bits_fast: list[int | None] | None = None
+        # The fast rows' tokens decoded, per column (FrameReader._fast_values)
+        self.values: dict[int, list[Any]] = {}
         self.clean = False  # the fast path's deferred clean-up done (FrameReader._clean)
-        # The native columns' kinds were asked for (inference): the token
-        # path then classifies the tokens in full (bits_fast), which decides
-        # how it types the batch.
-        self.classified = False
 
     @property
     def fast(self) -> pl.DataFrame | None:
@@ -1139,6 +1021,10 @@ class FrameReader:
         self.try_parse_dates = try_parse_dates
         self.key_field = key_field
         self.options = dict(options or {})
+        # §4 typing of plain tokens: the grammar's converters (one token; a column at once)
+        limit = self.options.get("max_number_length", MAX_NUMBER_LENGTH)
+        self._convert = make_converter(max_number_length=limit)
+        self._convert_column = make_column_converter(self._convert, max_number_length=limit)
         self.dtypes: list[pl.DataType] | None = None  # per selected leaf
         self.forced: list[bool] = []
         self.inferred_from = 0
@@ -1284,17 +1170,19 @@ class FrameReader:
             yield from frames
 
     def _table_frames(self) -> Iterator[pl.DataFrame]:
-        # Typing a batch is polars work (the GIL is released); scanning the
-        # next chunk is mostly Python.  A worker thread types batch k while
-        # this thread scans for batch k+1; results and errors come out in
-        # order, as if it were all done here.
+        # Typing a batch of native columns is Arrow and Polars work (the GIL
+        # is released); scanning the next chunk is mostly Python.  A worker
+        # thread types such a batch k while this thread scans for batch k+1.
+        # The reference's typing is Python work: on a worker it would only
+        # contend for the GIL, so it is done here.  Either way results and
+        # errors come out in order, as if it were all done here.
         pool = ThreadPoolExecutor(max_workers=1)
         queue: deque[Future[pl.DataFrame]] = deque()
         try:
             jobs = self._jobs()
             while True:
                 try:
-                    job = next(jobs, None)
+                    job = next(jobs, _END)
                 except ToonDecodeError:
                     # An error further on in the input: the batches before it
                     # first (one of them may hold an earlier error: that one
@@ -1303,9 +1191,9 @@ class FrameReader:
                     while queue:
                         yield queue.popleft().result()
                     raise
-                if job is None:
+                if job is _END:
                     break
-                queue.append(pool.submit(job))
+                queue.append(self._submit(pool, job))
                 while len(queue) > 1 or queue[0].done():
                     yield queue.popleft().result()
                     if not queue:
@@ -1317,8 +1205,20 @@ class FrameReader:
                 f.cancel()
             pool.shutdown(wait=True)
 
-    def _jobs(self) -> Iterator[Callable[[], pl.DataFrame]]:
-        """The output batches, in order, as work to do (types decided here)."""
+    def _submit(self, pool: ThreadPoolExecutor, batch: _Batch | None) -> Future[pl.DataFrame]:
+        """Type ``batch`` on the worker (native columns) or here (see _table_frames)."""
+        if batch is not None and batch.columnar:
+            return pool.submit(self._typed, batch)
+        done: Future[pl.DataFrame] = Future()
+        try:
+            done.set_result(self._typed(batch) if batch is not None else self._empty())
+        except Exception as e:  # (raised in order, by the caller's .result())
+            done.set_exception(e)
+        return done
+
+    def _jobs(self) -> Iterator[_Batch | None]:
+        """The output batches, in order, to be typed (types decided here;
+        None: the empty frame of a table without rows)."""
         pending: list[_Batch] = []
         seen = 0
         try:
@@ -1332,10 +1232,10 @@ class FrameReader:
                         self._decide(_head(pending, self.infer), complete=False)
                     if self.dtypes is not None:
                         for b in pending:
-                            yield partial(self._typed, b)
+                            yield b
                         pending = []
                 else:
-                    yield partial(self._typed, batch)
+                    yield batch
         except ToonDecodeError:
             # An error further on: the rows before it are typed first (with
             # the types they give so far), so a bad value among them is
@@ -1343,7 +1243,7 @@ class FrameReader:
             if pending and self.selected is not None:
                 self._decide(pending, complete=False)
                 for b in pending:
-                    yield partial(self._typed, b)
+                    yield b
             raise
         if self.dtypes is None:
             if self.selected is None:  # the table had no rows
@@ -1352,9 +1252,9 @@ class FrameReader:
                 self._layout()
             self._decide(pending, complete=not self.more_sources)
             for b in pending:
-                yield partial(self._typed, b)
+                yield b
             if not pending:
-                yield self._empty
+                yield None
 
     def _batches(self) -> Iterator[_Batch]:
         pieces: list[Piece] = []
@@ -1396,8 +1296,8 @@ class FrameReader:
         )
 
     def _batch(self, pieces: list[Piece]) -> _Batch:
-        # The clean-up below is polars work: done where the batch is typed
-        # (the worker thread), or for inference here.
+        # The clean-up is polars work: done where the batch is typed, or for
+        # inference here.
         return _Batch(pieces)
 
     def _clean(self, batch: _Batch) -> None:
@@ -1470,10 +1370,7 @@ class FrameReader:
                 assert b.native is not None
                 parts.extend(v.series(i, "utf8").alias("s") for v in b.native)
             elif b.fast is not None:
-                name = b.fast.columns[i]
-                e = token_expr(pl.col(name), pl.String(), K_STR, quoted)
-                assert e is not None
-                parts.append(b.fast.select(e.alias("s")).to_series())
+                parts.append(pl.Series("s", self._fast_values(b, i), dtype=pl.String))
             if b.rows:
                 parts.append(pl.Series("s", [r[i] for r in b.rows], dtype=pl.String))
         return pl.concat(parts) if parts else pl.Series("s", [], dtype=pl.String)
@@ -1485,31 +1382,46 @@ class FrameReader:
         return f"inferred from the first {self.inferred_from} rows; pass schema_overrides or a larger infer_schema_length"
 
     def _fast_values(self, batch: _Batch, i: int) -> list[Any]:
-        """The fast rows' tokens of column i decoded one by one (odd tokens; error location)."""
+        """The fast rows' tokens of column i, decoded by the grammar's
+        column converter (kept: inference and typing both ask)."""
+        values = batch.values.get(i)
+        if values is not None:
+            return values
         assert batch.fast is not None
-        convert = make_converter(max_number_length=self.options.get("max_number_length", 10_000))
-        out = []
+        tokens = batch.fast.to_series(i).to_list()
+        quoted = [r for r, t in enumerate(tokens) if t[:1] == QUOTED] if self.scan.quoted else []
+        # A marked quoted token is a string whatever it holds: the converter
+        # sees "null" in its place (any token would do), then it is put back.
+        plain = tokens
+        if quoted:
+            plain = list(tokens)
+            for r in quoted:
+                plain[r] = "null"
+        try:
+            values = list(self._convert_column(plain))
+        except Fail:
+            # Error path: the first failing token, and its row.
+            for r, tok in enumerate(plain):
+                try:
+                    self._convert(tok)
+                except Fail as e:
+                    raise self._error(batch, r, None, i, e.msg, e.code) from None
+            raise
         delim = self.scan.delim
-        for r, tok in enumerate(batch.fast.to_series(i).to_list()):
-            try:
-                out.append(untoken(tok, delim) if tok[:1] == QUOTED else convert(tok))
-            except Fail as e:
-                raise self._error(batch, r, None, i, e.msg, e.code) from None
-        return out
+        for r in quoted:
+            values[r] = untoken(tokens[r], delim)
+        batch.values[i] = values
+        return values
 
     def _column_bits(self, batch: _Batch, i: int) -> int:
         self._clean(batch)
         bits = 0
         if batch.columnar:
             assert batch.native is not None
-            batch.classified = True
             for v in batch.native:
                 bits |= v.bits(i)
         elif batch.fast is not None:
-            if batch.bits_fast is None:
-                batch.bits_fast = token_kinds(batch.fast)
-            b = batch.bits_fast[i]
-            bits |= values_kinds(self._fast_values(batch, i)) if b is None else b
+            bits |= values_kinds(self._fast_values(batch, i))
         if batch.rows:
             bits |= values_kinds([r[i] for r in batch.rows])
         return bits
@@ -1519,10 +1431,7 @@ class FrameReader:
             frame = self._typed_native(batch)
             if frame is not None:
                 return frame
-            batch.materialize()  # the token kernels' way
-            self._clean(batch)
-            if batch.classified and batch.fast is not None:
-                batch.bits_fast = token_kinds(batch.fast)
+            batch.materialize()  # the reference's way, from the same cells' tokens
         self._clean(batch)
         assert self.dtypes is not None
         order = batch.order()
@@ -1532,68 +1441,14 @@ class FrameReader:
         # in the document, whichever column (and check: kind or cast) found it.
         misfits: dict[int, ToonDecodeError] = {}
         if batch.fast is not None:
-            fast = batch.fast
-            names = fast.columns
-            bits_fast = batch.bits_fast
-            if bits_fast is None:
-                # Decided types: a cheap check per column, in one parallel pass.
-                checks = [quick_check(pl.col(n), bases[i], str(i)) for i, n in enumerate(names)]
-                counts = fast.select([c for c in checks if c is not None]).row(0, named=True) if any(
-                    c is not None for c in checks
-                ) else {}
-                maybe = [n for i, n in enumerate(names) if bases[i] == pl.String and counts.get(str(i))]
-                if maybe:
-                    # Tokens starting like numbers (dates, say): polars' float
-                    # parser (looser than §4, faster than a regex) rules most
-                    # out; the regex counts what is left.
-                    parsed = fast.select(
-                        [pl.col(n).cast(pl.Float64, strict=False).is_not_null().sum() for n in maybe]
-                    ).row(0, named=True)
-                    regex = [n for n in maybe if parsed[n]]
-                    numbers = (
-                        fast.select([pl.col(n).str.contains(_NUM).sum() for n in regex]).row(0, named=True) if regex else {}
-                    )
-                    for n in maybe:
-                        counts[str(names.index(n))] = numbers.get(n, 0)
-                bits_fast = []
-                for i, n in enumerate(names):
-                    hits = counts.get(str(i))
-                    if hits is None or (hits and bases[i] != pl.String):
-                        bits_fast.append(-1)  # full classification below
-                    elif hits:
-                        bits_fast.append(K_STR | K_FLOAT)  # String column with numbers
-                    else:
-                        bits_fast.append(K_STR if bases[i] == pl.String else 0)
-                full = [i for i, b in enumerate(bits_fast) if b == -1]
-                if full:
-                    exact_bits = token_kinds(fast.select([names[i] for i in full]))
-                    for i, b in zip(full, exact_bits):
-                        bits_fast[i] = b
-            exprs: list[pl.Expr] = []
-            for i, n in enumerate(names):
-                b = bits_fast[i]
-                if b is None:
-                    values = self._fast_values(batch, i)
-                    misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=values)
-                    if misfit is not None:
-                        misfits[i] = misfit
-                        continue
-                    fast_cols[i] = convert_values(n, values, bases[i])
+            for i, n in enumerate(batch.fast.columns):
+                values = self._fast_values(batch, i)
+                allowed = allowed_kinds(bases[i], self.forced[i])
+                misfit = self._misfit(batch, i, values_kinds(values), allowed, self.dtypes[i], fast=values)
+                if misfit is not None:
+                    misfits[i] = misfit
                     continue
-                if b:
-                    misfit = self._misfit(batch, i, b, allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], fast=None)
-                    if misfit is not None:
-                        misfits[i] = misfit
-                        continue
-                e = token_expr(pl.col(n), bases[i], b, self.scan.delim if self.scan.quoted else None)
-                if e is None:
-                    fast_cols[i] = canonical_texts(fast.to_series(i), self.scan.delim)
-                else:
-                    exprs.append(e.alias(n))
-            if exprs:
-                converted = fast.select(exprs)
-                for n in converted.columns:
-                    fast_cols[names.index(n)] = converted.get_column(n)
+                fast_cols[i] = convert_values(n, values, bases[i])
         # The decoder rows' values, a list per column (checked, then converted)
         exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
         for i, values in enumerate(exact_cols):
@@ -2064,8 +1919,8 @@ def iso_dtype(s: pl.Series) -> pl.DataType | None:
 #: TOON, not what a value becomes.
 TABLE_OPTIONS = frozenset(("indent_size", "strict", "max_depth", "max_line_length", "max_number_length", "max_fields"))
 
-# Value hooks of loads/items: a table's values are typed column-wise by
-# Polars kernels (most rows never become Python objects), so a per-value hook
+# Value hooks of loads/items: a table's values are typed column-wise (the
+# native engine makes no Python object for most rows), so a per-value hook
 # cannot be honoured; refused by name rather than ignored.
 _VALUE_HOOKS = frozenset(("parse_float", "parse_int", "parse_constant", "object_hook", "object_pairs_hook", "map_type"))
 

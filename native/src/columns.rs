@@ -3,15 +3,16 @@
 //! fast path (`toonstream/_frames.py`, `TableScan._plain_run`).
 //!
 //! [`split`] takes complete lines at the row indentation and decides, line
-//! by line, what the Python reference decides with byte searches, Polars'
-//! CSV tokenizer and vectorized kernels:
+//! by line, what the Python reference decides with byte searches, its row
+//! splitter and the grammar's column converter:
 //!
 //! * which lines the decoder must read itself (a quote, colon, backslash,
 //!   CR or NUL anywhere, a comment marker or tab after the indentation),
 //!   except *simple* quoted rows (quoted cells without escapes, right
 //!   against the delimiters), which are split here;
 //! * each plain cell's §4 kind ([`K_NULL`] ... [`K_WIDE`], the bits of
-//!   `_frames.token_kinds`), on the cell trimmed of spaces;
+//!   `_frames.value_kind` of the value the reference decodes), on the cell
+//!   trimmed of spaces;
 //! * the outcome the reference gives for the whole run when it is not all
 //!   plain rows ([`Split::NotIndented`], [`Split::NotPlain`]), and
 //!   [`Split::Unhandled`] for what only the reference decides (an "odd"
