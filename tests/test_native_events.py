@@ -287,3 +287,38 @@ def test_lazy() -> None:
         assert len(reads) == 2
     finally:
         _engine.use(previous)
+
+
+class _Holder:
+    """Holds a push decoder that holds the holder's methods: a reference cycle."""
+
+    def header(self, table: Any) -> None:
+        return None
+
+    def parse_float(self, text: str) -> float:
+        return float(text)
+
+
+@pytest.mark.parametrize("kind", ["rows", "parse", "items"])
+def test_a_cycle_through_a_decoders_callable_is_collected(kind: str) -> None:
+    # The push decoders hold Python callables (rows' header callback, parse_float) and values
+    # not yet returned; a cycle through them must be visible to the garbage collector (they once
+    # showed it their kept error only, so such a cycle was never freed).
+    import gc
+    import weakref
+
+    def make() -> weakref.ref[_Holder]:
+        h = _Holder()
+        if kind == "rows":
+            d = _native.RowDecoder("t", header=h.header)
+        elif kind == "parse":
+            d = _native.ParseDecoder(parse_float=h.parse_float)
+        else:
+            d = _native.ItemsDecoder("t.item", kv=False, parse_float=h.parse_float)
+        h.d = d  # type: ignore[attr-defined]
+        d.feed(b"t[2]{a,b}:\n  1.5,x\n")  # (a row still open: values held, outputs pending)
+        return weakref.ref(h)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None

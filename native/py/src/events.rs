@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
@@ -632,6 +633,16 @@ push_class!(
 
 impl Collect for ParseState {
     collect_into_out!(ParseSink);
+
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.parse_float)?;
+        crate::push::visit_all(&self.out, visit)
+    }
+
+    fn clear(&mut self) {
+        self.parse_float = None;
+        self.out.clear();
+    }
 }
 
 // ------------------------------------------------------------------ items
@@ -952,4 +963,14 @@ push_class!(
 
 impl Collect for ItemsState {
     collect_into_out!(ItemsSink);
+
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.builder.traverse(visit)?;
+        crate::push::visit_all(&self.out, visit)
+    }
+
+    fn clear(&mut self) {
+        self.builder.clear();
+        self.out.clear();
+    }
 }

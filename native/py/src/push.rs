@@ -39,6 +39,19 @@ pub(crate) trait Collect {
     fn refusal(&mut self, _py: Python<'_>, _line: u64) -> Option<PyErr> {
         None
     }
+
+    /// For the class's `__traverse__`: the Python objects the state holds
+    /// that could lead back to the decoder (callables, the value being
+    /// built, outputs not yet returned; not its strings and constant tuples).
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError>;
+
+    /// For the class's `__clear__`: drop those (no call follows).
+    fn clear(&mut self);
+}
+
+/// Visit each of `objects` (a state's pending outputs).
+pub(crate) fn visit_all(objects: &[Py<PyAny>], visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+    objects.iter().try_for_each(|o| visit.call(o))
 }
 
 /// The items of an `impl Collect` for a state whose sink is `$sink { py, s }`
@@ -189,14 +202,16 @@ impl<C: Collect> Push<C> {
         Ok(out)
     }
 
-    /// For the class's `__traverse__`: the kept error.
+    /// For the class's `__traverse__`: the kept error and what the state holds.
     pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.pending)
+        visit.call(&self.pending)?;
+        self.state.traverse(visit)
     }
 
     /// For the class's `__clear__` (the decoder is unreachable: no call follows).
     pub(crate) fn clear(&mut self) {
         self.pending = None;
+        self.state.clear();
     }
 
     fn check(&self, py: Python<'_>) -> PyResult<()> {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 use toonstream_native::{Cells, FieldOp, Scalar, Sink, Table};
 
 use crate::builder::{scalar_object, BindError, Builder, Shape, Ticker};
@@ -46,7 +47,8 @@ pub(crate) struct State {
     target: Option<String>,
     as_dict: bool,
     key_field: Py<PyString>,
-    header: Py<PyAny>,
+    /// (None once `__clear__` ran: the decoder is unreachable then)
+    header: Option<Py<PyAny>>,
     /// row dicts (`as_dict`) are made as the value builder makes them
     builder: Builder,
     out: Vec<Py<PyAny>>,
@@ -169,7 +171,13 @@ impl<'py> RowSink<'_, 'py> {
     fn matched(&mut self, table: &Table<'_>) -> PyResult<Mark> {
         let py = self.py;
         let ev = self.start_table_event(table)?;
-        let order = self.s.header.bind(py).call1((ev,))?;
+        let Some(header) = &self.s.header else {
+            // (only an unreachable decoder is cleared: no call can get here)
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "toonstream._native: this decoder was cleared",
+            ));
+        };
+        let order = header.bind(py).call1((ev,))?;
         let order: Option<Vec<usize>> = order.extract()?;
         let shape = self
             .s
@@ -331,7 +339,7 @@ push_class!(
                 target: prefix,
                 as_dict,
                 key_field: key_field.unwrap_or_else(|| PyString::new(py, "key").unbind()),
-                header,
+                header: Some(header),
                 builder: Builder::new(parse_float),
                 out: Vec::new(),
                 ticker: Ticker::default(),
@@ -343,6 +351,18 @@ push_class!(
 
 impl Collect for State {
     collect_into_out!(RowSink);
+
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.header)?;
+        self.builder.traverse(visit)?;
+        crate::push::visit_all(&self.out, visit)
+    }
+
+    fn clear(&mut self) {
+        self.header = None;
+        self.builder.clear();
+        self.out.clear();
+    }
 
     fn refusal(&mut self, py: Python<'_>, line: u64) -> Option<PyErr> {
         Some(match self.refused.take()? {
