@@ -538,6 +538,48 @@ def test_number_limit_holds_in_every_column_type(column: int, engine: str, chunk
     assert got.value.code == "number_too_long"
 
 
+def _same_error_as_loads(text: str, read: dict[str, Any], **options: Any) -> ToonDecodeError:
+    with pytest.raises(ToonDecodeError) as want:
+        toonstream.loads(text, **options)
+    with pytest.raises(ToonDecodeError) as got:
+        tp.read_toon(text.encode(), **read, **options)
+    assert (got.value.code, got.value.line, got.value.column) == (want.value.code, want.value.line, want.value.column)
+    return got.value
+
+
+@pytest.mark.parametrize("read", [{}, {"infer_schema_length": 10}, {"infer_schema_length": 10, "batch_size": 16}])
+@pytest.mark.parametrize("late_first", [False, True])
+def test_the_documents_first_bad_number_wins_across_columns(
+    late_first: bool, read: dict[str, Any], engine: str, chunking: Any
+) -> None:
+    # Two columns with a bad number each: the earlier line's error, whichever column (the
+    # converter's errors were once raised column by column).
+    lines = [f"  {i},{i}" for i in range(60)]
+    early, late = (10, 50)
+    lines[early] = f"  {early},1e111111111111111111" if not late_first else f"  {'1' * 30},{early}"
+    lines[late] = f"  {'1' * 30},{late}" if not late_first else f"  {late},1e111111111111111111"
+    text = "[60]{a,b}:\n" + "\n".join(lines) + "\n"
+    assert _same_error_as_loads(text, read, max_number_length=20).line == early + 2
+
+
+@pytest.mark.parametrize("token", ["123456", "1.23456", "-12345"])
+def test_number_limit_holds_in_int_and_float_columns(token: str, engine: str, chunking: Any) -> None:
+    # (the native splitter types numbers of up to 40 characters itself: a smaller limit
+    # leaves the table to the reference's splitter, which applies it)
+    lines = [f"  {i % 7}" for i in range(40)] + [f"  {token}"]
+    text = "[41]{a}:\n" + "\n".join(lines) + "\n"
+    read = {"infer_schema_length": 10, "batch_size": 16}
+    assert _same_error_as_loads(text, read, max_number_length=5).code == "number_too_long"
+
+
+def test_decimal_columns_equal_the_values() -> None:
+    values = [10**20 + i for i in range(300)] + [None, -(10**37), 10**38 - 1]
+    text = toonstream.dumps([{"id": i, "big": v} for i, v in enumerate(values)])
+    col = tp.read_toon(text.encode())["big"]
+    assert col.dtype == pl.Decimal(38, 0)
+    assert col.to_list() == [None if v is None else Decimal(v) for v in values]
+
+
 def test_round_trip_more_types_with_overrides() -> None:
     df = pl.DataFrame(
         {

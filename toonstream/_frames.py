@@ -86,14 +86,24 @@ class DtypeNameError(ValueError):
 _ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
 
 
-def _splitter() -> Callable[[bytes, int, int, int, str, int, int], Any]:
-    """The engine's ``table_columns``, when it has one and pyarrow (which
-    wraps its buffers without a copy) can be imported; else the
-    reference's (:func:`toonstream._reference.runs.table_columns`: token
-    lists, typed here)."""
+# The native splitter types number tokens of up to this many characters
+# itself and leaves longer ones to the reference (native/src/columns.rs
+# ODD_LEN); it does not apply max_number_length, so a smaller limit takes
+# the reference's splitter, whose converter applies it.
+NATIVE_NUMBER_LEN = 40
+
+
+def _splitter(max_number_length: int) -> Callable[[bytes, int, int, int, str, int, int], Any]:
+    """The engine's ``table_columns``, when it has one, pyarrow (which
+    wraps its buffers without a copy) can be imported and the number limit
+    is not below ``NATIVE_NUMBER_LEN``; else the reference's
+    (:func:`toonstream._reference.runs.table_columns`: token lists, typed
+    here)."""
     from . import _engine
 
     splitter = _engine.current().table_columns
+    if max_number_length < NATIVE_NUMBER_LEN:
+        splitter = None
     if splitter is not None:
         try:
             import pyarrow  # noqa: F401
@@ -334,7 +344,8 @@ class TableScan:
         self.limit = limit
         # Runs of plain rows are split column-wise by the engine (a very
         # small line limit leaves every row to the decoder, which checks it).
-        self.splitter = _splitter() if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
+        numbers = options.get("max_number_length", MAX_NUMBER_LENGTH)
+        self.splitter = _splitter(numbers) if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
         self.fast = self.splitter is not None
         self.names: list[str] | None = None  # the leaf column names (entry key first if keyed)
         self.fields: Fields | None = None
@@ -687,20 +698,23 @@ def value_kind(v: Any) -> int:
 
 def values_kinds(values: Sequence[Any]) -> int:
     """Kind bits of decoded primitives, or-ed: ``value_kind`` of each, with
-    one call per type but ``int``.  Integers: when the smallest and the
-    largest are in int64, so is every other and the widest is one of the two
-    (``value_kind`` of both says it all); else each is looked at."""
+    one call per type but ``int``.  Integers: the widest is the smallest or
+    the largest, so ``value_kind`` of both gives WIDE and HUGE, and BIG
+    unless beyond 38 digits (then each is looked at); int64 is between them
+    when one of them is in it, else looked for."""
     bits = 0
     types = set(map(type, values))
     for t in types:
         if t is int:
             ints = values if len(types) == 1 else [v for v in values if type(v) is int]
             lo, hi = min(ints), max(ints)
-            if -_I64 <= lo and hi < _I64:
-                bits |= value_kind(lo) | value_kind(hi)
-            else:
+            k = value_kind(lo) | value_kind(hi)
+            if k & K_HUGE:  # beyond 38 digits: each one (the others may be big or int64)
                 for v in ints:
-                    bits |= value_kind(v)
+                    k |= value_kind(v)
+            elif not k & K_INT and any(-_I64 <= v < _I64 for v in ints):
+                k |= K_INT  # (both extremes beyond int64, so wide: WIDE is set)
+            bits |= k
         else:
             bits |= value_kind(next(v for v in values if type(v) is t))
     return bits
@@ -759,6 +773,7 @@ def allowed_kinds(base: pl.DataType, forced: bool) -> int:
 
 _TEXTS = frozenset((str, type(None)))
 _FLOATS = frozenset((float, type(None)))
+_INTS = frozenset((int, type(None)))
 
 
 def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Series:
@@ -772,6 +787,10 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
             return pl.Series(name, values, dtype=pl.Float64)
         return pl.Series(name, [None if v is None else float(v) for v in values], dtype=pl.Float64)
     if isinstance(base, pl.Decimal):
+        if set(map(type, values)) <= _INTS:
+            # (integers of at most 38 digits, checked: Int128 holds them exactly)
+            wide: pl.Series = pl.Series(name, values, dtype=pl.Int128)
+            return wide.cast(pl.Decimal(38, 0))  # type: ignore[no-any-return]
         return pl.Series(name, [None if v is None else Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
     return pl.Series(name, values, dtype=base)
 
@@ -1336,6 +1355,7 @@ class FrameReader:
     def _decide(self, batches: list[_Batch], *, complete: bool) -> None:
         width = len(self.leaf_names)
         dtypes: list[pl.DataType] = []
+        errors: list[tuple[tuple[int, int], ToonDecodeError]] = []
         self.forced = []
         for i in range(width):
             given = self.given[i]
@@ -1349,14 +1369,23 @@ class FrameReader:
                 self.forced.append(False)
                 continue
             bits = 0
-            for b in batches:
-                bits |= self._column_bits(b, i)
+            try:
+                for b in batches:
+                    bits |= self._column_bits(b, i)
+            except ToonDecodeError as e:
+                # A bad number token: the document's first such error is raised, whichever column
+                errors.append(((e.line or 0, i), e))
+                dtypes.append(pl.String())
+                self.forced.append(False)
+                continue
             dtype = infer_dtype(bits, complete=complete)
             if self.try_parse_dates and bits & ~K_NULL == K_STR:
                 # Strings only: ISO dates or datetimes, all of one form?
                 dtype = iso_dtype(self._window_strings(batches, i)) or dtype
             dtypes.append(dtype)
             self.forced.append(False)
+        if errors:
+            raise min(errors, key=itemgetter(0))[1]
         self.dtypes = dtypes
         self.inferred_from = sum(b.n for b in batches)
 
@@ -1442,7 +1471,11 @@ class FrameReader:
         misfits: dict[int, ToonDecodeError] = {}
         if batch.fast is not None:
             for i, n in enumerate(batch.fast.columns):
-                values = self._fast_values(batch, i)
+                try:
+                    values = self._fast_values(batch, i)
+                except ToonDecodeError as e:  # (a bad number: the document's first error wins, below)
+                    misfits[i] = e
+                    continue
                 allowed = allowed_kinds(bases[i], self.forced[i])
                 misfit = self._misfit(batch, i, values_kinds(values), allowed, self.dtypes[i], fast=values)
                 if misfit is not None:

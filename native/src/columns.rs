@@ -47,7 +47,7 @@ pub const K_STR: u8 = 64;
 pub const K_WIDE: u8 = 128;
 
 /// A number token longer than this (or with an exponent of 17+ digits) is
-/// "odd": the reference types it value by value (`_frames._ODD_LEN`).
+/// "odd": the reference types it value by value (`_frames.NATIVE_NUMBER_LEN`).
 const ODD_LEN: usize = 40;
 const ODD_EXP_DIGITS: usize = 17;
 /// Digits of an integer a float always holds exactly.
