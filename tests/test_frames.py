@@ -672,7 +672,7 @@ def test_crlf_tables_take_the_column_path(chunking: Any, monkeypatch: Any) -> No
             splits.append(got.rows)
         return got
 
-    monkeypatch.setattr(_frames, "_splitter", lambda: counting)
+    monkeypatch.setattr(_frames, "_splitter", lambda *_: counting)
     body = "".join(f"  {i},x{i},{i}.5\r\n" if i % 50 else f'  {i},"a,b{i}",{i}.5\r\n' for i in range(20000))
     crlf = "t[20000]{a,b,c}:\r\n" + body + "u: 1\r\n"
     df = check_frame(crlf, "t")

@@ -93,7 +93,7 @@ _ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
 NATIVE_NUMBER_LEN = 40
 
 
-def _splitter(max_number_length: int) -> Callable[[bytes, int, int, int, str, int, int], Any]:
+def _splitter(max_number_length: int = MAX_NUMBER_LENGTH) -> Callable[[bytes, int, int, int, str, int, int], Any]:
     """The engine's ``table_columns``, when it has one, pyarrow (which
     wraps its buffers without a copy) can be imported and the number limit
     is not below ``NATIVE_NUMBER_LEN``; else the reference's
