@@ -1392,7 +1392,6 @@ class FrameReader:
     def _window_strings(self, batches: list[_Batch], i: int) -> pl.Series:
         """Column i of ``batches`` (strings and nulls only) as a String series."""
         parts: list[pl.Series] = []
-        quoted = self.scan.delim if self.scan.quoted else None
         for b in batches:
             self._clean(b)
             if b.columnar:
