@@ -635,13 +635,11 @@ impl Collect for ParseState {
     collect_into_out!(ParseSink);
 
     fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.parse_float)?;
-        crate::push::visit_all(&self.out, visit)
+        visit.call(&self.parse_float)
     }
 
     fn clear(&mut self) {
         self.parse_float = None;
-        self.out.clear();
     }
 }
 
@@ -965,12 +963,10 @@ impl Collect for ItemsState {
     collect_into_out!(ItemsSink);
 
     fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        self.builder.traverse(visit)?;
-        crate::push::visit_all(&self.out, visit)
+        self.builder.traverse(visit)
     }
 
     fn clear(&mut self) {
         self.builder.clear();
-        self.out.clear();
     }
 }

@@ -28,6 +28,9 @@ pub(crate) trait Collect {
 
     fn out(&mut self) -> &mut Vec<Py<PyAny>>;
 
+    /// The outputs so far (shown to the garbage collector).
+    fn outputs(&self) -> &[Py<PyAny>];
+
     /// The state a sink of it lends out.
     fn state<'s, 'a, 'py>(sink: &'s mut Self::Sink<'a, 'py>) -> &'s mut Self
     where
@@ -40,18 +43,13 @@ pub(crate) trait Collect {
         None
     }
 
-    /// For the class's `__traverse__`: the Python objects the state holds
-    /// that could lead back to the decoder (callables, the value being
-    /// built, outputs not yet returned; not its strings and constant tuples).
+    /// For the class's `__traverse__`: the Python objects the state holds,
+    /// besides its outputs, that could lead back to the decoder (callables,
+    /// the value being built; not its strings and constant tuples).
     fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError>;
 
     /// For the class's `__clear__`: drop those (no call follows).
     fn clear(&mut self);
-}
-
-/// Visit each of `objects` (a state's pending outputs).
-pub(crate) fn visit_all(objects: &[Py<PyAny>], visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-    objects.iter().try_for_each(|o| visit.call(o))
 }
 
 /// The items of an `impl Collect` for a state whose sink is `$sink { py, s }`
@@ -66,6 +64,10 @@ macro_rules! collect_into_out {
 
         fn out(&mut self) -> &mut Vec<Py<PyAny>> {
             &mut self.out
+        }
+
+        fn outputs(&self) -> &[Py<PyAny>] {
+            &self.out
         }
 
         fn state<'s, 'a, 'py>(sink: &'s mut $sink<'a, 'py>) -> &'s mut Self
@@ -202,15 +204,20 @@ impl<C: Collect> Push<C> {
         Ok(out)
     }
 
-    /// For the class's `__traverse__`: the kept error and what the state holds.
+    /// For the class's `__traverse__`: the kept error, the outputs not yet
+    /// returned and what else the state holds.
     pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.pending)?;
+        for o in self.state.outputs() {
+            visit.call(o)?;
+        }
         self.state.traverse(visit)
     }
 
     /// For the class's `__clear__` (the decoder is unreachable: no call follows).
     pub(crate) fn clear(&mut self) {
         self.pending = None;
+        self.state.out().clear();
         self.state.clear();
     }
 

@@ -354,14 +354,12 @@ impl Collect for State {
 
     fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.header)?;
-        self.builder.traverse(visit)?;
-        crate::push::visit_all(&self.out, visit)
+        self.builder.traverse(visit)
     }
 
     fn clear(&mut self) {
         self.header = None;
         self.builder.clear();
-        self.out.clear();
     }
 
     fn refusal(&mut self, py: Python<'_>, line: u64) -> Option<PyErr> {
