@@ -607,6 +607,39 @@ def test_signal_interrupts_a_long_dumps() -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+def test_many_keys_and_quoted_keys() -> None:
+    # More distinct keys than the walk's key cache has slots, some quoted,
+    # repeated across records and nested objects: the same text as the reference.
+    keys = [f"k{i}" for i in range(300)] + ["a b", "1x", "-k", "", "k:v", 'q"', "é", "x.y", "_z"]
+    records = [{k: i for k in keys[i % 7 :: 7]} | {"n": {k: k for k in keys[i % 5 :: 11]}} for i in range(200)]
+    same(records)
+    same({k: {"v": k} for k in keys})
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_a_handler_that_changes_the_value_does_not_crash() -> None:
+    # The walk reads dict items as borrowed references and checks for signals
+    # only between items, so a handler that empties the containers mid-walk
+    # leaves the walk reading what is there (whatever text, or the
+    # reference's), never a freed object.
+    value = [{"id": i, "s": f"v{i}", "n": {"a": [i, i + 1], "b": {"c": str(i)}}} for i in range(20_000)]
+
+    def handler(signum: int, frame: Any) -> None:
+        for row in value[::3]:
+            row.clear()
+        del value[1::5]
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        for _ in range(20):
+            signal.setitimer(signal.ITIMER_REAL, 0.0005)
+            out = native_dumps(value)
+            assert out is NotImplemented or isinstance(out, str)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class _CountingKey(str):
     """A str subclass key whose ``__eq__`` counts its calls (Python code)."""
 

@@ -38,6 +38,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use toonstream_native::format::{decimal_text, quote, unquoted_key, write_float, write_str_cell};
 
+use crate::pyobj::{dict_next, int_value, str_text, DictItems};
 use crate::pystr::new_str;
 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
@@ -274,7 +275,8 @@ enum Frame<'py> {
     /// goes on the list item's hyphen line (§10).
     Fields {
         dict: Bound<'py, PyDict>,
-        items: pyo3::types::iter::BoundDictIterator<'py>,
+        /// `PyDict_Next`'s position of the next field
+        pos: ffi::Py_ssize_t,
         depth: usize,
         hyphen: bool,
         level: usize,
@@ -306,7 +308,12 @@ struct Encoder<'py> {
     /// declines more.)
     limit: usize,
     ticks: u32,
+    /// Keys seen, by address, with their `unquoted_key` verdict.
+    keys: Vec<Option<(Bound<'py, PyString>, bool)>>,
 }
+
+/// Slots of the key cache.
+const KEY_CACHE: usize = 64;
 
 impl<'py> Encoder<'py> {
     fn new(py: Python<'py>, o: &Options) -> Self {
@@ -324,6 +331,7 @@ impl<'py> Encoder<'py> {
             missing_as_null: o.missing_as_null,
             limit: o.limit,
             ticks: 0,
+            keys: vec![None; KEY_CACHE],
         }
     }
 
@@ -376,14 +384,16 @@ impl<'py> Encoder<'py> {
         self.prim_kind(v, k)
     }
 
-    /// `prim` for a value whose kind is known.
+    /// `prim` for a value whose kind is known: the common kinds inline (a
+    /// table's cells come here), the others out of line.
+    #[inline(always)]
     fn prim_kind(&mut self, v: &Bound<'py, PyAny>, kind: Kind) -> R<()> {
         match kind {
             Kind::Str => {
                 let s = v.cast::<PyString>().map_err(|_| Stop::Decline)?;
                 // a lone surrogate is not UTF-8: the reference reports it
-                let s = s.to_str()?;
-                self.string(s);
+                let s = str_text(s)?;
+                write_str_cell(&mut self.out, s, self.delim);
             }
             Kind::Int => self.int(v)?,
             Kind::Float => {
@@ -395,6 +405,15 @@ impl<'py> Encoder<'py> {
                 self.out.push_str(if b { "true" } else { "false" });
             }
             Kind::Null => self.out.push_str("null"),
+            _ => self.prim_other(v, kind)?,
+        }
+        Ok(())
+    }
+
+    /// `prim_kind` of the host types the reference maps.
+    #[inline(never)]
+    fn prim_other(&mut self, v: &Bound<'py, PyAny>, kind: Kind) -> R<()> {
+        match kind {
             Kind::Decimal => self.decimal(v)?,
             // (`_normalize._host`: the exact types' own methods, C code for
             // datetime; the text is then an ordinary string cell)
@@ -415,12 +434,18 @@ impl<'py> Encoder<'py> {
         Ok(())
     }
 
+    #[inline]
     fn int(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
-        if let Ok(i) = v.extract::<i64>() {
+        if let Some(i) = v.cast::<PyInt>().ok().and_then(int_value) {
             let mut b = itoa::Buffer::new();
             self.out.push_str(b.format(i));
             return Ok(());
         }
+        self.big_int(v)
+    }
+
+    #[inline(never)]
+    fn big_int(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
         // Beyond 64 bits: int's own decimal conversion (C code).  It fails
         // past the interpreter's digit limit, and a token longer than the
         // decoders' max_number_length is refused by the reference: both are
@@ -461,8 +486,21 @@ impl<'py> Encoder<'py> {
         if self.types.kind(k) != Kind::Str {
             return Err(Stop::Decline);
         }
-        let s = k.cast::<PyString>().map_err(|_| Stop::Decline)?.to_str()?;
-        if unquoted_key(s) {
+        let k = k.cast::<PyString>().map_err(|_| Stop::Decline)?;
+        let s = str_text(k)?;
+        // The same key objects come back in every record: their verdict is
+        // kept by object (the entry holds a reference, so its address is
+        // not reused while the cache has it).
+        let slot = (k.as_ptr() as usize >> 4) % KEY_CACHE;
+        let unquoted = match &self.keys[slot] {
+            Some((cached, verdict)) if cached.is(k) => *verdict,
+            _ => {
+                let verdict = unquoted_key(s);
+                self.keys[slot] = Some((k.clone(), verdict));
+                verdict
+            }
+        };
+        if unquoted {
             self.out.push_str(s);
         } else {
             quote(&mut self.out, s);
@@ -659,7 +697,7 @@ impl<'py> Encoder<'py> {
     /// only: a key of another type could run its own `__eq__` (Python code,
     /// which this walk never calls).  Such an object is the reference's.
     fn plain_keys(&self, d: &Bound<'py, PyDict>) -> R<()> {
-        for (k, _) in d.iter() {
+        for (k, _) in DictItems::new(d) {
             if self.types.kind(&k) != Kind::Str {
                 return Err(Stop::Decline);
             }
@@ -858,14 +896,15 @@ impl<'py> Encoder<'py> {
         if obj.len() < 2 {
             return Ok(None);
         }
-        let mut values = Vec::with_capacity(obj.len());
-        for (_, v) in obj.iter() {
+        // (most objects hold a primitive: no table, nothing collected)
+        for (_, v) in DictItems::new(obj) {
             match self.types.kind(&v) {
-                Kind::Dict => values.push(v),
+                Kind::Dict => {}
                 Kind::Other => return Err(Stop::Decline),
                 _ => return Ok(None),
             }
         }
+        let values: Vec<Bound<'py, PyAny>> = obj.values().iter().collect();
         self.table(&values, level + 1)
     }
 
@@ -1006,6 +1045,12 @@ impl<'py> Encoder<'py> {
             self.key(name.as_any())?;
         }
         self.out.push_str("}:");
+        // each row's line break and indentation
+        let mark_rows = self.out.len();
+        self.nl();
+        self.indent(depth);
+        let lead = self.out[mark_rows..].to_string();
+        self.out.truncate(mark_rows);
         for i in 0..seq.len() {
             self.tick()?;
             let row = seq.get(i)?;
@@ -1017,14 +1062,13 @@ impl<'py> Encoder<'py> {
             if row.len() != width {
                 return Ok(self.undo(mark, Flat::NotTable));
             }
-            self.nl();
-            self.indent(depth);
+            self.out.push_str(&lead);
             let line = self.out.len();
             // The row's own order first (no lookups): the cells are the
             // header's while each key is the header's very key object.
             let mut cell = Cell::Written;
             let mut j = 0;
-            for (k, v) in row.iter() {
+            for (k, v) in DictItems::new(&row) {
                 if j >= width || !k.is(&names[j]) {
                     break;
                 }
@@ -1083,6 +1127,7 @@ impl<'py> Encoder<'py> {
     }
 
     /// Cell `j` of a `flat_table` row: written if a primitive.
+    #[inline(always)]
     fn flat_cell(&mut self, v: &Bound<'py, PyAny>, j: usize) -> R<Cell> {
         let k = self.types.kind(v);
         if k.primitive() {
@@ -1106,6 +1151,7 @@ impl<'py> Encoder<'py> {
 
     /// One field `k: v` of an object at `depth`; `hyphen`: on a list item's
     /// hyphen line.  `level`: the object's nesting level.
+    #[inline(always)]
     fn field(
         &mut self,
         k: &Bound<'py, PyAny>,
@@ -1114,7 +1160,6 @@ impl<'py> Encoder<'py> {
         hyphen: bool,
         level: usize,
     ) -> R<Option<Frame<'py>>> {
-        self.tick()?;
         self.nl();
         if hyphen {
             self.hyphen(depth - 1);
@@ -1125,9 +1170,21 @@ impl<'py> Encoder<'py> {
         let kind = self.types.kind(v);
         if kind.primitive() {
             self.out.push_str(": ");
-            self.prim(v)?;
+            self.prim_kind(v, kind)?;
             return Ok(None);
         }
+        self.container_field(v, kind, depth, level)
+    }
+
+    /// `field` of a value that is not a primitive (its key written).
+    #[inline(never)]
+    fn container_field(
+        &mut self,
+        v: &Bound<'py, PyAny>,
+        kind: Kind,
+        depth: usize,
+        level: usize,
+    ) -> R<Option<Frame<'py>>> {
         self.check_level(level + 1)?;
         match kind {
             Kind::Dict => {
@@ -1157,7 +1214,6 @@ impl<'py> Encoder<'py> {
 
     /// One list item at `depth` of an array at nesting `level`.
     fn item(&mut self, x: &Bound<'py, PyAny>, depth: usize, level: usize) -> R<Option<Frame<'py>>> {
-        self.tick()?;
         let kind = self.types.kind(x);
         if kind.primitive() {
             self.nl();
@@ -1231,14 +1287,18 @@ impl<'py> Encoder<'py> {
         let mut stack: Vec<Frame<'py>> = vec![first];
         let mut active: HashSet<usize> = HashSet::new();
         while let Some(top) = stack.last_mut() {
+            // (before an item is taken: a signal handler may change the
+            // value, and the items are borrowed, see `pyobj`)
+            self.tick()?;
             let child = match top {
                 Frame::Fields {
-                    items,
+                    dict,
+                    pos,
                     depth,
                     hyphen,
                     level,
                     ..
-                } => match items.next() {
+                } => match dict_next(dict, pos) {
                     None => None,
                     Some((k, v)) => {
                         let h = *hyphen;
@@ -1310,7 +1370,7 @@ fn fields_frame<'py>(
 ) -> Frame<'py> {
     Frame::Fields {
         dict: dict.clone(),
-        items: dict.iter(),
+        pos: 0,
         depth,
         hyphen,
         level,

@@ -16,8 +16,9 @@
 //! panic (a bug) surfaces as a `RuntimeError`, never as an abort or a
 //! `BaseException`; Ctrl-C interrupts a long call (signals are checked every
 //! so many sink calls).  No `unsafe` but in [`arrow`]'s Arrow C data
-//! interface reader and [`pystr`]'s ASCII strings (each use commented):
-//! PyO3's safe API only.
+//! interface reader, [`pystr`]'s ASCII strings and [`pyobj`]'s reads of
+//! dicts, strs and ints for the encoder (each use commented): PyO3's safe
+//! API only.
 
 #![deny(unsafe_code)]
 #![cfg_attr(
@@ -34,6 +35,7 @@ mod hooks;
 mod json;
 mod jsonl;
 mod push;
+mod pyobj;
 mod pystr;
 mod rows;
 
