@@ -159,7 +159,35 @@ impl KeySet {
         self.spans.push((tag, start, self.arena.len()));
         true
     }
+
+    /// The keys in insertion order (`None` once they are a hash set).
+    fn ordered(&self) -> Option<usize> {
+        self.big.is_none().then_some(self.spans.len())
+    }
+
+    /// Whether the `i`-th key (insertion order, not a hash set) is `key`.
+    #[inline]
+    fn key_is(&self, i: usize, key: &str) -> bool {
+        match self.spans.get(i) {
+            Some(&(t, s, e)) => {
+                t == key_tag(key) && (key.len() <= TAG_EXACT || self.arena.get(s..e) == Some(key))
+            }
+            None => false,
+        }
+    }
+
+    /// These keys become the first `n` of `other` (in order, not a hash set).
+    fn copy_prefix(&mut self, other: &KeySet, n: usize) {
+        self.clear();
+        let spans = &other.spans[..n.min(other.spans.len())];
+        let end = spans.iter().map(|&(_, _, e)| e).max().unwrap_or(0);
+        self.arena.push_str(other.arena.get(..end).unwrap_or(""));
+        self.spans.extend_from_slice(spans);
+    }
 }
+
+/// A frame's `matched` when its keys are checked in its own [`KeySet`].
+const DIVERGED: usize = usize::MAX;
 
 /// Popped frames kept for reuse (their buffers keep their capacity).
 const SPARE_FRAMES: usize = 64;
@@ -177,6 +205,11 @@ struct Frame {
     check_keys: bool,
     /// (boxed: a frame is moved on every push, pop and reuse; small, it moves in registers)
     keys: Box<KeySet>,
+    /// strict objects: how many keys so far are, in order, the keys of the
+    /// last object closed at this stack position (`Machine::templates`),
+    /// which are distinct, so they need no set; [`DIVERGED`] once one is
+    /// not (the keys are then in `keys`)
+    matched: usize,
     /// where the scope was opened (for count errors); the text is kept only
     /// for array scopes in strict mode, the only ones that can report it
     line: u64,
@@ -250,6 +283,10 @@ pub(crate) struct Machine {
     fields_cache: [HashMap<Box<[u8]>, CachedFields>; 3],
     /// popped frames, for reuse
     spare: Vec<Frame>,
+    /// per stack position, the keys of the last strict object closed there
+    /// whose keys were not all those of the one before (records repeat
+    /// their keys: a key that is the template's next one needs no set)
+    templates: Vec<KeySet>,
     /// where the current content starts (after the indentation, or after a
     /// list item's "- "): errors "at the line's content" point here
     col_base: usize,
@@ -281,6 +318,7 @@ impl Machine {
             header_fields: Arc::from(Vec::new()),
             fields_cache: Default::default(),
             spare: Vec::new(),
+            templates: Vec::new(),
             col_base: 0,
         }
     }
@@ -317,6 +355,7 @@ impl Machine {
             width: top.width,
             check_keys: false,
             keys: Box::default(),
+            matched: DIVERGED,
             line: top.line,
             text: String::new(),
         });
@@ -610,6 +649,7 @@ impl Machine {
             width: 0,
             check_keys: false,
             keys: Box::default(),
+            matched: DIVERGED,
             line: 0,
             text: String::new(),
         });
@@ -619,6 +659,7 @@ impl Machine {
         f.count = 0;
         f.check_keys = strict && matches!(kind, Kind::Object | Kind::Keyed);
         f.keys.clear();
+        f.matched = 0;
         f.line = self.lineno;
         f.text.clear();
         if strict && kind != Kind::Object {
@@ -634,6 +675,7 @@ impl Machine {
             None => return Ok(()),
         };
         if frame.kind == Kind::Object {
+            let frame = self.keep_template(frame);
             self.recycle(frame);
             emit!(sink.end_object());
             return Ok(());
@@ -662,6 +704,7 @@ impl Machine {
             )));
         }
         let kind = frame.kind;
+        let frame = self.keep_template(frame);
         self.recycle(frame);
         match kind {
             Kind::List => emit!(sink.end_array()),
@@ -672,6 +715,20 @@ impl Machine {
             self.root = Root::Done;
         }
         Ok(())
+    }
+
+    /// A popped strict object whose keys were checked in its own set
+    /// leaves them as the template of its stack position (see `templates`);
+    /// the frame takes the old template's buffers.
+    fn keep_template(&mut self, mut frame: Frame) -> Frame {
+        if frame.check_keys && frame.matched == DIVERGED && frame.keys.ordered().is_some() {
+            let at = self.stack.len();
+            if self.templates.len() <= at {
+                self.templates.resize_with(at + 1, KeySet::default);
+            }
+            std::mem::swap(&mut *frame.keys, &mut self.templates[at]);
+        }
+        frame
     }
 
     fn recycle(&mut self, mut frame: Frame) {
@@ -737,8 +794,22 @@ impl Machine {
     /// it already holds is `duplicate_key`, located at the key's start `cs`.
     fn claim_key<E>(&mut self, at: usize, key: &str, text: &str, cs: usize) -> R<E> {
         let dup = match self.stack.get_mut(at) {
-            Some(frame) => frame.check_keys && !frame.keys.insert(key),
-            None => false,
+            Some(frame) if frame.check_keys => {
+                let template = self.templates.get(at);
+                if frame.matched != DIVERGED {
+                    if template.is_some_and(|t| t.key_is(frame.matched, key)) {
+                        // (the template's keys are distinct: so far these are too)
+                        frame.matched += 1;
+                        return Ok(());
+                    }
+                    if let Some(t) = template {
+                        frame.keys.copy_prefix(t, frame.matched);
+                    }
+                    frame.matched = DIVERGED;
+                }
+                !frame.keys.insert(key)
+            }
+            _ => false,
         };
         if dup {
             return self.fail(

@@ -405,3 +405,99 @@ fn feed_lines_marks_every_line_once() {
     assert_eq!(r.map_err(|e| e.message), Err("stop".to_string()));
     assert_eq!(seen, [1, 2]);
 }
+
+/// Records with repeated key lists (the machine checks a key that is the
+/// previous sibling object's next key without a set) and now and then a
+/// key list that departs from it, a duplicate, a longer or shorter object,
+/// nested objects and keyed tables: the first duplicate in document order
+/// is the error, at its line, under every chunking.
+#[test]
+fn duplicate_keys_are_found_whatever_the_previous_objects_held() {
+    let vocab = [
+        "a",
+        "b",
+        "c",
+        "id",
+        "name",
+        "a_longer_key",
+        "another_long_key",
+        "é",
+        "x.y",
+    ];
+    let mut rng = Rng::new(7);
+    let mut dups = 0;
+    for doc in 0..400 {
+        let mut lines: Vec<String> = Vec::new();
+        let mut first_dup: Option<u64> = None;
+        let records = 1 + rng.below(12);
+        lines.push(format!("[{records}]:"));
+        let mut last_keys: Vec<&str> = (0..4).map(|i| vocab[i]).collect();
+        for _ in 0..records {
+            // mostly the previous record's keys; sometimes another list
+            let mut keys = last_keys.clone();
+            match rng.below(6) {
+                0 => keys.push(vocab[rng.below(vocab.len())]),
+                1 if keys.len() > 1 => {
+                    keys.pop();
+                }
+                2 => {
+                    let i = rng.below(keys.len());
+                    keys[i] = vocab[rng.below(vocab.len())];
+                }
+                3 => {
+                    let (i, j) = (rng.below(keys.len()), rng.below(keys.len()));
+                    keys.swap(i, j);
+                }
+                _ => {}
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for (n, k) in keys.iter().enumerate() {
+                let lead = if n == 0 { "  - " } else { "    " };
+                let nested = rng.below(8) == 0;
+                if nested {
+                    lines.push(format!("{lead}{k}:"));
+                } else {
+                    lines.push(format!("{lead}{k}: {n}"));
+                }
+                if seen.contains(k) && first_dup.is_none() {
+                    first_dup = Some(lines.len() as u64);
+                }
+                seen.push(k);
+                if nested {
+                    // a nested object (its own stack position and template)
+                    let inner = ["p", "q", "p", "r"];
+                    let m = 1 + rng.below(3);
+                    let mut inner_seen: Vec<&str> = Vec::new();
+                    for _ in 0..m {
+                        let ik = inner[rng.below(inner.len())];
+                        lines.push(format!("      {ik}: 1"));
+                        if inner_seen.contains(&ik) && first_dup.is_none() {
+                            first_dup = Some(lines.len() as u64);
+                        }
+                        inner_seen.push(ik);
+                    }
+                }
+            }
+            last_keys = keys;
+        }
+        let text = lines.join("\n") + "\n";
+        let outcome = same_every_way(text.as_bytes(), Options::default());
+        match first_dup {
+            None => assert!(outcome.is_ok(), "doc {doc}: {outcome:?}\n{text}"),
+            Some(line) => {
+                dups += 1;
+                let e = outcome.expect_err(&format!("doc {doc}: a duplicate\n{text}"));
+                assert_eq!(
+                    (e.code, e.line),
+                    (codes::DUPLICATE_KEY, line),
+                    "doc {doc}\n{text}"
+                );
+            }
+        }
+    }
+    // (both outcomes are common)
+    assert!(
+        (50..380).contains(&dups),
+        "{dups} documents with a duplicate"
+    );
+}

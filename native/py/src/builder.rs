@@ -205,6 +205,54 @@ impl KeyCache {
     }
 }
 
+/// The keys of the last object at each stack position, in order: records
+/// repeat their keys, so the `n`-th key of an object is most often the
+/// `n`-th of the one before at its place, found with one comparison (no
+/// hash, no cache probe).
+#[derive(Default)]
+struct KeyMemo {
+    levels: Vec<Vec<(Box<str>, Py<PyString>)>>,
+}
+
+/// Stack positions and keys per object the memo covers (a bound on its
+/// size; deeper or wider keys go to the cache alone).
+const MEMO_LEVELS: usize = 64;
+const MEMO_KEYS: usize = 64;
+
+impl KeyMemo {
+    /// Key `key`, the `n`-th of the object at stack position `at`.
+    #[inline]
+    fn get<'py>(
+        &mut self,
+        py: Python<'py>,
+        cache: &mut KeyCache,
+        at: usize,
+        n: usize,
+        key: &str,
+    ) -> Bound<'py, PyString> {
+        if at >= MEMO_LEVELS || n >= MEMO_KEYS || key.len() > KEY_CACHE_MAX_LEN {
+            return cache.get(py, key);
+        }
+        if self.levels.len() <= at {
+            self.levels.resize_with(at + 1, Vec::new);
+        }
+        let level = &mut self.levels[at];
+        if let Some((text, s)) = level.get(n) {
+            if **text == *key {
+                return s.bind(py).clone();
+            }
+        }
+        let s = cache.get(py, key);
+        let entry = (Box::from(key), s.clone().unbind());
+        match level.get_mut(n) {
+            Some(slot) => *slot = entry,
+            // (keys come in order: this is the next one)
+            None => level.push(entry),
+        }
+        s
+    }
+}
+
 /// FxHash-style: a multiply-rotate over 8-byte words (keys are short).
 fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -230,6 +278,10 @@ pub(crate) enum Op {
 }
 
 /// A table header's row shape: its field names made once, reused per row.
+/// Keys a new dict takes without resizing (CPython's `PyDict_MINSIZE` 8,
+/// two thirds usable).
+const SMALL_DICT: usize = 5;
+
 pub(crate) struct Shape {
     pub(crate) ops: Vec<Op>,
     /// No field groups: a row is `dict(zip(names, cells))`.
@@ -245,8 +297,8 @@ pub(crate) struct Shape {
 
 enum Frame {
     Array(Py<PyList>),
-    /// An object and the key its next value goes to.
-    Object(Py<PyDict>, Option<Py<PyString>>),
+    /// An object, the key its next value goes to and how many keys it had.
+    Object(Py<PyDict>, Option<Py<PyString>>, usize),
     Table(Py<PyList>, Arc<Shape>),
     Keyed(Py<PyDict>, Arc<Shape>),
 }
@@ -256,6 +308,7 @@ pub struct Builder {
     stack: Vec<Frame>,
     root: Option<Py<PyAny>>,
     keys: KeyCache,
+    memo: KeyMemo,
     parse_float: Option<Py<PyAny>>,
     ticker: Ticker,
     /// The last header's shape: a header repeated in every list item (the
@@ -269,6 +322,7 @@ impl Builder {
             stack: Vec::new(),
             root: None,
             keys: KeyCache::new(),
+            memo: KeyMemo::default(),
             parse_float,
             ticker: Ticker::default(),
             last_shape: None,
@@ -294,7 +348,7 @@ impl Builder {
         for frame in &self.stack {
             match frame {
                 Frame::Array(l) | Frame::Table(l, _) => visit.call(l)?,
-                Frame::Object(d, _) | Frame::Keyed(d, _) => visit.call(d)?,
+                Frame::Object(d, ..) | Frame::Keyed(d, _) => visit.call(d)?,
             }
         }
         Ok(())
@@ -356,7 +410,7 @@ impl<'py> PySink<'_, 'py> {
                 Ok(())
             }
             Some(Frame::Array(items)) => items.bind(py).append(v),
-            Some(Frame::Object(obj, key)) => match key.take() {
+            Some(Frame::Object(obj, key, _)) => match key.take() {
                 Some(k) => obj.bind(py).set_item(k, v),
                 // (the core sends a key before every member)
                 None => Err(internal("a member without a key")),
@@ -372,7 +426,7 @@ impl<'py> PySink<'_, 'py> {
         let py = self.py;
         let v = match self.b.stack.pop() {
             Some(Frame::Array(l)) | Some(Frame::Table(l, _)) => l.into_bound(py).into_any(),
-            Some(Frame::Object(d, _)) | Some(Frame::Keyed(d, _)) => d.into_bound(py).into_any(),
+            Some(Frame::Object(d, ..)) | Some(Frame::Keyed(d, _)) => d.into_bound(py).into_any(),
             None => return Err(internal("a close without an open container")),
         };
         self.add(v)
@@ -402,7 +456,9 @@ impl<'py> PySink<'_, 'py> {
                 FieldOp::Close => Op::Close,
             });
         }
-        let template = if grouped {
+        // (a dict of at most 5 keys is filled without growing: a new one is
+        // cheaper than a copy; see `Shape::template`)
+        let template = if grouped || flat.len() <= SMALL_DICT {
             None
         } else {
             let d = PyDict::new(py);
@@ -565,7 +621,7 @@ impl Sink for PySink<'_, '_> {
 
     fn start_object(&mut self) -> Result<(), BindError> {
         let d = PyDict::new(self.py).unbind();
-        self.b.stack.push(Frame::Object(d, None));
+        self.b.stack.push(Frame::Object(d, None, 0));
         Ok(())
     }
 
@@ -575,10 +631,12 @@ impl Sink for PySink<'_, '_> {
 
     fn key(&mut self, key: &str) -> Result<(), BindError> {
         self.tick()?;
-        let k = self.b.keys.get(self.py, key).unbind();
+        let at = self.b.stack.len().wrapping_sub(1);
         match self.b.stack.last_mut() {
-            Some(Frame::Object(_, slot)) => {
-                *slot = Some(k);
+            Some(Frame::Object(_, slot, n)) => {
+                let k = self.b.memo.get(self.py, &mut self.b.keys, at, *n, key);
+                *n += 1;
+                *slot = Some(k.unbind());
                 Ok(())
             }
             _ => Err(internal("a key outside an object").into()),
