@@ -818,3 +818,49 @@ def test_an_override_polars_cannot_cast_to_is_a_type_mismatch() -> None:
         tp.read_toon(doc, schema_overrides={"a": pl.List(pl.Int64)})
     assert info.value.code == "type_mismatch" and info.value.line == 2
     assert "does not convert to List(Int64)" in str(info.value)
+
+
+class _Reads(io.RawIOBase):
+    """A binary file whose reads return pieces of the sizes ``sizes`` (cycled)."""
+
+    def __init__(self, data: bytes, sizes: list[int]) -> None:
+        self.data, self.sizes, self.pos, self.k = data, sizes, 0, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        size = self.sizes[self.k % len(self.sizes)]
+        self.k += 1
+        out = self.data[self.pos : self.pos + size]
+        self.pos += len(out)
+        return out
+
+
+def _read_outcome(source: Any) -> Any:
+    try:
+        return tp.read_toon(source).to_dicts()
+    except ToonDecodeError as e:
+        return e.code, e.line, e.column
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        # a table across many blocks, quoted and null cells, then trailing lines
+        b"rows[300]{id,name,x}:\n"
+        + b"".join(b'  %d,"n,%d",%s\n' % (i, i, b"null" if i % 7 == 0 else b"%d.5" % i) for i in range(300)),
+        # an error further on: which one is raised must not depend on the reads
+        b"[3]:\n  - summary\n  - id: 1\n]}   name: Ada\n  - [2]:\n    - id:2\n" * 20,
+        b"rows[50]{a,b}:\n" + b"".join(b"  %d,%s\n" % (i, b"x" * (i * 7)) for i in range(50)) + b"  1,2\n",
+    ],
+)
+def test_the_reads_of_a_source_do_not_change_the_outcome(doc: bytes, monkeypatch: Any) -> None:
+    # The reader cuts its input into blocks of CHUNK bytes however the source
+    # is read, so the decoder is fed at the same places: rows, errors and
+    # their locations are those of the whole input.
+    monkeypatch.setattr(_frames, "CHUNK", 128)
+    monkeypatch.setattr(_frames, "FEED", 4096)  # (a block fed at once)
+    expected = _read_outcome(doc)
+    for sizes in ([1], [7], [128], [127, 129], [3, 300, 64], [len(doc)]):
+        assert _read_outcome(_Reads(doc, sizes)) == expected, sizes

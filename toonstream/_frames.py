@@ -309,6 +309,56 @@ def _locate_rows(src: _Src) -> list[tuple[int, bytes]]:
     return out
 
 
+def _blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The input in blocks of exactly :data:`CHUNK` bytes (the last
+    shorter), whatever sizes the reads had: a read of that size is its own
+    block (no copy); smaller or larger ones are cut and joined."""
+    parts: list[bytes | memoryview] = []
+    size = 0
+    for more in chunks:
+        if not parts and len(more) == CHUNK:
+            yield more  # (a file read: the block as read)
+            continue
+        view = memoryview(more)
+        while len(view):
+            take = view[: CHUNK - size]
+            parts.append(take)
+            size += len(take)
+            view = view[len(take) :]
+            if size == CHUNK:
+                yield b"".join(parts)
+                parts, size = [], 0
+    if parts:
+        yield b"".join(parts)
+
+
+def _regions(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, int, int]]:
+    """The input as ``(data, start, end)``: ``data[start:end]`` is whole
+    lines, in order; the last may lack its line end.  A block's lines are
+    read in place: only the line that runs across two blocks is copied
+    (joined), so no byte of a big input is copied twice (a join of the rest
+    with each next chunk was a full copy of the input).  The regions end at
+    the lines around each multiple of :data:`CHUNK` (:func:`_blocks`), so
+    where the decoder is fed does not depend on how the source was read."""
+    carry: bytes | memoryview = b""
+    for more in _blocks(chunks):
+        first = more.find(b"\n")
+        if first < 0:  # (a line longer than a block)
+            carry = b"".join((carry, more))
+            continue
+        start = 0
+        if len(carry):
+            head = b"".join((carry, memoryview(more)[: first + 1]))
+            yield head, 0, len(head)
+            start = first + 1
+        last = more.rfind(b"\n") + 1
+        if last > start:
+            yield more, start, last
+        carry = memoryview(more)[last:]
+    if len(carry):
+        yield bytes(carry), 0, len(carry)
+
+
 class TableScan:
     """Drive a Decoder over ``chunks`` (bytes) and produce the rows of the
     table(s) at ``path`` as :class:`Piece` objects.
@@ -361,69 +411,56 @@ class TableScan:
 
     def pieces(self) -> Iterator[Piece]:
         decoder, adapter = self.decoder, self.adapter
-        buf = b""
-        pos = 0
-        eof = False
-        chunks = self.chunks
-        while True:
-            if len(buf) - pos < CHUNK and not eof:
-                more = next(chunks, None)
-                if more is None:
-                    eof = True
-                else:
-                    buf = b"".join((memoryview(buf)[pos:], more))  # one copy, not two
-                    pos = 0
-                    continue
-            if pos >= len(buf):
-                break
-            if self.fast and adapter.in_target():
-                ctx = decoder.table_context()
-                if ctx is not None:
-                    end = buf.rfind(b"\n", pos, pos + CHUNK) + 1
-                    if end > pos:
-                        try:
-                            piece = self._fast(buf, pos, end, ctx)
-                        except ToonDecodeError:
-                            # The rows before the bad line first: a type error
-                            # among them comes before this one in the document.
-                            if self._partial is not None:
-                                yield from self._emit(self._partial)
-                            raise
-                        if piece is not None:
-                            pos += self._consumed
-                            yield from self._emit(piece)
-                            if self._full():
-                                return
-                            continue
-            # The decoder's way: a small piece, ending at a line end if it can.
-            stop = min(len(buf), pos + FEED)
-            if stop < len(buf):
-                nl = buf.rfind(b"\n", pos, stop)
-                if nl >= pos:
-                    stop = nl + 1
-            chunk = buf[pos:stop]
-            src = self._before_feed(chunk)
-            try:
-                events = decoder.feed(chunk)
-                if self.ahead is not None and self.ahead.push(events):
-                    raise self._not_found()  # an array of records comes first (read by _nested)
-                rows = adapter.push(events)
-            except ToonDecodeError as e:  # the rows before the bad line first (as above)
-                rows = adapter.push(decoder.events_before_error())
+        for buf, pos, size in _regions(self.chunks):
+            while pos < size:
+                if self.fast and adapter.in_target():
+                    ctx = decoder.table_context()
+                    if ctx is not None:
+                        end = buf.rfind(b"\n", pos, min(size, pos + CHUNK)) + 1
+                        if end > pos:
+                            try:
+                                piece = self._fast(buf, pos, end, ctx)
+                            except ToonDecodeError:
+                                # The rows before the bad line first: a type error
+                                # among them comes before this one in the document.
+                                if self._partial is not None:
+                                    yield from self._emit(self._partial)
+                                raise
+                            if piece is not None:
+                                pos += self._consumed
+                                yield from self._emit(piece)
+                                if self._full():
+                                    return
+                                continue
+                # The decoder's way: a small piece, ending at a line end if it can.
+                stop = min(size, pos + FEED)
+                if stop < size:
+                    nl = buf.rfind(b"\n", pos, stop)
+                    if nl >= pos:
+                        stop = nl + 1
+                chunk = buf[pos:stop]
+                src = self._before_feed(chunk)
+                try:
+                    events = decoder.feed(chunk)
+                    if self.ahead is not None and self.ahead.push(events):
+                        raise self._not_found()  # an array of records comes first (read by _nested)
+                    rows = adapter.push(events)
+                except ToonDecodeError as e:  # the rows before the bad line first (as above)
+                    rows = adapter.push(decoder.events_before_error())
+                    if rows:
+                        first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
+                        yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
+                    raise
+                src = self._after_feed(src, chunk)
+                pos = stop
                 if rows:
-                    first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
-                    yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
-                raise
-            src = self._after_feed(src, chunk)
-            pos = stop
-            if rows:
-                # Row lines are known when the table is still open: its rows
-                # then end on the last line fed (comment lines aside; exact
-                # lines come from src when an error needs them).
-                first = decoder.line - len(rows) + 1 if adapter.in_target() else 0
-                yield from self._emit(Piece(None, rows, None, first, src=src))
-                if self._full():
-                    return
+                    # Row lines are known when the table is still open: its rows
+                    # then end on the last line fed (comment lines aside; exact
+                    # lines come from src when an error needs them).
+                    first = decoder.line - len(rows) + 1 if adapter.in_target() else 0
+                    yield from self._emit(Piece(None, rows, None, first, src=src))
+                    if self._full():
+                        return
         src = self._before_feed(b"")
         rows = adapter.push(decoder.close())
         if rows:
