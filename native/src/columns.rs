@@ -77,6 +77,8 @@ pub struct Columns {
     /// Per plain row: the offset of its line (the raw start of cell 0).
     line_starts: Vec<u32>,
     cols: Vec<Vec<Cell>>,
+    /// Per column, the kinds of all its cells, or-ed (as split).
+    kinds: Vec<u8>,
     /// Lines the decoder reads: (line index in the run, start, end after the LF).
     pub specials: Vec<(usize, usize, usize)>,
     /// Lines in the run.
@@ -293,6 +295,7 @@ impl Columns {
             width,
             line_starts: Vec::with_capacity(lines),
             cols: (0..width).map(|_| recycled(lines)).collect(),
+            kinds: vec![0; width],
             specials: Vec::new(),
             lines: 0,
             quoted: false,
@@ -308,6 +311,9 @@ impl Columns {
         }
         self.specials.append(&mut other.specials);
         self.quoted |= other.quoted;
+        for (k, more) in self.kinds.iter_mut().zip(&other.kinds) {
+            *k |= more;
+        }
     }
 }
 
@@ -463,6 +469,7 @@ fn row(
                 (cell, end)
             };
             if j < out.width {
+                out.kinds[j] |= cell.kind;
                 out.cols[j].push(cell);
             }
             j += 1;
@@ -478,15 +485,14 @@ fn row(
         let mut token = (s + plen).min(e);
         let mut p = s;
         while p <= e {
-            // (a byte loop: cells are too short for a SIMD search to pay)
-            while p < e && data[p] != delim {
-                p += 1;
-            }
+            // (8 bytes at a time: cells are too short for a SIMD search to pay)
+            p = find_delim(data, p, e, delim);
             let start = if j == 0 { token.min(p) } else { token };
             let Some(cell) = bare(data, start, p) else {
                 return false;
             };
-            if let Some(col) = out.cols.get_mut(j) {
+            if let (Some(col), Some(k)) = (out.cols.get_mut(j), out.kinds.get_mut(j)) {
+                *k |= cell.kind;
                 col.push(cell);
             }
             j += 1;
@@ -506,9 +512,33 @@ fn row(
     true
 }
 
+/// The first `delim` in `data[p..e]`, or `e`: a word at a time (the exact
+/// zero-byte test on the word XOR the delimiter, the first match from its
+/// trailing zeros), the last bytes one by one.
+#[inline(always)]
+fn find_delim(data: &[u8], mut p: usize, e: usize, delim: u8) -> usize {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let pattern = u64::from_ne_bytes([delim; 8]);
+    while let Some(w) = data.get(p..p + 8).filter(|_| p + 8 <= e) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        let x = u64::from_le_bytes(word) ^ pattern;
+        // high bit set exactly where a byte of x is zero (no borrow across bytes)
+        let zero = !(((x & LO7) + LO7) | x | LO7);
+        if zero != 0 {
+            return p + (zero.trailing_zeros() / 8) as usize;
+        }
+        p += 8;
+    }
+    while p < e && data[p] != delim {
+        p += 1;
+    }
+    p
+}
+
 /// The bare cell `data[s..e]` (its delimiter or the line end at `e`):
 /// trimmed, its kind; None for an "odd" number token.
-#[inline]
+#[inline(always)]
 fn bare(data: &[u8], s: usize, e: usize) -> Option<Cell> {
     let (ts, te) = crate::scalars::trim_spaces(data, s, e);
     Some(Cell {
@@ -521,12 +551,16 @@ fn bare(data: &[u8], s: usize, e: usize) -> Option<Cell> {
 }
 
 /// A trimmed plain token's kind bits; None for an "odd" number token.
-#[inline]
+#[inline(always)]
 fn kind(tok: &[u8]) -> Option<u8> {
     match tok.first() {
         Some(b'n') if tok == b"null" => return Some(K_NULL),
         Some(b't') if tok == b"true" => return Some(K_BOOL),
         Some(b'f') if tok == b"false" => return Some(K_BOOL),
+        // (the commonest number: a short int without a leading zero)
+        Some(b'1'..=b'9') if tok.len() <= FLOAT_EXACT && tok.iter().all(u8::is_ascii_digit) => {
+            return Some(K_INT)
+        }
         Some(b'-' | b'0'..=b'9') => {}
         _ => return Some(K_STR),
     }
@@ -694,7 +728,16 @@ impl Columns {
 
     /// The kinds of column `col`'s cells in rows `lo..hi`, or-ed.
     pub fn bits(&self, col: usize, lo: usize, hi: usize) -> u8 {
+        let all = self.kinds.get(col).copied().unwrap_or(0);
+        if lo == 0 && hi >= self.rows() {
+            return all; // (the whole run: known from the split)
+        }
         self.cells(col, lo, hi).iter().fold(0, |b, c| b | c.kind)
+    }
+
+    /// Whether column `col` has a `null` token anywhere in the run.
+    fn has_nulls(&self, col: usize) -> bool {
+        self.kinds.get(col).is_none_or(|&k| k & K_NULL != 0)
     }
 
     fn cells(&self, col: usize, lo: usize, hi: usize) -> &[Cell] {
@@ -709,6 +752,13 @@ impl Columns {
 
     /// Nulls where the cell is the token `null` (the other kinds are the
     /// caller's to have checked).
+    fn validity_of(&self, col: usize, cells: &[Cell]) -> (Option<Vec<u8>>, usize) {
+        if !self.has_nulls(col) {
+            return (None, 0);
+        }
+        Self::validity(cells)
+    }
+
     fn validity(cells: &[Cell]) -> (Option<Vec<u8>>, usize) {
         let nulls = cells.iter().filter(|c| c.kind == K_NULL).count();
         if nulls == 0 {
@@ -731,7 +781,7 @@ impl Columns {
     /// The validity bitmap of column `col`, rows `lo..hi` (None: no nulls),
     /// and the null count: nulls where the cell is the token `null`.
     pub fn nulls(&self, col: usize, lo: usize, hi: usize) -> (Option<Vec<u8>>, usize) {
-        Self::validity(self.cells(col, lo, hi))
+        self.validity_of(col, self.cells(col, lo, hi))
     }
 
     /// Column `col`, rows `lo..hi`, as fixed-width little-endian values
@@ -826,7 +876,7 @@ impl Columns {
                 set_bit(&mut values, i);
             }
         }
-        let (validity, nulls) = Self::validity(cells);
+        let (validity, nulls) = self.validity_of(col, cells);
         Buffers {
             values,
             validity,
@@ -851,7 +901,7 @@ impl Columns {
             }
             out.offsets.push(out.data.len() as i32);
         }
-        (out.validity, out.nulls) = Self::validity(cells);
+        (out.validity, out.nulls) = self.validity_of(col, cells);
         out
     }
 
