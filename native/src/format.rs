@@ -594,16 +594,20 @@ pub fn decimal_text(token: &str) -> Result<String, NumberError> {
 mod tests {
     use super::*;
 
-    /// The plain fast path of `write_float` writes what the general rules write.
-    #[test]
-    fn float_fast_path_is_the_general_rules() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
+    /// A xorshift64 sequence from `state` (deterministic, no dependency).
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             state
-        };
+        }
+    }
+
+    /// The plain fast path of `write_float` writes what the general rules write.
+    #[test]
+    fn float_fast_path_is_the_general_rules() {
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut xs: Vec<f64> = (0..200_000).map(|_| f64::from_bits(next())).collect();
         for e in -330..310 {
             for m in [1.0, 1.5, 9.999_999_999_999_999, 2.5] {
@@ -628,17 +632,11 @@ mod tests {
     /// wherever it is, for every length and delimiter, as a byte loop does.
     #[test]
     fn scans_agree_with_a_byte_loop() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for len in 0..80usize {
             for _ in 0..400 {
                 let mut b: Vec<u8> = (0..len).map(|_| b'a' + (next() % 26) as u8).collect();
-                if len > 0 && next() % 3 > 0 {
+                if len > 0 && !next().is_multiple_of(3) {
                     let at = (next() % len as u64) as usize;
                     b[at] = (next() % 128) as u8;
                 }
