@@ -340,23 +340,24 @@ def _regions(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, int, int]]:
     with each next chunk was a full copy of the input).  The regions end at
     the lines around each multiple of :data:`CHUNK` (:func:`_blocks`), so
     where the decoder is fed does not depend on how the source was read."""
-    carry: bytes | memoryview = b""
+    carry: list[bytes | memoryview] = []  # the unfinished line, in pieces
     for more in _blocks(chunks):
         first = more.find(b"\n")
         if first < 0:  # (a line longer than a block)
-            carry = b"".join((carry, more))
+            carry.append(more)
             continue
         start = 0
-        if len(carry):
-            head = b"".join((carry, memoryview(more)[: first + 1]))
+        if carry:
+            head = b"".join((*carry, memoryview(more)[: first + 1]))
             yield head, 0, len(head)
             start = first + 1
         last = more.rfind(b"\n") + 1
         if last > start:
             yield more, start, last
-        carry = memoryview(more)[last:]
-    if len(carry):
-        yield bytes(carry), 0, len(carry)
+        carry = [memoryview(more)[last:]] if last < len(more) else []
+    if carry:
+        tail = b"".join(carry)
+        yield tail, 0, len(tail)
 
 
 class TableScan:
@@ -410,57 +411,11 @@ class TableScan:
     # -- the loop
 
     def pieces(self) -> Iterator[Piece]:
+        for data, pos, size in _regions(self.chunks):
+            yield from self._region(data, pos, size)
+            if self._full():
+                return
         decoder, adapter = self.decoder, self.adapter
-        for buf, pos, size in _regions(self.chunks):
-            while pos < size:
-                if self.fast and adapter.in_target():
-                    ctx = decoder.table_context()
-                    if ctx is not None:
-                        end = buf.rfind(b"\n", pos, min(size, pos + CHUNK)) + 1
-                        if end > pos:
-                            try:
-                                piece = self._fast(buf, pos, end, ctx)
-                            except ToonDecodeError:
-                                # The rows before the bad line first: a type error
-                                # among them comes before this one in the document.
-                                if self._partial is not None:
-                                    yield from self._emit(self._partial)
-                                raise
-                            if piece is not None:
-                                pos += self._consumed
-                                yield from self._emit(piece)
-                                if self._full():
-                                    return
-                                continue
-                # The decoder's way: a small piece, ending at a line end if it can.
-                stop = min(size, pos + FEED)
-                if stop < size:
-                    nl = buf.rfind(b"\n", pos, stop)
-                    if nl >= pos:
-                        stop = nl + 1
-                chunk = buf[pos:stop]
-                src = self._before_feed(chunk)
-                try:
-                    events = decoder.feed(chunk)
-                    if self.ahead is not None and self.ahead.push(events):
-                        raise self._not_found()  # an array of records comes first (read by _nested)
-                    rows = adapter.push(events)
-                except ToonDecodeError as e:  # the rows before the bad line first (as above)
-                    rows = adapter.push(decoder.events_before_error())
-                    if rows:
-                        first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
-                        yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
-                    raise
-                src = self._after_feed(src, chunk)
-                pos = stop
-                if rows:
-                    # Row lines are known when the table is still open: its rows
-                    # then end on the last line fed (comment lines aside; exact
-                    # lines come from src when an error needs them).
-                    first = decoder.line - len(rows) + 1 if adapter.in_target() else 0
-                    yield from self._emit(Piece(None, rows, None, first, src=src))
-                    if self._full():
-                        return
         src = self._before_feed(b"")
         rows = adapter.push(decoder.close())
         if rows:
@@ -470,6 +425,61 @@ class TableScan:
             yield from self._emit(Piece(None, rows, None, 0, src=src))
         if not adapter.found:
             raise self._not_found()
+
+    def _region(self, buf: bytes, pos: int, size: int) -> Iterator[Piece]:
+        """The pieces of the whole lines ``buf[pos:size]``: runs of plain rows
+        by the fast path, the rest fed to the decoder in small pieces; it
+        stops once the row limit is reached."""
+        decoder, adapter = self.decoder, self.adapter
+        while pos < size:
+            if self.fast and adapter.in_target():
+                ctx = decoder.table_context()
+                if ctx is not None:
+                    end = buf.rfind(b"\n", pos, min(size, pos + CHUNK)) + 1
+                    if end > pos:
+                        try:
+                            piece = self._fast(buf, pos, end, ctx)
+                        except ToonDecodeError:
+                            # The rows before the bad line first: a type error
+                            # among them comes before this one in the document.
+                            if self._partial is not None:
+                                yield from self._emit(self._partial)
+                            raise
+                        if piece is not None:
+                            pos += self._consumed
+                            yield from self._emit(piece)
+                            if self._full():
+                                return
+                            continue
+            # The decoder's way: a small piece, ending at a line end if it can.
+            stop = min(size, pos + FEED)
+            if stop < size:
+                nl = buf.rfind(b"\n", pos, stop)
+                if nl >= pos:
+                    stop = nl + 1
+            chunk = buf[pos:stop]
+            src = self._before_feed(chunk)
+            try:
+                events = decoder.feed(chunk)
+                if self.ahead is not None and self.ahead.push(events):
+                    raise self._not_found()  # an array of records comes first (read by _nested)
+                rows = adapter.push(events)
+            except ToonDecodeError as e:  # the rows before the bad line first (as above)
+                rows = adapter.push(decoder.events_before_error())
+                if rows:
+                    first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
+                    yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
+                raise
+            src = self._after_feed(src, chunk)
+            pos = stop
+            if rows:
+                # Row lines are known when the table is still open: its rows
+                # then end on the last line fed (comment lines aside; exact
+                # lines come from src when an error needs them).
+                first = decoder.line - len(rows) + 1 if adapter.in_target() else 0
+                yield from self._emit(Piece(None, rows, None, first, src=src))
+                if self._full():
+                    return
 
     def _not_found(self) -> ToonDecodeError:
         where = f"at path {self.path!r}" if self.path is not None else "at the root or as a member of the root object"

@@ -750,8 +750,8 @@ impl Columns {
         data.get(c.start as usize..c.end as usize).unwrap_or(&[])
     }
 
-    /// Nulls where the cell is the token `null` (the other kinds are the
-    /// caller's to have checked).
+    /// `validity` of `cells`, rows of column `col`: none without a pass
+    /// over them when the whole run has no `null` there.
     fn validity_of(&self, col: usize, cells: &[Cell]) -> (Option<Vec<u8>>, usize) {
         if !self.has_nulls(col) {
             return (None, 0);
@@ -759,6 +759,8 @@ impl Columns {
         Self::validity(cells)
     }
 
+    /// Nulls where the cell is the token `null` (the other kinds are the
+    /// caller's to have checked).
     fn validity(cells: &[Cell]) -> (Option<Vec<u8>>, usize) {
         let nulls = cells.iter().filter(|c| c.kind == K_NULL).count();
         if nulls == 0 {

@@ -160,9 +160,9 @@ impl KeySet {
         true
     }
 
-    /// The keys in insertion order (`None` once they are a hash set).
-    fn ordered(&self) -> Option<usize> {
-        self.big.is_none().then_some(self.spans.len())
+    /// Whether the keys are in insertion order (not yet a hash set).
+    fn ordered(&self) -> bool {
+        self.big.is_none()
     }
 
     /// Whether the `i`-th key (insertion order, not a hash set) is `key`.
@@ -721,7 +721,7 @@ impl Machine {
     /// leaves them as the template of its stack position (see `templates`);
     /// the frame takes the old template's buffers.
     fn keep_template(&mut self, mut frame: Frame) -> Frame {
-        if frame.check_keys && frame.matched == DIVERGED && frame.keys.ordered().is_some() {
+        if frame.check_keys && frame.matched == DIVERGED && frame.keys.ordered() {
             let at = self.stack.len();
             if self.templates.len() <= at {
                 self.templates.resize_with(at + 1, KeySet::default);

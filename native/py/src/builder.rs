@@ -277,11 +277,11 @@ pub(crate) enum Op {
     Close,
 }
 
-/// A table header's row shape: its field names made once, reused per row.
 /// Keys a new dict takes without resizing (CPython's `PyDict_MINSIZE` 8,
 /// two thirds usable).
 const SMALL_DICT: usize = 5;
 
+/// A table header's row shape: its field names made once, reused per row.
 pub(crate) struct Shape {
     pub(crate) ops: Vec<Op>,
     /// No field groups: a row is `dict(zip(names, cells))`.

@@ -393,7 +393,7 @@ impl<'py> Encoder<'py> {
                 let s = v.cast::<PyString>().map_err(|_| Stop::Decline)?;
                 // a lone surrogate is not UTF-8: the reference reports it
                 let s = str_text(s)?;
-                write_str_cell(&mut self.out, s, self.delim);
+                self.string(s);
             }
             Kind::Int => self.int(v)?,
             Kind::Float => {
@@ -477,6 +477,7 @@ impl<'py> Encoder<'py> {
         Ok(())
     }
 
+    #[inline]
     fn string(&mut self, s: &str) {
         write_str_cell(&mut self.out, s, self.delim);
     }
