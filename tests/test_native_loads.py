@@ -640,3 +640,90 @@ def test_decoders_with_hooks_are_collected(tmp_path: Path) -> None:
     del h
     gc.collect()
     assert ref() is None
+
+
+# ------------------------------------------------------------ garbage collector
+
+
+def _gc_seen_by_parse_float(run: Any) -> list[bool]:
+    """What ``gc.isenabled()`` says inside a ``parse_float`` hook while ``run(hook)`` builds."""
+    import gc
+
+    seen: list[bool] = []
+
+    def hook(text: str) -> Decimal:
+        seen.append(gc.isenabled())
+        return Decimal(text)
+
+    run(hook)
+    return seen
+
+
+def _value_decoder_run(hook: Any) -> None:
+    d = _native.ValueDecoder(parse_float=hook)
+    d.feed(b"a: 1.5\nb[2]: 2.5,")
+    d.feed(b"3.5\n")
+    d.close()
+
+
+@pytest.mark.parametrize(
+    "run",
+    [lambda hook: _native.loads("a: 1.5\nb[2]: 2.5,3.5\n", parse_float=hook), _value_decoder_run],
+    ids=["loads", "ValueDecoder"],
+)
+def test_the_collector_is_paused_while_a_value_is_built_and_restored(run: Any) -> None:
+    # the containers under construction cannot be garbage; the collector's passes over them were
+    # half of loads' time on nested data (README: implementation choices)
+    import gc
+
+    assert gc.isenabled()
+    seen = _gc_seen_by_parse_float(run)
+    assert seen == [False, False, False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        # a collector the caller turned off stays off
+        _gc_seen_by_parse_float(run)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("bad", [b"a: 1\n  b: 2\n", b"a[3]: 1,2\n", b'a: "x\n'])
+def test_the_collector_is_restored_when_a_build_fails(bad: bytes) -> None:
+    import gc
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            with pytest.raises(ToonDecodeError):
+                _native.loads(bad)
+            assert gc.isenabled() is enabled
+            d = _native.ValueDecoder()
+            with pytest.raises(ToonDecodeError):
+                d.feed(bad)
+                d.close()
+            assert gc.isenabled() is enabled
+
+            def boom(text: str) -> Any:
+                raise ZeroDivisionError
+
+            with pytest.raises(ZeroDivisionError):
+                _native.loads(b"a: 1.5\n", parse_float=boom)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
+def test_hooks_run_with_the_collector_on() -> None:
+    # object_hook and friends run after the build, as user code that may make cycles
+    import gc
+
+    seen: list[bool] = []
+
+    def hook(d: dict[str, Any]) -> dict[str, Any]:
+        seen.append(gc.isenabled())
+        return d
+
+    assert _native.loads("a:\n  b: 1\n", object_hook=hook) == {"a": {"b": 1}}
+    assert seen and all(seen)

@@ -17,7 +17,8 @@
 //! `BaseException`; Ctrl-C interrupts a long call (signals are checked every
 //! so many sink calls).  No `unsafe` but in [`arrow`]'s Arrow C data
 //! interface reader, [`pystr`]'s ASCII strings and [`pyobj`]'s reads of
-//! dicts, strs and ints for the encoder (each use commented): PyO3's safe
+//! dicts, strs and ints for the encoder and its pause of the garbage
+//! collector while a value is built (each use commented): PyO3's safe
 //! API only.
 
 #![deny(unsafe_code)]
@@ -56,6 +57,7 @@ use toonstream_native::{
 
 use builder::{BindError, Builder, Ticker};
 use hooks::{finish_objects, Hook};
+use pyobj::GcPause;
 
 /// The version of the engine interface this module implements (the seam's
 /// `toonstream._engine.API_VERSION` must match, or the build is stale).
@@ -358,6 +360,7 @@ fn loads<'py>(
         let mut b = Builder::new(o.parse_float);
         let bytes = data.bytes()?;
         let r = {
+            let _pause = GcPause::new(py);
             let mut sink = b.sink(py);
             decoder
                 .feed(bytes, &mut sink)
@@ -450,6 +453,7 @@ impl ValueDecoder {
         };
         let (decoder, builder) = (&mut self.decoder, &mut self.builder);
         guarded(&mut self.broken, || {
+            let _pause = GcPause::new(py);
             decoder
                 .feed(bytes, &mut builder.sink(py))
                 .map_err(|e: BindError| e.into_py(py))
@@ -469,9 +473,12 @@ impl ValueDecoder {
         let (decoder, builder, hook) = (&mut self.decoder, &mut self.builder, &self.hook);
         let mut built = false;
         let r = guarded(&mut self.broken, || {
-            decoder
-                .close(&mut builder.sink(py))
-                .map_err(|e: BindError| e.into_py(py))?;
+            {
+                let _pause = GcPause::new(py);
+                decoder
+                    .close(&mut builder.sink(py))
+                    .map_err(|e: BindError| e.into_py(py))?;
+            }
             let v = builder
                 .take_value()
                 .ok_or_else(|| PyRuntimeError::new_err("toonstream._native: no value was built"))?;
