@@ -2,6 +2,7 @@
 
     python benchmarks/jsonl_to_toon.py                  # 1M rows (~160 MB), all converters
     python benchmarks/jsonl_to_toon.py --rows 14000000 --only toonstream   # >= 2 GB memory check
+    python benchmarks/jsonl_to_toon.py --data orders --rows 100000        # nested records (list items)
 
 Each converter runs in its own process.  `toonstream` is the default command:
 on the native engine it writes a table on two threads (`toonstream-1proc`: the
@@ -59,6 +60,17 @@ def generate(path: Path, rows: int) -> None:
             f.write("\n".join(buf) + "\n")
 
 
+def generate_nested(path: Path, name: str, rows: int) -> None:
+    """``rows`` records of ``datasets.orders`` or ``datasets.events``, one per line."""
+    sys.path.insert(0, str(HERE))
+    import datasets
+
+    with open(path, "w", encoding="utf-8") as f:
+        for at in range(0, rows, 10_000):
+            part = getattr(datasets, name)(min(10_000, rows - at), seed=at)
+            f.write("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in part))
+
+
 PEERS = {
     "orjson+toons": (
         "import orjson, toons, sys\n"
@@ -103,15 +115,22 @@ def main() -> None:
     ap.add_argument(
         "--only", help="comma-separated subset: toonstream,toonstream-1proc,toonstream-python,toonstream-stdlib,orjson+toons,json+toon_format"
     )
+    ap.add_argument("--data", choices=["flat", "orders", "events"], default="flat",
+                    help="flat records (a table, the default) or the nested datasets of datasets.py "
+                         "(written as list items)")
     ap.add_argument("--keep", action="store_true", help="keep the generated input")
     ap.add_argument("--rounds", type=int, default=3, help="runs per converter (median time, max RSS)")
     args = ap.parse_args()
     WORK.mkdir(exist_ok=True)
     RESULTS.mkdir(exist_ok=True)
-    src = WORK / f"rows_{args.rows}.jsonl"
+    tag = "" if args.data == "flat" else f"{args.data}_"
+    src = WORK / f"{tag}rows_{args.rows}.jsonl"
     if not src.exists():
         t0 = time.perf_counter()
-        generate(src, args.rows)
+        if args.data == "flat":
+            generate(src, args.rows)
+        else:
+            generate_nested(src, args.data, args.rows)
         print(f"generated {src} in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     size = src.stat().st_size
     names = ["toonstream", "toonstream-1proc", "toonstream-python", "toonstream-stdlib", *PEERS] if not args.only else args.only.split(",")
@@ -146,7 +165,7 @@ def main() -> None:
         })
     base = next((r for r in results if r["name"] == "toonstream"), None)
     peer = next((r for r in results if r["name"] == "orjson+toons"), None)
-    print(f"\ninput: {args.rows:,} JSONL rows, {size / 1e6:.0f} MB; Python {platform.python_version()}\n")
+    print(f"\ninput: {args.rows:,} JSONL rows ({args.data}), {size / 1e6:.0f} MB; Python {platform.python_version()}\n")
     print("| converter | seconds | MB/s | rows/s | peak RSS, largest process (MB) | peak RSS, all processes (MB) "
           "| time vs toonstream | time vs orjson+toons | output sha256[:12] |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -155,8 +174,8 @@ def main() -> None:
         vs_peer = r["seconds"] / peer["seconds"] if peer else float("nan")
         print(f"| {r['name']} | {r['seconds']:.2f} | {r['mb_per_s']:.1f} | {r['rows_per_s']:,.0f} | {r['peak_rss_mb']:.0f} "
               f"| {r['peak_tree_rss_mb']:.0f} | {ratio:.2f}x | {vs_peer:.2f}x | {r['sha']} |")
-    (RESULTS / f"jsonl_to_toon_{args.rows}.json").write_text(json.dumps(
-        {"date": time.strftime("%Y-%m-%d"), "rows": args.rows, "rounds": args.rounds, "cpus": os.cpu_count(), "input_bytes": size, "results": results}, indent=2))
+    (RESULTS / f"jsonl_to_toon_{tag}{args.rows}.json").write_text(json.dumps(
+        {"date": time.strftime("%Y-%m-%d"), "data": args.data, "rows": args.rows, "rounds": args.rounds, "cpus": os.cpu_count(), "input_bytes": size, "results": results}, indent=2))
     if not args.keep:
         src.unlink()
 

@@ -742,3 +742,89 @@ def test_random_record_streams(value: Any, options: dict[str, Any], generator: b
     records = [r for r in records for _ in range(700)]  # (more than one batch)
     want = encoded_records("python", records, generator=generator, **options)
     assert encoded_records("native", records, generator=generator, **options) == want
+
+
+# ------------------------------------------------------ list items (list_items)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(VALUES, max_size=4), OPTIONS)
+def test_list_items_are_dumps_items(values: list[Any], options: dict[str, Any]) -> None:
+    # an empty list among the elements makes dumps write them all as list items (§9.4), each
+    # independently of its siblings: list_items must be the lines after the array's header
+    elements = [*values, []]
+    text = _native.list_items(elements, **options)
+    whole = reference(elements, **options)
+    assert text is not NotImplemented
+    assert whole.startswith(f"[{len(elements)}") and text == whole[whole.index("\n") + 1 :]
+
+
+def test_list_items_decline_what_dumps_declines() -> None:
+    assert _native.list_items([{"a": 1}, [1, {"b": 2}]]) == "  - a: 1\n  - [2]:\n    - 1\n    - b: 2"
+    for bad in ([{"a": 1}, {"b": Color.RED}], [MyDict(a=1)], [{1: 2}], [{"a": "\ud800"}]):
+        assert _native.list_items(bad) is NotImplemented, bad
+    deep = [{"a": [[[1]]]}]
+    assert _native.list_items(deep, max_depth=4) == reference([*deep, []], max_depth=4).split("\n", 1)[1].rsplit("\n", 1)[0]
+    assert _native.list_items(deep, max_depth=3) is NotImplemented  # the reference raises
+    with pytest.raises(ToonEncodeError):
+        reference(deep, max_depth=3)
+    assert _native.list_items([{"a": 1}], max_depth=-1) is NotImplemented
+    assert _native.list_items([]) == ""
+
+
+def nested_records(n: int) -> list[Any]:
+    rng = random.Random(11)
+    out: list[Any] = []
+    for i in range(n):
+        kind = rng.randrange(4)
+        if kind == 0:
+            out.append({"id": i, "tags": [rng.choice(["a", "b,c", "1"]) for _ in range(rng.randrange(3))]})
+        elif kind == 1:
+            out.append({"id": i, "sub": {"x": i / 7, "y": [{"k": 1, "v": "w"}, {"k": 2, "v": None}]}})
+        elif kind == 2:
+            out.append({"id": i, "big": 10**30 + i, "d": Decimal("1.10"), "s": "- not an item"})
+        else:
+            out.append([i, {"a": [1, [2, {}]]}, []])
+    return out
+
+
+@pytest.mark.parametrize("generator", [False, True])
+@pytest.mark.parametrize("options", [{}, {"delimiter": "|", "indent_size": 3}, {"key": "rows"},
+                                     {"missing_as_null": True}, {"max_depth": 3}, {"max_depth": 4, "key": "k"},
+                                     {"default": repr}])
+def test_nested_record_streams_on_both_engines(generator: bool, options: dict[str, Any]) -> None:
+    records = nested_records(3000)
+    host = records[:1500] + [{"id": 1, "when": datetime.date(2024, 1, 2), "e": Color.RED}] + records[1500:]
+    # (not a bare object(): a stream is spooled by pickling, so its repr would change)
+    bad = records[:2500] + [{"id": 1, "sub": {"x": b"bytes"}}] + records[2500:]
+    for stream in (records, host, bad):
+        want = encoded_records("python", stream, generator=generator, **options)
+        assert encoded_records("native", stream, generator=generator, **options) == want
+
+
+def test_nested_jsonl_on_both_engines_and_through_list_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    calls: list[bool] = []
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        got = _native.list_items(*args, **kw)
+        calls.append(got is not NotImplemented)
+        return got
+
+    lines = b"".join(json.dumps(r, default=str).encode() + b"\n" for r in nested_records(2500))
+    lines += b'{"f": 1.10, "e": 1e400, "n": -0.0}\n'
+    outs = {}
+    for name in ("python", "native"):
+        eng = _engine.select(name)
+        if name == "native":
+            eng.list_items = spy
+        previous = _engine.use(eng)
+        try:
+            out = io.BytesIO()
+            n = toonstream.encode_jsonl(io.BytesIO(lines), out)
+        finally:
+            _engine.use(previous)
+        outs[name] = (n, out.getvalue())
+    assert outs["native"] == outs["python"]
+    assert len(calls) == 3 and all(calls)  # 2,501 elements: three batches, all native

@@ -125,7 +125,8 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table", "table_rows", "table_columns", "arrow_rows", "value_hooks")
+                 "json_writer", "jsonl_table", "table_rows", "list_items", "table_columns", "arrow_rows",
+                 "value_hooks")
 
     def __init__(
         self,
@@ -140,6 +141,7 @@ class Engine:
         json_writer: Callable[..., JsonWriter] | None = None,
         jsonl_table: Callable[..., JsonlTable] | None = None,
         table_rows: Callable[..., Any] | None = None,
+        list_items: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
         arrow_rows: Callable[..., Any] | None = None,
         value_hooks: bool = False,
@@ -176,6 +178,11 @@ class Engine:
         #: them) or ``NotImplemented`` (nothing done) unless every record is an exact dict with
         #: exactly the fields ``names`` (a tuple of str) and values ``dumps`` takes
         self.table_rows = table_rows
+        #: ``list_items(elements, *, indent_size, delimiter, max_depth, missing_as_null)``: the
+        #: elements of a list written as the list items (§9.4) of a root array, as ``dumps``
+        #: writes them after the array's header (LF between lines, none before or after), or
+        #: ``NotImplemented`` (nothing done) for anything ``dumps`` would not take
+        self.list_items = list_items
         #: ``table_columns(data, start, end, plen, delim, width, cap)``: a run of a table's row
         #: lines (the first ``cap`` complete lines of ``data[start:end]``, row indentation
         #: ``plen``) split into typed columns for the frame readers
@@ -250,6 +257,7 @@ def _native(reason: str) -> Engine:
         json_writer=getattr(native, "JsonWriter", None),
         jsonl_table=getattr(native, "JsonlTable", None),
         table_rows=getattr(native, "table_rows", None),
+        list_items=getattr(native, "list_items", None),
         table_columns=getattr(native, "table_columns", None),
         arrow_rows=getattr(native, "arrow_rows", None),
         value_hooks=True,

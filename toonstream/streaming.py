@@ -300,14 +300,27 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         _write_all_rows(sink, walk, elements, union, depth + 1, lenient=True)
         return
     sink.line(header(head, plan.n, d))  # §9.4
-    for i, e in enumerate(elements):
-        one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
-        try:
-            for line in walk.run(walk._items(one, depth + 1), one):
-                sink.line(line)
-        except ToonEncodeError as err:
-            err.path = (i,) + err.path[1:]
-            raise
+    native = _engine.current().list_items if depth == 0 and walk.default is None else None
+    i = 0
+    while batch := list(islice(elements, ROW_BATCH)):
+        if native is not None:
+            # (the native walk writes the batch or nothing: then the walk below
+            # meets what it declined, and raises its error with its path)
+            text = native(batch, indent_size=len(walk.unit), delimiter=d, max_depth=walk.max_depth,
+                          missing_as_null=walk.missing_as_null)
+            if text is not NotImplemented:
+                sink.line(text)
+                i += len(batch)
+                continue
+        for e in batch:
+            one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
+            try:
+                for line in walk.run(walk._items(one, depth + 1), one):
+                    sink.line(line)
+            except ToonEncodeError as err:
+                err.path = (i,) + err.path[1:]
+                raise
+            i += 1
 
 
 def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterator[Any], fields: Fields, depth: int, *, lenient: bool) -> None:

@@ -1471,6 +1471,28 @@ pub fn table_rows<'py>(
     walk_with(py, options, |enc| enc.rows_of(records, names))
 }
 
+/// The elements of an array written as list items (§9.4), as `dumps` writes
+/// the items of a root array: "- " at depth 1 (indented), lines joined by LF, no LF
+/// before the first and none after the last (the header line is the
+/// caller's).  `encode_jsonl`/`encode_records` write an array of objects
+/// that is not a table this way, a batch at a time.  `NotImplemented`
+/// (nothing done) for anything `dumps` would not take; options as for
+/// `dumps`.
+///
+/// ```python
+/// >>> _native.list_items([{"a": 1, "b": [1, {"c": 2}]}, 3])
+/// '  - a: 1\n    b[2]:\n      - 1\n      - c: 2\n  - 3'
+/// ```
+#[pyfunction]
+#[pyo3(signature = (elements, **options))]
+pub fn list_items<'py>(
+    py: Python<'py>,
+    elements: &Bound<'py, PyList>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    walk_with(py, options, |enc| enc.items_of(elements))
+}
+
 /// Run a walk with the options (`NotImplemented` for options the reference
 /// must handle, or a declined walk): the text, or the walk's Python error.
 fn walk_with<'py>(
@@ -1494,6 +1516,19 @@ fn walk_with<'py>(
 }
 
 impl<'py> Encoder<'py> {
+    /// `list_items`: each element as `run` writes an item of a root array
+    /// (the array at level 1, as in `root`).
+    fn items_of(&mut self, elements: &Bound<'py, PyList>) -> R<()> {
+        self.check_level(1)?;
+        for x in elements.iter() {
+            self.tick()?;
+            if let Some(frame) = self.item(&x, 1, 1)? {
+                self.run(frame)?;
+            }
+        }
+        Ok(())
+    }
+
     fn rows_of(&mut self, records: &Bound<'py, PyList>, names: &Bound<'py, PyTuple>) -> R<()> {
         let width = names.len();
         for name in names.iter() {

@@ -522,6 +522,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ValueDecoder>()?;
     m.add_function(wrap_pyfunction!(encode::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(encode::table_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(encode::list_items, m)?)?;
     m.add_class::<rows::RowDecoder>()?;
     m.add_class::<events::ParseDecoder>()?;
     m.add_class::<events::ItemsDecoder>()?;

@@ -134,7 +134,8 @@ pub(crate) fn int_value(v: &Bound<'_, PyInt>) -> Option<i64> {
 /// Python code during the build, except while a `parse_float` hook runs
 /// Python code and the interpreter switches threads: those threads then
 /// see the collector paused for that moment, as they would under
-/// `gc.disable()`.  (A module built by PyO3 declares that it needs the
+/// `gc.disable()` (and a `gc.disable()` one of them calls meanwhile is
+/// undone when the build ends: the state restored is the one found).  (A module built by PyO3 declares that it needs the
 /// GIL, so a free-threaded interpreter that imports it turns the GIL back
 /// on.)
 pub(crate) struct GcPause<'py> {
