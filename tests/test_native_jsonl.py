@@ -388,3 +388,90 @@ def test_random_tables(keys: list[str], rows: list[tuple[list[Any], Any]], delim
 def test_random_bytes_in_a_table(junk: bytes, at: int) -> None:
     good = [b'{"a": 1, "b": "x"}'] * 3
     check(b"\n".join(good[:at] + [junk] + good[at:]) + b"\n")
+
+
+# ------------------------------------------------- nested records: pass one counts (jsonl_count)
+
+BAD_LINES = [
+    b'{"a": 01}', b'{"a": 1.}', b'{"a": .5}', b'{"a": -}', b'{"a": +1}', b'{"a": 1e}', b'{"a": 1} x',
+    b'{"a": 1}{"a": 2}', b'{"a" 1}', b'{"a": 1,}', b'{a: 1}', b"{'a': 1}", b'{"a": "x\x01"}',
+    b'{"a": "\\x"}', b'{"a": "\\u12"}', b'{"a": "\xff"}', b'{"a": "\xc3"}', b'{"a": tru}', b'{"a": nul}',
+    b'{"a": 1', b'{"a": "unterminated}', b"\x00", b'{"a": 1}\x00', b'[1, 2', b'[1, 2]]', b'{"a": [1, {]}',
+    b'{"a": [}', b'{"a": {"b": 1]}', b'[,]', b'[1,]', b'{"a":}', b'{,}', b'\x0c{"a": 1}',
+]
+# valid JSON the reference reads with care of its own: the counter leaves the block to it
+CAREFUL_LINES = [b'{"a": NaN}', b'[Infinity]', b'{"a": "\\ud800"}', b'{"a": 1' + b"0" * 200 + b"}",
+                 b'{"a": 1e-00000000000000000001}', b"[" * 300 + b"]" * 300]
+
+
+def test_jsonl_count() -> None:
+    assert _native.jsonl_count(b'{"a": [1, {"b": null}]}\n\n  \x0b\n[]\n"x"\ntrue\n-0.5e3') == 5
+    assert _native.jsonl_count(b"") == 0
+    assert _native.jsonl_count(b'{"k\\u00e9": "\\ud83d\\ude00 \\n"}\r\n') == 1
+    for bad in BAD_LINES + CAREFUL_LINES:
+        assert _native.jsonl_count(b'{"a": 1}\n' + bad + b"\n") is None, bad
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                             lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+                             max_leaves=12), min_size=1, max_size=5),
+       st.data())
+def test_jsonl_count_takes_only_what_the_reference_parses(values: list[Any], data: st.DataObject) -> None:
+    # every line json.dumps makes (some mutated): a count is the number of lines the reference
+    # parses without an error, or None
+    raw = [json.dumps(v, ensure_ascii=data.draw(st.booleans())).encode() for v in values]
+    if data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        line = raw[i]
+        at = data.draw(st.integers(0, len(line)))
+        raw[i] = line[:at] + data.draw(st.sampled_from([b"", b",", b"]", b"}", b'"', b"\\", b"x", b"0"])) + line[at + 1:]
+    block = b"".join(r + b"\n" for r in raw)
+    got = _native.jsonl_count(block)
+    try:
+        want = len(streaming._parse_batch(block.splitlines(keepends=True), 1)[0])
+    except ToonEncodeError:
+        want = None
+    if got is not None:
+        assert got == want
+
+
+def nested_lines(n: int, bad: bytes | None = None, at: int = -1) -> bytes:
+    rng = random.Random(3)
+    out = []
+    for i in range(n):
+        if i == at and bad is not None:
+            out.append(bad)
+            continue
+        r: Any = {"id": i, "sub": {"x": rng.random(), "tags": ["a", "b"][: rng.randrange(3)]}}
+        if i % 5 == 0:
+            r = [i, {"y": None}]
+        out.append(json.dumps(r).encode())
+    return b"\n".join(out) + b"\n"
+
+
+@pytest.mark.parametrize("bad", BAD_LINES[:8] + CAREFUL_LINES)
+def test_nested_records_with_a_bad_line_late(bad: bytes) -> None:
+    # the line is in a block pass one counts natively: the reference's error (or value) all the same
+    check(nested_lines(6000, bad, 4500), table=False)
+
+
+@pytest.mark.parametrize("opts", [{}, {"key": "rows"}, {"missing_as_null": True}, {"delimiter": "|"}])
+def test_nested_records_are_counted_natively(opts: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Any] = []
+
+    def spy(block: bytes) -> Any:
+        calls.append(_native.jsonl_count(block))
+        return calls[-1]
+
+    data = nested_lines(6000)
+    engine = _engine.select("native")
+    engine.jsonl_count = spy
+    want = run(PYTHON, data, **opts)
+    for source in ("bytesio", "pipe"):
+        calls.clear()
+        assert run(engine, data, source=source, **opts) == want
+        if opts.get("missing_as_null"):
+            assert not calls  # (a table of the union of keys may still come: every value is looked at)
+        else:
+            assert calls and all(c is not None for c in calls), source

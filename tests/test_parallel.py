@@ -135,6 +135,9 @@ def shapes() -> dict[str, list[str]]:
         "first part blank": [""] * 5000 + t[:10],
         "all primitives": [str(i) for i in range(6000)],
         "BOM first": ["\ufeff" + t[0], *t[1:]],
+        # list items: pass one counts the lines natively once the shape is settled
+        "list items": [json.dumps({"id": i, "tags": [i, {"a": "x"}]}) for i in range(6000)],
+        "list items, NaN late": [json.dumps({"id": i, "v": [i]}) for i in range(6000)] + ['{"v": [NaN]}'],
     }
 
 
@@ -152,8 +155,9 @@ def test_other_shapes_fall_back_to_one_process(tmp_path: Path, name: str, worker
     ['{"id": 1,', "nul", '{"id": NaN}', "\ufeff{}", '{"id": "\\ud800"}'],
 )
 @pytest.mark.parametrize("where", [10, 1500, 2990])
-def test_errors_name_the_same_line(tmp_path: Path, bad: str, where: int) -> None:
-    lines = table(3000)
+@pytest.mark.parametrize("nested", [False, True])
+def test_errors_name_the_same_line(tmp_path: Path, bad: str, where: int, nested: bool) -> None:
+    lines = table(3000) if not nested else [json.dumps({"id": i, "v": [i, [i]]}) for i in range(3000)]
     lines[where] = bad
     src = write(tmp_path / "e.jsonl", lines)
     one = outcome(src, 1)

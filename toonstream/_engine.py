@@ -125,7 +125,7 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table", "table_rows", "list_items", "table_columns", "arrow_rows",
+                 "json_writer", "jsonl_table", "jsonl_count", "table_rows", "list_items", "table_columns", "arrow_rows",
                  "value_hooks")
 
     def __init__(
@@ -140,6 +140,7 @@ class Engine:
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
         jsonl_table: Callable[..., JsonlTable] | None = None,
+        jsonl_count: Callable[[bytes], int | None] | None = None,
         table_rows: Callable[..., Any] | None = None,
         list_items: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
@@ -173,6 +174,10 @@ class Engine:
         #: ``jsonl_table(*, delimiter, indent_size, threads)``: the push encoder behind
         #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
         self.jsonl_table = jsonl_table
+        #: ``jsonl_count(block)``: the number of JSON values in a block of complete JSON Lines
+        #: (bytes; one per line that is not blank), each checked, or None where the reference
+        #: must parse the block (anything it reads with more care, or rejects)
+        self.jsonl_count = jsonl_count
         #: ``table_rows(records, names, *, indent_size, delimiter, max_depth)``: the row lines of a
         #: list of records of a flat table (``"\\n" + indent + cells`` each, as ``dumps`` writes
         #: them) or ``NotImplemented`` (nothing done) unless every record is an exact dict with
@@ -256,6 +261,7 @@ def _native(reason: str) -> Engine:
         items_decoder=getattr(native, "ItemsDecoder", None),
         json_writer=getattr(native, "JsonWriter", None),
         jsonl_table=getattr(native, "JsonlTable", None),
+        jsonl_count=getattr(native, "jsonl_count", None),
         table_rows=getattr(native, "table_rows", None),
         list_items=getattr(native, "list_items", None),
         table_columns=getattr(native, "table_columns", None),

@@ -198,6 +198,18 @@ class _ArrayPlan:
         self.n += len(values)
         return True
 
+    @property
+    def settled(self) -> bool:
+        """No later element can change how the array is written: list items
+        (§9.4), with no table of the union of keys to look for."""
+        return self.n > 0 and not self.tabular and not self.primitive and self.union is None
+
+    def add_count(self, n: int) -> None:
+        """Account for ``n`` more elements of a ``settled`` array (what ``add``
+        does for each of them then)."""
+        assert self.settled
+        self.n += n
+
     def maybe_flush(self) -> None:
         if self._waiting >= ROW_BATCH:
             self.flush_rows()
@@ -813,7 +825,7 @@ def encode_events(
 
 
 def _encode_array_stream(
-    pass_one: Iterator[tuple[list[Any], bool]],
+    pass_one: Iterator[tuple[list[Any] | int, bool]],
     pass_two: Callable[[], Iterator[Any]],
     out: IO[str] | IO[bytes],
     key: str | None,
@@ -862,10 +874,15 @@ def _under_key(err: ToonEncodeError, key: str | None) -> None:
         err.path = (key,) + err.path
 
 
-def _plan_array(pass_one: Iterator[tuple[list[Any], bool]], walk: Walk, plan: _ArrayPlan) -> None:
-    """Pass one of ``_encode_array_stream``: every element into ``plan``."""
+def _plan_array(pass_one: Iterator[tuple[list[Any] | int, bool]], walk: Walk, plan: _ArrayPlan) -> None:
+    """Pass one of ``_encode_array_stream``: every element into ``plan`` (an
+    int: that many elements, checked, after the plan's shape settled)."""
     norm = walk.norm
     for values, parsed in pass_one:
+        if type(values) is int:
+            plan.add_count(values)
+            continue
+        assert isinstance(values, list)
         if parsed:
             plan.add_batch(values)
             continue
@@ -1164,6 +1181,27 @@ def _jsonl_batches(batches: Iterable[list[Any]], lineno: int = 1) -> Iterator[tu
         lineno += len(lines)
 
 
+def _jsonl_pass_one(batches: Iterable[list[Any]], plan: _ArrayPlan) -> Iterator[tuple[list[Any] | int, bool]]:
+    """``_jsonl_batches`` for pass one, which fills ``plan``: once its shape is
+    settled (no later element can change how the array is written),
+    ``(count, True)`` for a batch the engine's ``jsonl_count`` checks without
+    making its values (pass two makes them, to write them)."""
+    count = _engine.current().jsonl_count
+    lineno = 1
+    for lines in batches:
+        if count is not None and plan.settled and type(lines[0]) is bytes:
+            try:
+                n = count(b"".join(lines))  # TypeError: str lines among them
+            except TypeError:
+                n = None
+            if n is not None:
+                yield n, True
+                lineno += len(lines)
+                continue
+        yield _parse_batch(lines, lineno)
+        lineno += len(lines)
+
+
 def _jsonl_values(lines: Iterable[bytes | str]) -> Iterator[Any]:
     """Each non-blank line parsed as one JSON value (a BOM on line 1 is skipped)."""
     for values, _ in _jsonl_batches(_line_batches(lines)):
@@ -1201,7 +1239,7 @@ def _range_job(walk: Walk, spool_memory: int, fd: int, start: int, stop: int) ->
 
 def _ranged_batches(
     plan: _ArrayPlan, walk: Walk, spool_memory: int, fd: int, points: list[int]
-) -> Generator[tuple[list[Any], bool], None, None]:
+) -> Generator[tuple[list[Any] | int, bool], None, None]:
     """Pass one of a parallel ``encode_jsonl`` over the ranges [points[k],
     points[k+1]) of a regular file: the first range is yielded as batches for
     ``plan``; each other range is encoded by a forked worker, and its rows
@@ -1214,7 +1252,7 @@ def _ranged_batches(
         for a, b in zip(points[1:], points[2:]):
             _parallel.Worker(_range_job(walk, spool_memory, fd, a, b), workers)
         chunks = _parallel.range_lines(fd, points[0], points[1])
-        yield from _jsonl_batches(_line_batches((), lambda: next(chunks, [])))  # (_line_batches removes a BOM)
+        yield from _jsonl_pass_one(_line_batches((), lambda: next(chunks, [])), plan)  # (_line_batches removes a BOM)
         for k, worker in enumerate(workers):
             got = None
             if plan.rows_ready:  # (else no part can be appended: no waiting for the workers)
@@ -1223,7 +1261,7 @@ def _ranged_batches(
             if got is None or not plan.rows_ready or got[0] != plan.fields:
                 for w in workers[k:]:
                     w.close()
-                yield from _jsonl_batches(_parallel.range_lines(fd, points[k + 1], points[-1]))
+                yield from _jsonl_pass_one(_parallel.range_lines(fd, points[k + 1], points[-1]), plan)
                 return
             worker.out.seek(0)
             shutil.copyfileobj(worker.out, plan.rows, 1 << 20)
@@ -1373,7 +1411,9 @@ def _encode_jsonl(
                 yield from values
 
         def one_process() -> int:
-            return _encode_array_stream(_jsonl_batches(reread()), again, out, key, walk, spool_memory)
+            plan = _ArrayPlan(walk, spool_memory)
+            return _encode_array_stream(_jsonl_pass_one(reread(), plan), again, out, key, walk, spool_memory,
+                                        plan=plan)
 
         ranged = None if missing_as_null else _parallel.file_range(fp)
         try:
@@ -1443,8 +1483,10 @@ def _encode_jsonl(
             for values, _ in _jsonl_batches(reread()):
                 yield from values
 
+        plan = _ArrayPlan(walk, spool_memory)
         try:
-            return _encode_array_stream(_jsonl_batches(first()), replay, out, key, walk, spool_memory)
+            return _encode_array_stream(_jsonl_pass_one(first(), plan), replay, out, key, walk, spool_memory,
+                                        plan=plan)
         except ToonEncodeError as e:
             _name_line(e, reread, key)  # (the spool holds every line read so far)
             raise

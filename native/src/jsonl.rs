@@ -66,6 +66,12 @@ const MAX_PLAIN_INT: usize = 4000;
 /// The reference's `_json_float` refuses an exponent part (the `e` and what
 /// follows) longer than this.
 const MAX_EXPONENT_PART: usize = 19;
+/// [`count_values`]: the longest number token it takes (longer ones the
+/// reference reads through `Decimal`, or refuses, with checks of its own).
+const MAX_CHECKED_NUMBER: usize = 100;
+/// [`count_values`]: the deepest nesting it takes (the stdlib reader
+/// recurses; deeper values are the reference's to judge).
+const MAX_CHECKED_DEPTH: usize = 200;
 /// Lines of more than this are split over two threads (each half at least
 /// this long: less is not worth a thread).
 const SPLIT_AT: usize = 1 << 20;
@@ -607,6 +613,33 @@ impl<'a> Parser<'a> {
     /// A number token (the stdlib's `-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?`),
     /// written as the reference writes the value it reads.
     fn number(&mut self, out: &mut String) -> Result<(), Decline> {
+        let (token, float, exp_at) = self.number_token()?;
+        if !float {
+            // Python's int: its str() is the token, but for "-0"
+            if token.len() > MAX_PLAIN_INT {
+                return Err(Decline::Number);
+            }
+            out.push_str(if token == "-0" { "0" } else { token });
+            return Ok(());
+        }
+        match exp_at {
+            // Without an exponent the reference's float and Decimal paths
+            // write the same text: the token, plain, without the fraction's
+            // trailing zeros (a float whose repr is the token is in repr's
+            // fixed range, where encode_float writes those digits), or
+            // encode_decimal's exponent form out of [1e-6, 1e21), where no
+            // float's repr is plain.  No float is parsed.
+            None if write_plain_decimal(out, token) => Ok(()),
+            None => decimal_cell(token, out),
+            Some(e) if token.len() - e > MAX_EXPONENT_PART => Err(Decline::Number),
+            Some(_) => float_cell(token, out),
+        }
+    }
+
+    /// The number token at the cursor, consumed: its text, whether it has
+    /// a fraction or an exponent, and where its exponent starts (in the
+    /// token).
+    fn number_token(&mut self) -> Result<(&'a str, bool, Option<usize>), Decline> {
         let b = self.s.as_bytes();
         let a = self.at;
         let mut i = a + usize::from(b[a] == b'-');
@@ -627,7 +660,7 @@ impl<'a> Parser<'a> {
         }
         let mut exp_at = None;
         if matches!(b.get(i), Some(b'e' | b'E')) {
-            exp_at = Some(i);
+            exp_at = Some(i - a);
             let mut j = i + 1;
             if matches!(b.get(j), Some(b'+' | b'-')) {
                 j += 1;
@@ -640,28 +673,115 @@ impl<'a> Parser<'a> {
             float = true;
         }
         self.at = i;
-        let token = &self.s[a..i];
-        if !float {
-            // Python's int: its str() is the token, but for "-0"
-            if token.len() > MAX_PLAIN_INT {
-                return Err(Decline::Number);
+        Ok((&self.s[a..i], float, exp_at))
+    }
+
+    /// One JSON value of any shape, checked and skipped (nothing is
+    /// written): the grammar of the cells above, with objects and arrays
+    /// kept on an explicit stack, at most [`MAX_CHECKED_DEPTH`] deep.
+    /// Strings and keys are unescaped into `scratch` (for their checks only).
+    fn skip_value(&mut self, scratch: &mut String) -> Result<(), Decline> {
+        // the open containers: true for an object
+        let mut open: Vec<bool> = Vec::new();
+        loop {
+            // a value
+            self.ws();
+            let b = self.s.as_bytes();
+            let rest = &b[self.at..];
+            match rest.first() {
+                Some(b'"') => {
+                    self.at += 1;
+                    scratch.clear();
+                    self.string_into(scratch)?;
+                }
+                Some(b't') if rest.starts_with(b"true") => self.at += 4,
+                Some(b'f') if rest.starts_with(b"false") => self.at += 5,
+                Some(b'n') if rest.starts_with(b"null") => self.at += 4,
+                Some(b'-' | b'0'..=b'9') => {
+                    let (token, _, exp_at) = self.number_token()?;
+                    // (what the reference reads with more care: see `number`)
+                    if token.len() > MAX_CHECKED_NUMBER
+                        || exp_at.is_some_and(|e| token.len() - e > MAX_EXPONENT_PART)
+                    {
+                        return Err(Decline::Number);
+                    }
+                }
+                Some(&c @ (b'{' | b'[')) => {
+                    if open.len() >= MAX_CHECKED_DEPTH {
+                        return Err(Decline::NotFlat);
+                    }
+                    self.at += 1;
+                    self.ws();
+                    let object = c == b'{';
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.at += 1; // empty: a finished value
+                    } else {
+                        open.push(object);
+                        if object {
+                            self.key(scratch)?;
+                        }
+                        continue;
+                    }
+                }
+                _ => return Err(Decline::Syntax),
             }
-            out.push_str(if token == "-0" { "0" } else { token });
-            return Ok(());
-        }
-        match exp_at {
-            // Without an exponent the reference's float and Decimal paths
-            // write the same text: the token, plain, without the fraction's
-            // trailing zeros (a float whose repr is the token is in repr's
-            // fixed range, where encode_float writes those digits), or
-            // encode_decimal's exponent form out of [1e-6, 1e21), where no
-            // float's repr is plain.  No float is parsed.
-            None if write_plain_decimal(out, token) => Ok(()),
-            None => decimal_cell(token, out),
-            Some(e) if i - e > MAX_EXPONENT_PART => Err(Decline::Number),
-            Some(_) => float_cell(token, out),
+            // after a value: the next member or item, or the ends of containers
+            loop {
+                let Some(&object) = open.last() else {
+                    return Ok(());
+                };
+                self.ws();
+                match (self.peek(), object) {
+                    (Some(b','), _) => {
+                        self.at += 1;
+                        if object {
+                            self.key(scratch)?;
+                        }
+                        break;
+                    }
+                    (Some(b'}'), true) | (Some(b']'), false) => {
+                        self.at += 1;
+                        open.pop();
+                    }
+                    _ => return Err(Decline::Syntax),
+                }
+            }
         }
     }
+}
+
+/// The JSON values in a block of JSON Lines (one per line that is not
+/// blank), each checked: pass one of `encode_jsonl` needs only their count
+/// once an array's shape can no longer change.  `Err` for a block with
+/// anything the reference reads with more care than this grammar (a
+/// malformed line, NaN, a lone surrogate escape, a long number, deep
+/// nesting, invalid UTF-8): the reference then parses that block, and
+/// names its error.  (A BOM is the caller's: the first line's is removed
+/// before.)
+///
+/// ```
+/// use toonstream_native::jsonl::count_values;
+/// assert_eq!(count_values(b"{\"a\": [1, {\"b\": null}]}\n\n[]\n\"x\"").unwrap(), 3);
+/// assert!(count_values(b"{\"a\": 1,}\n").is_err());
+/// ```
+pub fn count_values(block: &[u8]) -> Result<u64, Decline> {
+    let text = std::str::from_utf8(block).map_err(|_| Decline::Utf8)?;
+    let mut scratch = String::new();
+    let mut n = 0;
+    for line in text.split('\n') {
+        if blank(line) {
+            continue;
+        }
+        let mut p = Parser::new(line);
+        p.skip_value(&mut scratch)?;
+        p.ws();
+        if p.at != line.len() {
+            return Err(Decline::Syntax); // more after the value
+        }
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// The bytes that end a run of plain string contents: the closing quote, a
@@ -807,6 +927,52 @@ mod tests {
             for chunk in [1, 5, 100] {
                 assert_eq!(run(input, chunk).map(|_| ()), Err(why), "{input:?}");
             }
+        }
+    }
+
+    #[test]
+    fn count_values_checks_every_value() {
+        let ok: &[(&[u8], u64)] = &[
+            (b"", 0),
+            (b"\n \t\x0b\x0c\r\n", 0),
+            (b"1\n-0.5e+3\n\"s\"\ntrue\nfalse\nnull\n", 6),
+            (b"{}\n[]\n{\"a\": {}}\n[[], [[]]]\r\n", 4),
+            (
+                b" {\"a\" : [1, {\"b\": [null, \"\\u00e9\\n\"]}], \"c\": {\"d\": -1}} ",
+                1,
+            ),
+            (b"{\"a\": 1, \"a\": 2}", 1),
+        ];
+        for (input, n) in ok {
+            assert_eq!(count_values(input), Ok(*n), "{input:?}");
+        }
+        let deep = format!(
+            "{}{}",
+            "[".repeat(MAX_CHECKED_DEPTH),
+            "]".repeat(MAX_CHECKED_DEPTH)
+        );
+        assert_eq!(count_values(deep.as_bytes()), Ok(1));
+        let deeper = format!("[{deep}]");
+        assert_eq!(count_values(deeper.as_bytes()), Err(Decline::NotFlat));
+        let long = format!("[1{}]", "0".repeat(MAX_CHECKED_NUMBER));
+        assert_eq!(count_values(long.as_bytes()), Err(Decline::Number));
+        for (input, why) in [
+            (&b"[1, 2"[..], Decline::Syntax),
+            (b"[1, 2]]", Decline::Syntax),
+            (b"[1,]", Decline::Syntax),
+            (b"{\"a\": 1,}", Decline::Syntax),
+            (b"{\"a\" 1}", Decline::Syntax),
+            (b"{\"a\": [}", Decline::Syntax),
+            (b"{\"a\": {\"b\": 1]}", Decline::Syntax),
+            (b"[1] [2]", Decline::Syntax),
+            (b"\x0c1", Decline::Syntax),
+            (b"[NaN]", Decline::Syntax),
+            (b"[tru]", Decline::Syntax),
+            (b"[\"\\ud800\"]", Decline::Surrogate),
+            (b"[\"\xff\"]", Decline::Utf8),
+            (b"[1e-00000000000000000001]", Decline::Number),
+        ] {
+            assert_eq!(count_values(input), Err(why), "{input:?}");
         }
     }
 

@@ -14,9 +14,26 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use toonstream_native::jsonl::TableEncoder;
+use toonstream_native::jsonl::{count_values, TableEncoder};
 
 use crate::guarded;
+
+/// The JSON values in a block of JSON Lines (complete lines), each
+/// checked, or `None` where the reference must parse the block (the core's
+/// `count_values`: a malformed line, NaN, a lone surrogate escape, a long
+/// number, deep nesting, invalid UTF-8).  Pass one of `encode_jsonl` needs
+/// no more once the array's shape is settled.  Checked with the GIL
+/// released (the `bytes` is immutable).
+///
+/// ```python
+/// _native.jsonl_count(b'{"a": [1]}\n\n2\n')   # 2
+/// _native.jsonl_count(b'{"a": NaN}\n')         # None
+/// ```
+#[pyfunction]
+pub(crate) fn jsonl_count(py: Python<'_>, block: Bound<'_, PyBytes>) -> PyResult<Option<u64>> {
+    let bytes = block.as_bytes();
+    guarded(&mut false, || Ok(py.detach(|| count_values(bytes).ok())))
+}
 
 /// The push encoder of JSON Lines into one table's row lines (the core's
 /// `TableEncoder`).  `feed` returns the rows of the lines a chunk completes

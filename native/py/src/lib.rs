@@ -528,6 +528,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::ItemsDecoder>()?;
     m.add_class::<json::JsonWriter>()?;
     m.add_class::<jsonl::JsonlTable>()?;
+    m.add_function(wrap_pyfunction!(jsonl::jsonl_count, m)?)?;
     m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_rows, m)?)?;
     m.add_class::<frames::TableColumns>()?;
