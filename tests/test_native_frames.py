@@ -194,13 +194,72 @@ def test_schema_and_projection() -> None:
     check(data, reader="read_table", columns=["a", "c"])
 
 
-def test_without_string_views(monkeypatch: Any) -> None:
-    # pyarrow before 16 has no string views: the strings are copied into offsets and data.
+def test_columns_through_the_capsule_interface() -> None:
+    # Each typed column is an Arrow array behind __arrow_c_array__: Polars and pyarrow import it
+    # without a copy, its buffers outlive the run object, capsules dropped unread release it.
+    import gc
+
     import pyarrow as pa
 
-    monkeypatch.delattr(pa, "string_view")
-    spy = check(table(['"a",b,"c,d"', "x,null,y", "1,2,3"] * 10), chunkings=CHUNKINGS[1:2])
-    assert spy.tables > 0
+    data = b'  1,a,1.5,true\n  2,null,null,null\n  -3,"q,r",2,false\n  4,' + b"s" * 30 + b",-0,true\n"
+    cols = _native.table_columns(data, 0, len(data), 2, ",", 4, 10)
+    assert cols.rows == 4
+    want = {
+        (0, "int64"): (pl.Int64, [1, 2, -3, 4]),
+        (1, "views"): (pl.String, ["a", None, "q,r", "s" * 30]),
+        (1, "tokens"): (pl.String, ["a", "null", "\x01q\x02r", "s" * 30]),  # (quoted: marked)
+        (2, "float64"): (pl.Float64, [1.5, None, 2.0, 0.0]),
+        (3, "bool"): (pl.Boolean, [True, None, False, True]),
+    }
+    series = []
+    for (col, kind), (dtype, values) in want.items():
+        column = cols.arrow(col, 0, 4, kind)
+        assert len(column) == 4 and column.null_count == values.count(None)
+        s = pl.Series(column)
+        assert (s.dtype, s.to_list()) == (dtype, values)
+        assert pa.array(column).to_pylist() == values
+        schema, array = column.__arrow_c_array__(requested_schema=None)
+        del schema, array  # never imported: released by the capsules
+        series.append(s)
+        assert pl.Series(cols.arrow(col, 1, 3, kind)).to_list() == values[1:3]
+    assert len(cols.arrow(0, 5, 9, "int64")) == 0  # (rows past the run: none)
+    with pytest.raises(ValueError, match="unknown column kind"):
+        cols.arrow(0, 0, 4, "decimal")
+    del cols, column
+    gc.collect()
+    assert [s.to_list() for s in series] == [v for _, v in want.values()]
+
+
+def test_native_path_without_pyarrow() -> None:
+    # The frame readers' native columns need only polars (the Arrow PyCapsule interface).
+    code = """
+import sys
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "pyarrow":
+            raise ModuleNotFoundError("No module named 'pyarrow'", name=name)
+
+sys.meta_path.insert(0, Hide())
+import io
+import toonstream, toonstream.polars as tp
+from toonstream import _engine, _native
+_engine.use(_engine.select("native"))
+calls = []
+split = _engine.current().table_columns
+_engine.current().table_columns = lambda *a: calls.append(1) or split(*a)
+text = toonstream.dumps([{"a": i, "b": f"s{i}" * (i % 5), "c": i / 4, "d": i % 2 == 0} for i in range(20000)])
+df = tp.read_toon(io.BytesIO(text.encode()))
+assert "pyarrow" not in sys.modules
+assert calls, "the native splitter was not used"
+assert df.rows() == [tuple(r.values()) for r in toonstream.loads(text)]
+print(df.dtypes)
+"""
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "Int64, String, Float64, Boolean" in r.stdout
 
 
 def test_crlf_and_delimiters() -> None:

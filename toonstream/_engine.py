@@ -36,7 +36,7 @@ from typing import Any, Protocol
 ENGINE_VARIABLE = "TOONSTREAM_ENGINE"
 #: the version of the interface below that ``toonstream._native`` must implement
 #: (a stale build of the extension is refused, not half used)
-API_VERSION = 2
+API_VERSION = 3
 #: the decoder options of ``loads``/``load`` that native value building takes
 VALUE_OPTIONS = frozenset(
     ("indent_size", "strict", "parse_float", "max_depth", "max_line_length", "max_number_length", "max_fields")

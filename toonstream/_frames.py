@@ -13,7 +13,7 @@ Who owns what:
   the cells as string tokens, decoded here a column at a time by the
   grammar's column converter (``_reference.numbers``: the one §4 typing of
   the python engine) and classified by the values' kinds (``value_kind``).
-  The native one (with pyarrow) takes simple quoted cells too and
+  The native one takes simple quoted cells too and
   classifies each cell as ``value_kind`` classifies its value
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
   wherever ``convert_values`` would give the same column
@@ -94,21 +94,16 @@ NATIVE_NUMBER_LEN = 40
 
 
 def _splitter(max_number_length: int = MAX_NUMBER_LENGTH) -> Callable[[bytes, int, int, int, str, int, int], Any]:
-    """The engine's ``table_columns``, when it has one, pyarrow (which
-    wraps its buffers without a copy) can be imported and the number limit
+    """The engine's ``table_columns``, when it has one and the number limit
     is not below ``NATIVE_NUMBER_LEN``; else the reference's
     (:func:`toonstream._reference.runs.table_columns`: token lists, typed
-    here)."""
+    here).  The native columns reach Polars through the Arrow PyCapsule
+    interface: no pyarrow needed."""
     from . import _engine
 
     splitter = _engine.current().table_columns
     if max_number_length < NATIVE_NUMBER_LEN:
         splitter = None
-    if splitter is not None:
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            splitter = None
     return splitter if splitter is not None else table_columns
 
 
@@ -157,29 +152,14 @@ class NativeRows:
     def series(self, i: int, kind: str) -> pl.Series:
         """Selected column ``i`` as a Series: ``int64``, ``float64``,
         ``bool``, ``utf8`` (the values; the caller checked that the cells'
-        kinds fit) or ``tokens`` (the raw tokens)."""
-        import pyarrow as pa
-
-        n = self.height
-        if kind == "utf8" and hasattr(pa, "string_view"):
-            # String views (pyarrow >= 16), which Polars takes without a copy:
-            # strings of at most 12 bytes sit in their views, only longer
-            # ones are copied (into a buffer of their own, so that a frame
-            # does not hold on to the whole run).
-            views, long, validity, nulls = self.cols.column(self.sel[i], self.lo, self.hi, "views")
-            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(views), pa.py_buffer(long)]
-            arr = pa.Array.from_buffers(pa.string_view(), n, buffers, null_count=nulls)
-            return pl.Series(f"c{self.sel[i]}", arr)
-        bufs = self.cols.column(self.sel[i], self.lo, self.hi, kind)
-        if kind in ("utf8", "tokens"):
-            offsets, data, validity, nulls = bufs
-            buffers = [validity and pa.py_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)]
-            arr = pa.Array.from_buffers(pa.string(), n, buffers, null_count=nulls)
-        else:
-            values, validity, nulls = bufs
-            atype = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}[kind]
-            arr = pa.Array.from_buffers(atype, n, [validity and pa.py_buffer(validity), pa.py_buffer(values)], null_count=nulls)
-        return pl.Series(f"c{self.sel[i]}", arr)
+        kinds fit) or ``tokens`` (the raw tokens).  The column comes as an
+        Arrow array through the PyCapsule interface (no copy); strings as
+        string views, Polars' own layout: short ones sit in their views, only
+        longer ones are copied (into a buffer of their own, so that a frame
+        does not hold on to the whole run)."""
+        native = "views" if kind == "utf8" else kind
+        column = self.cols.arrow(self.sel[i], self.lo, self.hi, native)
+        return pl.Series(column).alias(f"c{self.sel[i]}")
 
     def tokens(self) -> pl.DataFrame:
         """These rows as string tokens, one column per leaf (before FrameReader._clean)."""

@@ -886,27 +886,6 @@ impl Columns {
         }
     }
 
-    /// The cells' strings: tokens as trimmed, quoted cells' contents;
-    /// `null` tokens are nulls.
-    pub fn utf8(&self, data: &[u8], col: usize, lo: usize, hi: usize) -> Strings {
-        let cells = self.cells(col, lo, hi);
-        let total: usize = cells.iter().map(|c| (c.end - c.start) as usize).sum();
-        let mut out = Strings {
-            offsets: Vec::with_capacity(cells.len() + 1),
-            data: Vec::with_capacity(total),
-            ..Strings::default()
-        };
-        out.offsets.push(0);
-        for c in cells {
-            if c.kind != K_NULL || c.quoted {
-                out.data.extend_from_slice(Self::tok(data, c));
-            }
-            out.offsets.push(out.data.len() as i32);
-        }
-        (out.validity, out.nulls) = self.validity_of(col, cells);
-        out
-    }
-
     /// The raw tokens the reference's string frame holds for these rows
     /// (`TableScan._split`): cells as split, the first with the row
     /// indentation, empty ones null, quoted ones marked (`_unquote`).
@@ -1120,9 +1099,7 @@ mod tests {
             vec![1, 2]
         );
         assert!(c.quoted);
-        let s = c.utf8(data, 1, 0, 2);
-        assert_eq!(s.data, b"a");
-        assert_eq!(s.nulls, 1);
+        assert_eq!(c.nulls(1, 0, 2), (Some(vec![0b01]), 1));
         let t = c.tokens(data, 2, 0, 2, b',');
         assert_eq!(t.data, b"\x01x\x02y\x01");
         let t0 = c.tokens(data, 0, 0, 2, b',');

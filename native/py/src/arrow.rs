@@ -11,10 +11,18 @@
 //! write is `NotImplemented`, decided before anything is returned: the
 //! reference formats that batch.
 //!
-//! The only `unsafe` of the binding is here, in [`ffi`]: reading the C
-//! structs and making slices of their buffers.
+//! The other way, [`ArrowColumn`]: a column the frame reader typed
+//! (`frames.rs`) handed to Polars through the same interface, as an object
+//! with `__arrow_c_array__()` (the PyCapsule interface, so no pyarrow is
+//! needed); its buffers are shared with each exported array and freed when
+//! the last consumer releases it.
+//!
+//! The binding's `unsafe` for the C data interface is here, in [`ffi`]:
+//! reading the C structs, making slices of their buffers, and the release
+//! callbacks of the exported ones.
 
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
@@ -108,6 +116,124 @@ mod ffi {
         Ok(unsafe { p.cast::<Array>().as_ref() })
     }
 
+    // ---- export ----
+
+    /// Holds an exported array's buffers (shared with its column) and
+    /// their pointer list; the array's `private_data`.
+    struct Private {
+        _owner: Arc<Vec<super::Buffer>>,
+        pointers: Vec<*const c_void>,
+    }
+
+    /// The release callback of an exported array: frees its private data
+    /// (once: the consumer calls it once, on the struct it moved out, and
+    /// marks the struct released).
+    unsafe extern "C" fn release_array(array: *mut Array) {
+        // SAFETY: the interface calls this with a pointer to a live array
+        // this module made (or a move of it), not concurrently with any
+        // other use of that array.
+        let Some(a) = (unsafe { array.as_mut() }) else {
+            return;
+        };
+        if !a.private_data.is_null() {
+            // SAFETY: `private_data` is the `Box<Private>` made by
+            // `ExportedArray::new`, freed only here (then nulled).
+            drop(unsafe { Box::from_raw(a.private_data.cast::<Private>()) });
+            a.private_data = std::ptr::null_mut();
+        }
+        a.release = None;
+    }
+
+    /// The release callback of an exported schema (its strings are static).
+    unsafe extern "C" fn release_schema(schema: *mut Schema) {
+        // SAFETY: as for `release_array`.
+        if let Some(s) = unsafe { schema.as_mut() } {
+            s.release = None;
+        }
+    }
+
+    /// An exported `ArrowSchema`, as a capsule holds it: released when the
+    /// capsule dies unless a consumer moved it out (and marked this one
+    /// released, as the interface asks).
+    #[repr(transparent)]
+    pub struct ExportedSchema(Schema);
+
+    /// An exported `ArrowArray`, likewise.
+    #[repr(transparent)]
+    pub struct ExportedArray(Array);
+
+    // SAFETY: the structs' pointers are to static strings and to buffers
+    // owned by their private data (an `Arc` of plain vectors, `Send` and
+    // `Sync`), never to thread-bound data; the release callbacks may run on
+    // any thread, as the interface allows.
+    unsafe impl Send for ExportedSchema {}
+    // SAFETY: as for `ExportedSchema`.
+    unsafe impl Send for ExportedArray {}
+
+    impl ExportedSchema {
+        pub fn new(format: &'static CStr) -> Self {
+            const NULLABLE: i64 = 2; // ARROW_FLAG_NULLABLE
+            ExportedSchema(Schema {
+                format: format.as_ptr(),
+                name: c"".as_ptr(),
+                metadata: std::ptr::null(),
+                flags: NULLABLE,
+                n_children: 0,
+                children: std::ptr::null_mut(),
+                dictionary: std::ptr::null_mut(),
+                release: Some(release_schema),
+                private_data: std::ptr::null_mut(),
+            })
+        }
+    }
+
+    impl ExportedArray {
+        pub fn new(
+            length: usize,
+            null_count: usize,
+            pointers: Vec<*const c_void>,
+            owner: Arc<Vec<super::Buffer>>,
+        ) -> Self {
+            let mut private = Box::new(Private {
+                _owner: owner,
+                pointers,
+            });
+            let n_buffers = private.pointers.len() as i64;
+            // (the vector's heap block does not move with the box)
+            let buffers = private.pointers.as_mut_ptr();
+            ExportedArray(Array {
+                length: length as i64,
+                null_count: null_count as i64,
+                offset: 0,
+                n_buffers,
+                n_children: 0,
+                buffers,
+                children: std::ptr::null_mut(),
+                dictionary: std::ptr::null_mut(),
+                release: Some(release_array),
+                private_data: Box::into_raw(private).cast(),
+            })
+        }
+    }
+
+    impl Drop for ExportedSchema {
+        fn drop(&mut self) {
+            if let Some(release) = self.0.release {
+                // SAFETY: an unreleased schema made by `new`, released once.
+                unsafe { release(&mut self.0) }
+            }
+        }
+    }
+
+    impl Drop for ExportedArray {
+        fn drop(&mut self) {
+            if let Some(release) = self.0.release {
+                // SAFETY: an unreleased array made by `new`, released once.
+                unsafe { release(&mut self.0) }
+            }
+        }
+    }
+
     impl Schema {
         pub fn released(&self) -> bool {
             self.release.is_none()
@@ -189,6 +315,111 @@ mod ffi {
 
 use ffi::Array;
 use ffi::Schema;
+
+/// One buffer of an exported column: absent (a validity bitmap without
+/// nulls), bytes, or i32 offsets.  Bytes are handed out where they are if
+/// 16-aligned (the interface asks for 8; Rust's allocator gives 16 for
+/// buffers of 16 bytes and more on the platforms built for), else copied
+/// into `u128`s once; an empty buffer still gets a valid aligned pointer.
+pub(crate) enum Buffer {
+    Absent,
+    Bytes(Vec<u8>),
+    Wide(Vec<u128>),
+    Offsets(Vec<i32>),
+}
+
+impl Buffer {
+    pub(crate) fn bytes(bytes: Vec<u8>) -> Buffer {
+        if !bytes.is_empty() && bytes.as_ptr().align_offset(16) == 0 {
+            return Buffer::Bytes(bytes);
+        }
+        let mut wide = vec![0u128; bytes.len().div_ceil(16).max(1)];
+        for (slot, chunk) in wide.iter_mut().zip(bytes.chunks(16)) {
+            let mut b = [0u8; 16];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *slot = u128::from_ne_bytes(b);
+        }
+        Buffer::Wide(wide)
+    }
+
+    pub(crate) fn validity(bits: Option<Vec<u8>>) -> Buffer {
+        bits.map_or(Buffer::Absent, Buffer::bytes)
+    }
+
+    fn pointer(&self) -> *const c_void {
+        match self {
+            Buffer::Absent => std::ptr::null(),
+            Buffer::Bytes(v) => v.as_ptr().cast(),
+            Buffer::Wide(v) => v.as_ptr().cast(),
+            Buffer::Offsets(v) => v.as_ptr().cast(),
+        }
+    }
+}
+
+/// A typed column of the frame reader, exported through the Arrow
+/// PyCapsule interface: `pl.Series(column)` takes it without a copy.
+///
+/// ```python
+/// c = _native.table_columns(b"  1,a\n  2,b\n", 0, 12, 2, ",", 2, 10)
+/// pl.Series(c.arrow(0, 0, 2, "int64")).to_list()     # [1, 2]
+/// ```
+#[pyclass(module = "toonstream._native", frozen)]
+pub(crate) struct ArrowColumn {
+    /// The Arrow format string ("l", "g", "b", "u", "vu").
+    format: &'static CStr,
+    len: usize,
+    nulls: usize,
+    /// In the interface's order (validity first; a view column's variadic
+    /// buffers and their sizes last).
+    buffers: Arc<Vec<Buffer>>,
+}
+
+impl ArrowColumn {
+    pub(crate) fn new(
+        format: &'static CStr,
+        len: usize,
+        nulls: usize,
+        buffers: Vec<Buffer>,
+    ) -> Self {
+        ArrowColumn {
+            format,
+            len,
+            nulls,
+            buffers: Arc::new(buffers),
+        }
+    }
+}
+
+#[pymethods]
+impl ArrowColumn {
+    /// The `(arrow_schema, arrow_array)` capsules of the column; a
+    /// `requested_schema` is a hint the interface lets a producer ignore
+    /// (the column has one type).
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema;
+        let pointers = self.buffers.iter().map(Buffer::pointer).collect();
+        let schema = ffi::ExportedSchema::new(self.format);
+        let array = ffi::ExportedArray::new(self.len, self.nulls, pointers, self.buffers.clone());
+        Ok((
+            PyCapsule::new_with_value(py, schema, c"arrow_schema")?,
+            PyCapsule::new_with_value(py, array, c"arrow_array")?,
+        ))
+    }
+
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    #[getter]
+    fn null_count(&self) -> usize {
+        self.nulls
+    }
+}
 
 fn size(v: i64) -> Result<usize, Decline> {
     usize::try_from(v).map_err(|_| Decline)

@@ -1,13 +1,13 @@
 //! The frame reader's column splitter: a run of a table's row lines split
 //! into columns by the core ([`toonstream_native::columns`]), then typed
-//! column buffers in Arrow layouts (values, validity bitmap, offsets) as
-//! `bytes`, which `toonstream/_frames.py` wraps with
-//! `pyarrow.Array.from_buffers` (no copy) and hands to Polars.
+//! columns in Arrow layouts (values, validity bitmap, offsets or views),
+//! which `toonstream/_frames.py` hands to Polars through the Arrow
+//! PyCapsule interface ([`ArrowColumn`]; no pyarrow, no copy).
 //!
 //! ```python
 //! c = _native.table_columns(b"  1,a\n  2,null\n", 0, 14, 2, ",", 2, 10)
 //! c.rows, c.bits(1, 0, 2)            # (2, 65): K_STR | K_NULL
-//! c.column(0, 0, 2, "int64")         # (values, None, 0)
+//! pl.Series(c.arrow(0, 0, 2, "int64"))   # [1, 2]
 //! ```
 //!
 //! The splitting and the buffers are made without the GIL (they hold no
@@ -16,9 +16,10 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::PyBytes;
 use toonstream_native::columns::{self, Columns, Fixed, Split};
 
+use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
 
 /// The plain rows of one run, column by column (see the module docs).
@@ -90,13 +91,6 @@ pub(crate) fn table_columns(
     })
 }
 
-fn optional<'py>(py: Python<'py>, v: Option<Vec<u8>>) -> Py<PyAny> {
-    match v {
-        Some(v) => PyBytes::new(py, &v).into_any().unbind(),
-        None => py.None(),
-    }
-}
-
 #[pymethods]
 impl TableColumns {
     /// Plain rows (the lines not in `specials`).
@@ -134,21 +128,22 @@ impl TableColumns {
         self.columns.bits(col, lo, hi)
     }
 
-    /// Column `col`, rows `lo..hi`, as Arrow buffers: `"int64"`, `"float64"`
-    /// -> (values, validity or None, null count); `"bool"` -> (value
-    /// bitmap, validity, nulls); `"views"` (the strings as Arrow string
-    /// views) -> (views, long strings' buffer, validity, nulls); `"utf8"` (the strings)
-    /// and `"tokens"` (the reference's raw tokens) -> (i32 offsets, data,
-    /// validity, nulls).
-    /// The caller has checked that the cells' kinds fit.
-    fn column<'py>(
+    /// Column `col`, rows `lo..hi`, as an Arrow array (an
+    /// [`ArrowColumn`], which Polars and pyarrow import through the
+    /// PyCapsule interface, no copy): `"int64"`, `"float64"`, `"bool"`,
+    /// `"views"` (the strings as string views: short ones inline, long
+    /// ones in one buffer of their own, so a frame does not hold on to the
+    /// run) and `"tokens"` (the reference's raw tokens as strings with i32
+    /// offsets, quoted cells marked).  The caller has
+    /// checked that the cells' kinds fit.  Made without the GIL.
+    fn arrow(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         col: usize,
         lo: usize,
         hi: usize,
         kind: &str,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<ArrowColumn> {
         let data = self
             .data
             .bind(py)
@@ -157,91 +152,61 @@ impl TableColumns {
             .unwrap_or(&[]);
         let c = &self.columns;
         let delim = self.delim;
-        let fixed = match kind {
-            "int64" => Some(Fixed::Int64),
-            "float64" => Some(Fixed::Float64),
-            _ => None,
+        // (rows past the run's, or a column past its width, are none)
+        let len = c.len(col, lo, hi);
+        let fixed = |f: Fixed, format| {
+            let mut values = vec![0u8; len * f.width()];
+            c.write_fixed(data, col, lo, hi, f, &mut values);
+            let (validity, nulls) = c.nulls(col, lo, hi);
+            (
+                format,
+                nulls,
+                vec![Buffer::validity(validity), Buffer::bytes(values)],
+            )
         };
-        let out = guarded(&mut false, || match (kind, fixed) {
-            (_, Some(f)) => {
-                // (written straight into the bytes object, with the GIL:
-                // about a millisecond per 40,000 cells)
-                let n = c.len(col, lo, hi);
-                let values = PyBytes::new_with(py, n * f.width(), |buf| {
-                    c.write_fixed(data, col, lo, hi, f, buf);
-                    Ok(())
-                })?;
-                let (validity, nulls) = c.nulls(col, lo, hi);
-                PyTuple::new(
-                    py,
-                    [
-                        values.into_any().unbind(),
-                        optional(py, validity),
-                        nulls.into_pyobject(py)?.into_any().unbind(),
-                    ],
-                )
-            }
-            ("views", None) => {
-                // (the views with the GIL, as the fixed-width columns; the
-                // long strings' buffer first, to know its size)
-                let mut long = Vec::new();
-                py.detach(|| c.long_strings(data, col, lo, hi, &mut long));
-                let n = c.len(col, lo, hi);
-                let views = PyBytes::new_with(py, n * 16, |buf| {
-                    c.write_views(data, col, lo, hi, buf);
-                    Ok(())
-                })?;
-                let (validity, nulls) = c.nulls(col, lo, hi);
-                PyTuple::new(
-                    py,
-                    [
-                        views.into_any().unbind(),
-                        PyBytes::new(py, &long).into_any().unbind(),
-                        optional(py, validity),
-                        nulls.into_pyobject(py)?.into_any().unbind(),
-                    ],
-                )
-            }
-            ("bool", None) => {
-                let b = py.detach(|| c.boolean(col, lo, hi));
-                PyTuple::new(
-                    py,
-                    [
-                        PyBytes::new(py, &b.values).into_any().unbind(),
-                        optional(py, b.validity),
-                        b.nulls.into_pyobject(py)?.into_any().unbind(),
-                    ],
-                )
-            }
-            ("utf8" | "tokens", None) => {
-                let s = py.detach(|| {
-                    if kind == "utf8" {
-                        c.utf8(data, col, lo, hi)
-                    } else {
-                        c.tokens(data, col, lo, hi, delim)
-                    }
-                });
-                let offsets = PyBytes::new_with(py, s.offsets.len() * 4, |buf| {
-                    for (chunk, &v) in buf.chunks_exact_mut(4).zip(&s.offsets) {
-                        chunk.copy_from_slice(&v.to_le_bytes());
-                    }
-                    Ok(())
-                })?;
-                PyTuple::new(
-                    py,
-                    [
-                        offsets.into_any().unbind(),
-                        PyBytes::new(py, &s.data).into_any().unbind(),
-                        optional(py, s.validity),
-                        s.nulls.into_pyobject(py)?.into_any().unbind(),
-                    ],
-                )
-            }
-            _ => Err(PyValueError::new_err(format!(
-                "unknown column kind {kind:?}"
-            ))),
+        let made = guarded(&mut false, || {
+            Ok(py.detach(|| match kind {
+                "int64" => Some(fixed(Fixed::Int64, c"l")),
+                "float64" => Some(fixed(Fixed::Float64, c"g")),
+                "bool" => {
+                    let b = c.boolean(col, lo, hi);
+                    let buffers = vec![Buffer::validity(b.validity), Buffer::bytes(b.values)];
+                    Some((c"b", b.nulls, buffers))
+                }
+                "views" => {
+                    let mut long = Vec::new();
+                    c.long_strings(data, col, lo, hi, &mut long);
+                    let mut views = vec![0u8; len * 16];
+                    c.write_views(data, col, lo, hi, &mut views);
+                    let (validity, nulls) = c.nulls(col, lo, hi);
+                    // (one variadic buffer, then the int64 sizes of the variadic buffers)
+                    let sizes = (long.len() as i64).to_ne_bytes().to_vec();
+                    let buffers = vec![
+                        Buffer::validity(validity),
+                        Buffer::bytes(views),
+                        Buffer::bytes(long),
+                        Buffer::bytes(sizes),
+                    ];
+                    Some((c"vu", nulls, buffers))
+                }
+                "tokens" => {
+                    let s = c.tokens(data, col, lo, hi, delim);
+                    let buffers = vec![
+                        Buffer::validity(s.validity),
+                        Buffer::Offsets(s.offsets),
+                        Buffer::bytes(s.data),
+                    ];
+                    Some((c"u", s.nulls, buffers))
+                }
+                _ => None,
+            }))
         })?;
         py.check_signals()?;
-        Ok(out)
+        let Some((format, nulls, buffers)) = made else {
+            return Err(PyValueError::new_err(format!(
+                "unknown column kind {kind:?}"
+            )));
+        };
+        Ok(ArrowColumn::new(format, len, nulls, buffers))
     }
 }

@@ -16,7 +16,7 @@
 //! panic (a bug) surfaces as a `RuntimeError`, never as an abort or a
 //! `BaseException`; Ctrl-C interrupts a long call (signals are checked every
 //! so many sink calls).  No `unsafe` but in [`arrow`]'s Arrow C data
-//! interface reader, [`pystr`]'s ASCII strings and [`pyobj`]'s reads of
+//! interface (reading record batches, exporting the frame reader's columns), [`pystr`]'s ASCII strings and [`pyobj`]'s reads of
 //! dicts, strs and ints for the encoder and its pause of the garbage
 //! collector while a value is built (each use commented): PyO3's safe
 //! API only.
@@ -61,7 +61,7 @@ use pyobj::GcPause;
 
 /// The version of the engine interface this module implements (the seam's
 /// `toonstream._engine.API_VERSION` must match, or the build is stale).
-const API_VERSION: u32 = 2;
+const API_VERSION: u32 = 3;
 
 /// The seam's `toonstream._engine.Unsupported`: an input the native engine
 /// does not take at all (a str with lone surrogates, which is not UTF-8),
@@ -532,5 +532,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_rows, m)?)?;
     m.add_class::<frames::TableColumns>()?;
+    m.add_class::<arrow::ArrowColumn>()?;
     Ok(())
 }
