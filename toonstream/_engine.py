@@ -126,7 +126,7 @@ class Engine:
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
                  "json_writer", "jsonl_table", "jsonl_count", "table_rows", "list_items", "table_columns", "arrow_rows",
-                 "value_hooks")
+                 "fill_elements", "value_hooks")
 
     def __init__(
         self,
@@ -145,6 +145,7 @@ class Engine:
         list_items: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
         arrow_rows: Callable[..., Any] | None = None,
+        fill_elements: Callable[[Any, list[Any], list[Any], bool, int], tuple[int, list[Any], Any, int]] | None = None,
         value_hooks: bool = False,
     ) -> None:
         self.name = name
@@ -200,6 +201,14 @@ class Engine:
         #: ``NotImplemented`` (nothing done) for a batch with a column type or value it does not
         #: write: ``toonstream._arrow_encode`` then formats that batch itself
         self.arrow_rows = arrow_rows
+        #: ``fill_elements(events, stack, keys, in_array, limit)``: the rest of the ijson element
+        #: being built by an ``Encoder`` (its ``_stack``/``_keys``, changed in place) and, inside
+        #: a streamed array, the next elements, taken from the iterator ``events`` as ``send``
+        #: would take them; returns ``(status, elements, event, deepest)``: 0 once ``limit``
+        #: elements (or one outside an array) are complete, 1 with an ``event`` it leaves to
+        #: ``send`` (the array's end, anything not a plain pair or triple of str names), 2 at
+        #: the end of the events (see ``native/py/src/fill.rs``)
+        self.fill_elements = fill_elements
         #: whether ``loads`` and ``value_decoder`` also take ``object_hook``/``object_pairs_hook``
         #: (where :meth:`values` allows), calling them as the reference does: every object, inner
         #: ones first, in document order, once the document has decoded
@@ -266,6 +275,7 @@ def _native(reason: str) -> Engine:
         list_items=getattr(native, "list_items", None),
         table_columns=getattr(native, "table_columns", None),
         arrow_rows=getattr(native, "arrow_rows", None),
+        fill_elements=getattr(native, "fill_elements", None),
         value_hooks=True,
     )
 

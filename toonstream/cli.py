@@ -602,8 +602,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                     raise _Usage("--key applies to JSON Lines input")
                 enc = Encoder(sink, **options)
                 try:
-                    for event in ijson.parse(counted):
-                        enc.send(event)
+                    enc.send_all(ijson.parse(counted))
                 except (ijson.JSONError, decimal.InvalidOperation) as e:
                     raise _invalid_json(src_name, e) from None
                 enc.close()

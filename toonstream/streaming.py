@@ -639,6 +639,38 @@ class Encoder:
         else:
             raise ToonEncodeError(f"unexpected event {ev!r}")
 
+    def send_all(self, events: Iterable[tuple[Any, ...]]) -> None:
+        """``send`` each of ``events``.  On the native engine the events inside
+        each element are taken by ``fill_element`` (the same containers built
+        as ``_build`` builds them, without a Python call per event); the
+        events around the elements, and any it leaves, come here.
+
+        >>> import io, ijson
+        >>> out = io.StringIO()
+        >>> enc = Encoder(out)
+        >>> enc.send_all(ijson.parse(b'[{"a": [1, {"b": null}]}]'))
+        >>> enc.close()
+        >>> print(out.getvalue())
+        [1]:
+          - a[2]:
+              - 1
+              - b: null
+        """
+        fill = _engine.current().fill_elements
+        it = iter(events)
+        for ev in it:
+            self.send(ev)
+            while fill is not None and self._stack:
+                in_array = self._levels[-1] != _OBJ
+                status, elements, got, deepest = fill(it, self._stack, self._keys, in_array, ROW_BATCH)
+                if deepest > self._deepest:
+                    self._deepest = deepest
+                self._elements(elements)
+                if status == 1:  # an event left to send
+                    self.send(got)
+                elif status == 2:  # the events ended (inside an element: close() says so)
+                    return
+
     def _root_key(self, key: Any) -> None:
         name = key_contents(key)
         h = hash(name)
@@ -683,6 +715,27 @@ class Encoder:
             top.append(value)
         else:
             top[self._keys[-1]] = value
+
+    def _elements(self, values: list[Any]) -> None:
+        """``_element`` of each of ``values`` (complete children of the same
+        streamed level), a batch at once where the plan allows: rows of a
+        flat table by the engine's ``table_rows``, a settled array counted,
+        the spool written in one piece."""
+        top = self._levels[-1] if self._levels else 0
+        if len(values) < 2 or top == _OBJ:
+            for v in values:
+                self._element(v)
+            return
+        plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
+        norm = self._walk.norm
+        normed = [norm(v) for v in values]
+        if plan.settled:
+            plan.add_count(len(normed))
+        elif not plan.add_rows(normed):
+            for v in normed:
+                plan.add(v)
+                plan.maybe_flush()
+        self._spool.put_all([("e", v) for v in values])
 
     def _element(self, value: Any) -> None:
         """A complete child of a streamed level: an array element or a root member."""
@@ -816,8 +869,7 @@ def encode_events(
         spool_memory=spool_memory,
         missing_as_null=missing_as_null,
     )
-    for ev in events:
-        enc.send(ev)
+    enc.send_all(events)
     enc.close()
 
 

@@ -31,6 +31,7 @@ mod arrow;
 mod builder;
 mod encode;
 mod events;
+mod fill;
 mod frames;
 mod hooks;
 mod json;
@@ -529,6 +530,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<json::JsonWriter>()?;
     m.add_class::<jsonl::JsonlTable>()?;
     m.add_function(wrap_pyfunction!(jsonl::jsonl_count, m)?)?;
+    m.add_function(wrap_pyfunction!(fill::fill_elements, m)?)?;
     m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_rows, m)?)?;
     m.add_class::<frames::TableColumns>()?;
