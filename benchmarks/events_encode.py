@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 import ijson  # noqa: E402
 
 import datasets  # noqa: E402
+from engines import on  # noqa: E402  (a call on one engine)
 import toonstream  # noqa: E402
 from toonstream import _engine  # noqa: E402
 from toonstream.streaming import encode_events  # noqa: E402
@@ -45,17 +46,6 @@ def best(fn: Callable[[], Any], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
-
-
-def on(engine: _engine.Engine, fn: Callable[[], Any]) -> Callable[[], Any]:
-    def run() -> Any:
-        previous = _engine.use(engine)
-        try:
-            return fn()
-        finally:
-            _engine.use(previous)
-
-    return run
 
 
 def main() -> None:
