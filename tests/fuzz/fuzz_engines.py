@@ -12,7 +12,9 @@ exactly, type for type, on:
    the error;
 4. ``decode_to_json``: the bytes, or the error (driver errors' lines aside, see
    tests/test_native_json.py);
-5. ``dumps`` of the decoded value: the same text.
+5. ``dumps`` of the decoded value: the same text;
+6. ``encode_events`` of the input's ``parse`` triples (the native engine builds the elements from
+   the events in Rust): the same text or error.
 A difference or a crash is a finding: it becomes a regression test in tests/test_native_*.py.
 """
 
@@ -29,6 +31,7 @@ with atheris.instrument_imports():
     import toonstream
     from toonstream import _engine
     from toonstream._errors import ToonDecodeError, ToonEncodeError
+    from toonstream.streaming import encode_events
     from toonstream.tojson import decode_to_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -104,6 +107,14 @@ def test_one(data: bytes) -> None:
                 "dumps",
                 data,
             )
+            events = list(toonstream.parse(doc, strict=strict))
+
+            def toon_of_events() -> str:
+                out = io.StringIO()
+                encode_events(iter(events), out)
+                return out.getvalue()
+
+            same(outcome(PYTHON, toon_of_events), outcome(NATIVE, toon_of_events), "encode_events", data)
 
 
 def main() -> None:
