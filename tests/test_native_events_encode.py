@@ -143,6 +143,42 @@ def test_tables_lists_and_members() -> None:
         same(events_of(nested[:100] + [{"id": 1}]), **options)
 
 
+@pytest.mark.parametrize("batch", [1, 7, 1024])
+def test_list_items_written_ahead(batch: int, monkeypatch: Any) -> None:
+    # Once an array is settled as list items, the native engine writes each batch's items in pass
+    # one; a batch list_items declines (too deep, a lone surrogate) is spooled as values, and pass
+    # two raises or writes as the reference does, its element index counting the items before.
+    monkeypatch.setattr(streaming, "ROW_BATCH", batch)
+    nested = [{"id": i, "tags": [i, [i]], "meta": {"k": i}} for i in range(60)]
+    deep: Any = 1
+    for _ in range(8):
+        deep = {"d": deep}
+    for doc in (nested, {"m": nested, "x": 1}):
+        same(events_of(doc))
+    for odd in (deep, "\ud800", [[["x"]]]):
+        evs = events_of(nested[:40]) [:-1] + [("item", "string", odd)] if isinstance(odd, str) else None
+        if evs is None:
+            doc = nested[:40] + [odd] + nested[40:]
+            evs = events_of(doc)
+        else:
+            evs += events_of(nested[40:])[1:]
+        same(evs, max_depth=6)
+        same(evs)
+    written = []
+    real = Encoder._items_text
+
+    def spy(walk: Any, values: list[Any]) -> Any:
+        text = real(walk, values)
+        written.append(text is not None)
+        return text
+
+    monkeypatch.setattr(Encoder, "_items_text", staticmethod(spy))
+    assert same(events_of(nested * 40))[0] == "ok"
+    # (the native engine wrote items ahead from the second batch on, the reference never does;
+    # batches of one element take the element-by-element path)
+    assert any(written) == (batch > 1)
+
+
 def test_fill_elements_directly() -> None:
     stack: list[Any] = [{}]
     keys: list[Any] = [None]

@@ -314,7 +314,11 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
     sink.line(header(head, plan.n, d))  # §9.4
     native = _engine.current().list_items if depth == 0 and walk.default is None else None
     i = 0
-    while batch := list(islice(elements, ROW_BATCH)):
+    for batch in _item_batches(elements):
+        if type(batch) is _Items:  # written ahead (see Encoder._elements)
+            sink.line(batch.text)
+            i += batch.n
+            continue
         if native is not None:
             # (the native walk writes the batch or nothing: then the walk below
             # meets what it declined, and raises its error with its path)
@@ -333,6 +337,37 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
                 err.path = (i,) + err.path[1:]
                 raise
             i += 1
+
+
+class _Items:
+    """In an event encoder's spool: ``n`` elements already written as the
+    list items of their array (its pass two copies ``text``)."""
+
+    __slots__ = ("text", "n")
+
+    def __init__(self, text: str, n: int) -> None:
+        self.text, self.n = text, n
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Items, (self.text, self.n))
+
+
+def _item_batches(elements: Iterator[Any]) -> Iterator[Any]:
+    """Lists of up to ROW_BATCH elements, with each ``_Items`` on its own."""
+    batch: list[Any] = []
+    for e in elements:
+        if type(e) is _Items:
+            if batch:
+                yield batch
+                batch = []
+            yield e
+            continue
+        batch.append(e)
+        if len(batch) >= ROW_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterator[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
@@ -731,11 +766,28 @@ class Encoder:
         normed = [norm(v) for v in values]
         if plan.settled:
             plan.add_count(len(normed))
+            # Written ahead as list items, pass two copies the text (as a
+            # table's rows are): the elements need not be spooled and read back.
+            text = self._items_text(plan.walk, values)
+            if text is not None:
+                self._spool.put(("e", _Items(text, len(values))))
+                return
         elif not plan.add_rows(normed):
             for v in normed:
                 plan.add(v)
                 plan.maybe_flush()
         self._spool.put_all([("e", v) for v in values])
+
+    @staticmethod
+    def _items_text(walk: Walk, values: list[Any]) -> str | None:
+        """``values`` as the list items of their array, as pass two writes them
+        (``_write_array``, the engine's ``list_items``), or None."""
+        native = _engine.current().list_items
+        if native is None or walk.default is not None:
+            return None
+        text = native(values, indent_size=len(walk.unit), delimiter=walk.d, max_depth=walk.max_depth,
+                      missing_as_null=walk.missing_as_null)
+        return None if text is NotImplemented else cast(str, text)
 
     def _element(self, value: Any) -> None:
         """A complete child of a streamed level: an array element or a root member."""
