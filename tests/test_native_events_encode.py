@@ -8,7 +8,9 @@ repeated, swapped, renamed, malformed, or an iterator that fails part way).
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import signal
 from decimal import Decimal
 from typing import Any, Iterator
 
@@ -198,6 +200,23 @@ def test_fill_elements_directly() -> None:
     evs = iter([("end_array", None), ("integer", 1), ("integer", 2), ("integer", 3)])
     assert _native.fill_elements(evs, stack, keys, True, 2) == (0, [[], 1], None, 0)
     assert next(evs) == ("integer", 2)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_a_signal_interrupts_a_long_element() -> None:
+    # An endless element from a C iterator (no bytecode runs between events, so only the native
+    # loop's signal checks can stop it); one key set again and again: memory stays flat.
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        with pytest.raises(KeyboardInterrupt):
+            _native.fill_elements(itertools.cycle([("map_key", "a"), ("integer", 1)]), [{}], [None], True, 10)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_the_reference_encoder_is_unchanged() -> None:
