@@ -312,22 +312,19 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         _write_all_rows(sink, walk, elements, union, depth + 1, lenient=True)
         return
     sink.line(header(head, plan.n, d))  # §9.4
-    native = _engine.current().list_items if depth == 0 and walk.default is None else None
     i = 0
     for batch in _item_batches(elements):
         if type(batch) is _Items:  # written ahead (see Encoder._elements)
             sink.line(batch.text)
             i += batch.n
             continue
-        if native is not None:
-            # (the native walk writes the batch or nothing: then the walk below
-            # meets what it declined, and raises its error with its path)
-            text = native(batch, indent_size=len(walk.unit), delimiter=d, max_depth=walk.max_depth,
-                          missing_as_null=walk.missing_as_null)
-            if text is not NotImplemented:
-                sink.line(text)
-                i += len(batch)
-                continue
+        # (the native walk writes the batch or nothing: then the walk below
+        # meets what it declined, and raises its error with its path)
+        text = _native_items(walk, batch) if depth == 0 else None
+        if text is not None:
+            sink.line(text)
+            i += len(batch)
+            continue
         for e in batch:
             one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
             try:
@@ -337,6 +334,18 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
                 err.path = (i,) + err.path[1:]
                 raise
             i += 1
+
+
+def _native_items(walk: Walk, values: list[Any]) -> str | None:
+    """``values`` as the list items (§9.4) of a root-level array, written by
+    the engine's ``list_items``, or None where it has none, the walk has a
+    ``default`` hook, or it declines them."""
+    native = _engine.current().list_items
+    if native is None or walk.default is not None:
+        return None
+    text = native(values, indent_size=len(walk.unit), delimiter=walk.d, max_depth=walk.max_depth,
+                  missing_as_null=walk.missing_as_null)
+    return None if text is NotImplemented else cast(str, text)
 
 
 class _Items:
@@ -676,7 +685,7 @@ class Encoder:
 
     def send_all(self, events: Iterable[tuple[Any, ...]]) -> None:
         """``send`` each of ``events``.  On the native engine the events inside
-        each element are taken by ``fill_element`` (the same containers built
+        each element are taken by ``fill_elements`` (the same containers built
         as ``_build`` builds them, without a Python call per event); the
         events around the elements, and any it leaves, come here.
 
@@ -768,7 +777,7 @@ class Encoder:
             plan.add_count(len(normed))
             # Written ahead as list items, pass two copies the text (as a
             # table's rows are): the elements need not be spooled and read back.
-            text = self._items_text(plan.walk, values)
+            text = _native_items(plan.walk, values)
             if text is not None:
                 self._spool.put(("e", _Items(text, len(values))))
                 return
@@ -777,17 +786,6 @@ class Encoder:
                 plan.add(v)
                 plan.maybe_flush()
         self._spool.put_all([("e", v) for v in values])
-
-    @staticmethod
-    def _items_text(walk: Walk, values: list[Any]) -> str | None:
-        """``values`` as the list items of their array, as pass two writes them
-        (``_write_array``, the engine's ``list_items``), or None."""
-        native = _engine.current().list_items
-        if native is None or walk.default is not None:
-            return None
-        text = native(values, indent_size=len(walk.unit), delimiter=walk.d, max_depth=walk.max_depth,
-                      missing_as_null=walk.missing_as_null)
-        return None if text is NotImplemented else cast(str, text)
 
     def _element(self, value: Any) -> None:
         """A complete child of a streamed level: an array element or a root member."""

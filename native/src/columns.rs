@@ -517,14 +517,12 @@ fn row(
 /// trailing zeros), the last bytes one by one.
 #[inline(always)]
 fn find_delim(data: &[u8], mut p: usize, e: usize, delim: u8) -> usize {
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let pattern = u64::from_ne_bytes([delim; 8]);
     while let Some(w) = data.get(p..p + 8).filter(|_| p + 8 <= e) {
         let mut word = [0u8; 8];
         word.copy_from_slice(w);
         let x = u64::from_le_bytes(word) ^ pattern;
-        // high bit set exactly where a byte of x is zero (no borrow across bytes)
-        let zero = !(((x & LO7) + LO7) | x | LO7);
+        let zero = crate::scalars::zero_bytes(x);
         if zero != 0 {
             return p + (zero.trailing_zeros() / 8) as usize;
         }

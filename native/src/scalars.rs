@@ -346,19 +346,26 @@ pub(crate) fn split_cells(
     }
 }
 
+/// The high bit of each byte of `x` that is zero, and no other bit: the
+/// exact zero-byte test (no borrow across bytes, unlike the classic
+/// `(x - 0x01..) & !x & 0x80..`), for word-at-a-time byte searches (XOR the
+/// word with the byte repeated, then the first match from the trailing zeros).
+#[inline(always)]
+pub(crate) fn zero_bytes(x: u64) -> u64 {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LO7) + LO7) | x | LO7)
+}
+
 /// The usual row, with no quote: every delimiter of `cells` (which starts
 /// at offset `at` of its line) splits.  Pushes the cell spans and returns
 /// true, or returns false at the first quote (the spans pushed so far are
 /// the caller's to drop).  One pass, a word at a time: the bytes equal to
-/// the delimiter and to a quote found with the exact zero-byte test on the
-/// word XOR each (as `columns::find_delim`), then each delimiter from the
+/// the delimiter and to a quote found with [`zero_bytes`] on the word XOR
+/// each (as `columns::find_delim`), then each delimiter from the
 /// mask's trailing zeros.  A row's cells are short: a `memchr` per cell
 /// cost more to set up than to search (~70 instructions a cell; this, ~20).
 #[inline]
 fn split_plain(cells: &[u8], at: usize, delim: u8, out: &mut Vec<(usize, usize)>) -> bool {
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // high bit set exactly where a byte of x is zero (no borrow across bytes)
-    let zeros = |x: u64| !(((x & LO7) + LO7) | x | LO7);
     let delims = u64::from_ne_bytes([delim; 8]);
     let quotes = u64::from_ne_bytes([b'"'; 8]);
     let mut start = at;
@@ -368,10 +375,10 @@ fn split_plain(cells: &[u8], at: usize, delim: u8, out: &mut Vec<(usize, usize)>
         let mut word = [0u8; 8];
         word.copy_from_slice(w);
         let x = u64::from_le_bytes(word);
-        if zeros(x ^ quotes) != 0 {
+        if zero_bytes(x ^ quotes) != 0 {
             return false;
         }
-        let mut m = zeros(x ^ delims);
+        let mut m = zero_bytes(x ^ delims);
         while m != 0 {
             let j = (m.trailing_zeros() / 8) as usize;
             out.push((start, base + j));
