@@ -805,20 +805,27 @@ def test_nested_record_streams_on_both_engines(generator: bool, options: dict[st
 def test_nested_jsonl_on_both_engines_and_through_list_items(monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    calls: list[bool] = []
+    calls: dict[str, list[bool]] = {"list_items": [], "jsonl_items": []}
 
-    def spy(*args: Any, **kw: Any) -> Any:
-        got = _native.list_items(*args, **kw)
-        calls.append(got is not NotImplemented)
-        return got
+    def spy(name: str) -> Any:
+        def call(*args: Any, **kw: Any) -> Any:
+            got = getattr(_native, name)(*args, **kw)
+            calls[name].append(got is not NotImplemented)
+            return got
+        return call
 
     lines = b"".join(json.dumps(r, default=str).encode() + b"\n" for r in nested_records(2500))
     lines += b'{"f": 1.10, "e": 1e400, "n": -0.0}\n'
     outs = {}
-    for name in ("python", "native"):
-        eng = _engine.select(name)
+    # the native engine from the bytes (jsonl_items), and from parsed values (list_items)
+    for name in ("python", "native", "native-values"):
+        eng = _engine.select(name.split("-")[0])
         if name == "native":
-            eng.list_items = spy
+            eng.jsonl_items = spy("jsonl_items")
+            eng.list_items = spy("list_items")
+        elif name == "native-values":
+            eng.jsonl_items = None
+            eng.list_items = spy("list_items")
         previous = _engine.use(eng)
         try:
             out = io.BytesIO()
@@ -826,5 +833,7 @@ def test_nested_jsonl_on_both_engines_and_through_list_items(monkeypatch: pytest
         finally:
             _engine.use(previous)
         outs[name] = (n, out.getvalue())
-    assert outs["native"] == outs["python"]
-    assert len(calls) == 3 and all(calls)  # 2,501 elements: three batches, all native
+    assert outs["native"] == outs["python"] == outs["native-values"]
+    # 2,501 elements in a few batches, all native, from the bytes first
+    assert calls["jsonl_items"] and all(calls["jsonl_items"])
+    assert len(calls["list_items"]) > 1 and all(calls["list_items"])

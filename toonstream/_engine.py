@@ -36,7 +36,7 @@ from typing import Any, Protocol
 ENGINE_VARIABLE = "TOONSTREAM_ENGINE"
 #: the version of the interface below that ``toonstream._native`` must implement
 #: (a stale build of the extension is refused, not half used)
-API_VERSION = 3
+API_VERSION = 4
 #: the decoder options of ``loads``/``load`` that native value building takes
 VALUE_OPTIONS = frozenset(
     ("indent_size", "strict", "parse_float", "max_depth", "max_line_length", "max_number_length", "max_fields")
@@ -125,7 +125,8 @@ class Engine:
     """
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
-                 "json_writer", "jsonl_table", "jsonl_count", "table_rows", "list_items", "table_columns", "arrow_rows",
+                 "json_writer", "jsonl_table", "jsonl_count", "table_rows", "list_items", "jsonl_items",
+                 "table_columns", "arrow_rows",
                  "fill_elements", "value_hooks")
 
     def __init__(
@@ -140,9 +141,10 @@ class Engine:
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
         jsonl_table: Callable[..., JsonlTable] | None = None,
-        jsonl_count: Callable[[bytes], int | None] | None = None,
+        jsonl_count: Callable[[bytes], tuple[int, int] | None] | None = None,
         table_rows: Callable[..., Any] | None = None,
         list_items: Callable[..., Any] | None = None,
+        jsonl_items: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
         arrow_rows: Callable[..., Any] | None = None,
         fill_elements: Callable[[Any, list[Any], list[Any], bool, int], tuple[int, list[Any], Any, int]] | None = None,
@@ -175,9 +177,10 @@ class Engine:
         #: ``jsonl_table(*, delimiter, indent_size, threads)``: the push encoder behind
         #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
         self.jsonl_table = jsonl_table
-        #: ``jsonl_count(block)``: the number of JSON values in a block of complete JSON Lines
-        #: (bytes; one per line that is not blank), each checked, or None where the reference
-        #: must parse the block (anything it reads with more care, or rejects)
+        #: ``jsonl_count(block)``: ``(values, lines)`` of a block of complete JSON Lines (bytes):
+        #: the number of JSON values (one per line that is not blank), each checked, and of line
+        #: feeds; or None where the reference must parse the block (anything it reads with more
+        #: care, or rejects)
         self.jsonl_count = jsonl_count
         #: ``table_rows(records, names, *, indent_size, delimiter, max_depth)``: the row lines of a
         #: list of records of a flat table (``"\\n" + indent + cells`` each, as ``dumps`` writes
@@ -189,6 +192,13 @@ class Engine:
         #: writes them after the array's header (LF between lines, none before or after), or
         #: ``NotImplemented`` (nothing done) for anything ``dumps`` would not take
         self.list_items = list_items
+        #: ``jsonl_items(block, *, indent_size, delimiter, max_depth, missing_as_null)``: the JSON
+        #: values of a block of complete JSON Lines (bytes; one per line that is not blank) written
+        #: as ``list_items`` writes the values the reference parses from them: ``(text, values, lines)``
+        #: (the counts of values and of line feeds),
+        #: or ``NotImplemented`` (nothing done) for a block the reference must parse (anything it
+        #: reads with more care, or rejects) or values ``list_items`` would decline
+        self.jsonl_items = jsonl_items
         #: ``table_columns(data, start, end, plen, delim, width, cap)``: a run of a table's row
         #: lines (the first ``cap`` complete lines of ``data[start:end]``, row indentation
         #: ``plen``) split into typed columns for the frame readers
@@ -273,6 +283,7 @@ def _native(reason: str) -> Engine:
         jsonl_count=getattr(native, "jsonl_count", None),
         table_rows=getattr(native, "table_rows", None),
         list_items=getattr(native, "list_items", None),
+        jsonl_items=getattr(native, "jsonl_items", None),
         table_columns=getattr(native, "table_columns", None),
         arrow_rows=getattr(native, "arrow_rows", None),
         fill_elements=getattr(native, "fill_elements", None),

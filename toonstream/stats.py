@@ -36,6 +36,7 @@ from ._errors import ToonEncodeError
 from ._reference.writer import Fields, LineSink, header
 from .encoder import DEFAULT_MAX_DEPTH, Walk
 from .streaming import (
+    _JsonLines,
     DEFAULT_SPOOL_MEMORY,
     _ArrayPlan,
     _file_batches,
@@ -314,9 +315,8 @@ def measure_jsonl(
         source.seek(start)
         return _file_batches(source)
 
-    def again() -> Iterator[Any]:
-        for values, _ in _jsonl_batches(reread()):
-            yield from values
+    def again() -> Iterable[Any]:
+        return _JsonLines(reread)
 
     def plans(missing_as_null: bool) -> dict[str, _ArrayPlan]:
         return {
@@ -450,7 +450,7 @@ def _leaf_columns(plan: _ArrayPlan, values: list[Any]) -> tuple[list[tuple[Any, 
     return (columns, [set(map(type, col)) for col in columns]) if columns else None
 
 
-def _write_counted(plan: _ArrayPlan, again: Callable[[], Iterator[Any]], exact: bool) -> tuple[int, int]:
+def _write_counted(plan: _ArrayPlan, again: Callable[[], Iterable[Any]], exact: bool) -> tuple[int, int]:
     """Pass two of one TOON variant into a counter: (bytes, tokens)."""
     counter = TokenCounter(exact=exact)
     _write_planned(plan, again, cast(IO[bytes], _CountingSink(counter)), None, plan.walk)

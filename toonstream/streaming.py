@@ -273,7 +273,7 @@ class _ArrayPlan:
 _PRIMITIVE_TYPES = PRIMITIVE
 
 
-def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elements: Iterator[Any], depth: int) -> None:
+def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elements: Iterable[Any], depth: int) -> None:
     """Pass two for a non-empty array: header, then the elements (as ``Walk._array`` would).
 
     With ``plan.rows_ready`` the rows are copied from the plan's spool and
@@ -313,7 +313,10 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         return
     sink.line(header(head, plan.n, d))  # §9.4
     i = 0
-    for batch in _item_batches(elements):
+    # (JSON Lines at the root: each block of lines written by the engine from
+    # its bytes, no values made; a block it declines comes as its values)
+    batches = elements.item_batches(walk) if type(elements) is _JsonLines and depth == 0 else _item_batches(elements)
+    for batch in batches:
         if type(batch) is _Items:  # written ahead (see Encoder._elements)
             sink.line(batch.text)
             i += batch.n
@@ -343,9 +346,116 @@ def _native_items(walk: Walk, values: list[Any]) -> str | None:
     native = _engine.current().list_items
     if native is None or walk.default is not None:
         return None
-    text = native(values, indent_size=len(walk.unit), delimiter=walk.d, max_depth=walk.max_depth,
-                  missing_as_null=walk.missing_as_null)
+    text = native(values, **_walk_options(walk))
     return None if text is NotImplemented else cast(str, text)
+
+
+def _walk_options(walk: Walk) -> dict[str, Any]:
+    """The options of the engine's walks (``list_items``, ``jsonl_items``) for ``walk``."""
+    return {"indent_size": len(walk.unit), "delimiter": walk.d, "max_depth": walk.max_depth,
+            "missing_as_null": walk.missing_as_null}
+
+
+class _JsonLines:
+    """Pass two's elements of a JSON Lines input: iterating gives the values
+    parsed from ``batches()`` (lists of lines, read again on each call), as
+    ``_jsonl_batches`` parses them; ``_write_array`` takes ``item_batches``
+    instead for an array written as list items.  ``fp``, ``start``: the
+    input as a binary file, read again from ``start`` in raw blocks for the
+    engine (no lines made; None: the lines of ``batches()`` are joined)."""
+
+    def __init__(self, batches: Callable[[], Iterable[list[Any]]], fp: Any = None, start: int = 0) -> None:
+        self._batches = batches
+        self._fp = fp
+        self._start = start
+
+    def __iter__(self) -> Iterator[Any]:
+        for values, _ in _jsonl_batches(self._batches()):
+            yield from values
+
+    def _blocks(self) -> Iterator[bytes | list[Any]]:
+        """Blocks of complete lines (about ITEMS_BLOCK bytes each): bytes, or a list of
+        lines where they are not all bytes."""
+        if self._fp is not None:
+            self._fp.seek(self._start)
+            yield from _raw_blocks(self._fp, ITEMS_BLOCK)
+            return
+        for lines in _blocks_of(self._batches(), ITEMS_BLOCK):
+            try:
+                yield b"".join(lines)
+            except TypeError:  # str lines among them
+                yield lines
+
+    def item_batches(self, walk: Walk) -> Iterator[Any]:
+        """For each block of lines, ``_Items``: its values written as list items by the
+        engine's ``jsonl_items`` straight from the bytes; or, where the engine has none, the
+        walk has a ``default`` hook or it declines the block, the block's parsed values (then
+        the reference's path meets what it declined, and raises its error)."""
+        native = None if walk.default is not None else _engine.current().jsonl_items
+        if native is None:
+            yield from _item_batches(self)
+            return
+        options = _walk_options(walk)
+        lineno = 1
+        for block in self._blocks():
+            lines: list[Any]
+            if type(block) is bytes:
+                done = native(block, **options)
+                if done is not NotImplemented:
+                    text, n, feeds = done
+                    if n:
+                        yield _Items(text, n)
+                    lineno += feeds
+                    continue
+                lines = io.BytesIO(block).readlines()
+            else:
+                lines = cast(list[Any], block)
+            values, _ = _parse_batch(lines, lineno)
+            yield from _item_batches(values)
+            lineno += len(lines)
+
+
+def _raw_blocks(fp: Any, size: int, *, bom: bool = True) -> Iterator[bytes]:
+    """Blocks of complete lines of a binary file from its position, about ``size`` bytes each
+    (a longer line whole), the last maybe without its line feed; a BOM at the start removed
+    (with ``bom``: the position is the input's start)."""
+    pending: list[bytes] = []
+    first = bom
+    while True:
+        chunk = fp.read(size)
+        if not chunk:
+            break
+        if first:
+            first = False
+            chunk = chunk.removeprefix(b"\xef\xbb\xbf")
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            pending.append(chunk)  # (a long line: joined once, when it ends)
+            continue
+        pending.append(chunk[:cut])
+        yield b"".join(pending)
+        pending = [chunk[cut:]] if cut < len(chunk) else []
+    if pending:
+        yield b"".join(pending)
+
+
+#: Bytes of JSON Lines handed to the engine's ``jsonl_items`` at once (big enough for its two
+#: threads; the GIL is released meanwhile, and Ctrl-C is seen between blocks).
+ITEMS_BLOCK = 1 << 22
+
+
+def _blocks_of(batches: Iterable[list[Any]], size: int) -> Iterator[list[Any]]:
+    """The lines of ``batches`` regrouped in lists of about ``size`` bytes (characters)."""
+    group: list[Any] = []
+    n = 0
+    for lines in batches:
+        group.extend(lines)
+        n += sum(map(len, lines))
+        if n >= size:
+            yield group
+            group, n = [], 0
+    if group:
+        yield group
 
 
 class _Items:
@@ -361,7 +471,7 @@ class _Items:
         return (_Items, (self.text, self.n))
 
 
-def _item_batches(elements: Iterator[Any]) -> Iterator[Any]:
+def _item_batches(elements: Iterable[Any]) -> Iterator[Any]:
     """Lists of up to ROW_BATCH elements, with each ``_Items`` on its own."""
     batch: list[Any] = []
     for e in elements:
@@ -379,7 +489,7 @@ def _item_batches(elements: Iterator[Any]) -> Iterator[Any]:
         yield batch
 
 
-def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterator[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
+def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterable[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
     """Rows for streamed elements, formatted in column-wise batches."""
     batch: list[Any] = []
     done = 0
@@ -928,7 +1038,7 @@ def encode_events(
 
 def _encode_array_stream(
     pass_one: Iterator[tuple[list[Any] | int, bool]],
-    pass_two: Callable[[], Iterator[Any]],
+    pass_two: Callable[[], Iterable[Any]],
     out: IO[str] | IO[bytes],
     key: str | None,
     walk: Walk,
@@ -1002,7 +1112,7 @@ def _plan_array(pass_one: Iterator[tuple[list[Any] | int, bool]], walk: Walk, pl
 
 
 def _write_planned(
-    plan: _ArrayPlan, pass_two: Callable[[], Iterator[Any]], out: IO[str] | IO[bytes], key: str | None, walk: Walk
+    plan: _ArrayPlan, pass_two: Callable[[], Iterable[Any]], out: IO[str] | IO[bytes], key: str | None, walk: Walk
 ) -> int:
     """Pass two of ``_encode_array_stream``: write the array ``plan`` describes."""
     head = "" if key is None else key_text(key)
@@ -1283,25 +1393,44 @@ def _jsonl_batches(batches: Iterable[list[Any]], lineno: int = 1) -> Iterator[tu
         lineno += len(lines)
 
 
-def _jsonl_pass_one(batches: Iterable[list[Any]], plan: _ArrayPlan) -> Iterator[tuple[list[Any] | int, bool]]:
+def _jsonl_pass_one(
+    batches: Iterable[list[Any]], plan: _ArrayPlan, rest: Callable[[], Iterator[bytes]] | None = None
+) -> Iterator[tuple[list[Any] | int, bool]]:
     """``_jsonl_batches`` for pass one, which fills ``plan``: once its shape is
     settled (no later element can change how the array is written),
     ``(count, True)`` for a batch the engine's ``jsonl_count`` checks without
-    making its values (pass two makes them, to write them)."""
+    making its values (pass two makes them, to write them).  ``rest``: the
+    input after the lines ``batches`` gave so far, in raw blocks (a binary
+    file read on from where its lines stopped), taken instead of more lines
+    once the shape is settled: no lines are made for it."""
     count = _engine.current().jsonl_count
     lineno = 1
     for lines in batches:
         if count is not None and plan.settled and type(lines[0]) is bytes:
             try:
-                n = count(b"".join(lines))  # TypeError: str lines among them
+                counted = count(b"".join(lines))  # TypeError: str lines among them
             except TypeError:
-                n = None
-            if n is not None:
-                yield n, True
+                counted = None
+            if counted is not None:
+                yield counted[0], True
                 lineno += len(lines)
+                if rest is not None:
+                    break
                 continue
         yield _parse_batch(lines, lineno)
         lineno += len(lines)
+    else:
+        return
+    assert count is not None and rest is not None
+    for block in rest():
+        counted = count(block)
+        if counted is not None:
+            yield counted[0], True
+            lineno += counted[1]
+        else:
+            lines = io.BytesIO(block).readlines()
+            yield _parse_batch(lines, lineno)
+            lineno += len(lines)
 
 
 def _jsonl_values(lines: Iterable[bytes | str]) -> Iterator[Any]:
@@ -1503,18 +1632,19 @@ def _encode_jsonl(
     if seekable is not None and seekable():
         fp: Any = source
         start = fp.tell()
+        binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase))
 
         def reread() -> Iterator[list[Any]]:
             fp.seek(start)
             return _file_batches(fp)
 
-        def again() -> Iterator[Any]:
-            for values, _ in _jsonl_batches(reread()):
-                yield from values
+        def again() -> Iterable[Any]:
+            return _JsonLines(reread, fp if binary else None, start)
 
         def one_process() -> int:
             plan = _ArrayPlan(walk, spool_memory)
-            return _encode_array_stream(_jsonl_pass_one(reread(), plan), again, out, key, walk, spool_memory,
+            rest = (lambda: _raw_blocks(fp, ITEMS_BLOCK, bom=False)) if binary else None
+            return _encode_array_stream(_jsonl_pass_one(reread(), plan, rest), again, out, key, walk, spool_memory,
                                         plan=plan)
 
         ranged = None if missing_as_null else _parallel.file_range(fp)
@@ -1581,9 +1711,8 @@ def _encode_jsonl(
             spool.seek(0)
             return _file_batches(spool)
 
-        def replay() -> Iterator[Any]:
-            for values, _ in _jsonl_batches(reread()):
-                yield from values
+        def replay() -> Iterable[Any]:
+            return _JsonLines(reread, spool)
 
         plan = _ArrayPlan(walk, spool_memory)
         try:

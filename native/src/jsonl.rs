@@ -71,7 +71,7 @@ const MAX_EXPONENT_PART: usize = 19;
 const MAX_CHECKED_NUMBER: usize = 100;
 /// [`count_values`]: the deepest nesting it takes (the stdlib reader
 /// recurses; deeper values are the reference's to judge).
-const MAX_CHECKED_DEPTH: usize = 200;
+pub(crate) const MAX_CHECKED_DEPTH: usize = 200;
 /// Lines of more than this are split over two threads (each half at least
 /// this long: less is not worth a thread).
 const SPLIT_AT: usize = 1 << 20;
@@ -259,7 +259,7 @@ impl TableEncoder {
 }
 
 /// `bytes.strip()` leaves nothing: the reference skips the line.
-fn blank(line: &str) -> bool {
+pub fn blank(line: &str) -> bool {
     line.bytes()
         .all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
@@ -403,14 +403,14 @@ fn row_by_name(
 
 /// A cursor over one line's JSON text (RFC 8259 as the stdlib reads it;
 /// whatever it does not take plainly is a [`Decline`]).
-struct Parser<'a> {
-    s: &'a str,
-    at: usize,
+pub(crate) struct Parser<'a> {
+    pub(crate) s: &'a str,
+    pub(crate) at: usize,
     scratch: String,
 }
 
 impl<'a> Parser<'a> {
-    fn new(s: &'a str) -> Self {
+    pub(crate) fn new(s: &'a str) -> Self {
         Parser {
             s,
             at: 0,
@@ -418,18 +418,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.s.as_bytes().get(self.at).copied()
     }
 
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         let b = self.s.as_bytes();
         while self.at < b.len() && matches!(b[self.at], b' ' | b'\t' | b'\r' | b'\n') {
             self.at += 1;
         }
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), Decline> {
+    pub(crate) fn expect(&mut self, c: u8) -> Result<(), Decline> {
         self.ws();
         if self.peek() != Some(c) {
             return Err(Decline::Syntax);
@@ -458,7 +458,7 @@ impl<'a> Parser<'a> {
     /// A key and its colon: the key as written (between the quotes), and
     /// whether that is its contents too (no escapes); if not, `key` holds
     /// the contents.
-    fn key(&mut self, key: &mut String) -> Result<(&'a str, bool), Decline> {
+    pub(crate) fn key(&mut self, key: &mut String) -> Result<(&'a str, bool), Decline> {
         self.expect(b'"')?;
         let a = self.at;
         key.clear();
@@ -547,7 +547,7 @@ impl<'a> Parser<'a> {
     /// A string's contents after its opening quote, up to and past the
     /// closing one.  True: no escapes (the contents are the text as
     /// written, left for the caller to take); false: unescaped into `out`.
-    fn string_into(&mut self, out: &mut String) -> Result<bool, Decline> {
+    pub(crate) fn string_into(&mut self, out: &mut String) -> Result<bool, Decline> {
         let b = self.s.as_bytes();
         let mut i = self.at;
         let mut from = i;
@@ -612,7 +612,7 @@ impl<'a> Parser<'a> {
 
     /// A number token (the stdlib's `-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?`),
     /// written as the reference writes the value it reads.
-    fn number(&mut self, out: &mut String) -> Result<(), Decline> {
+    pub(crate) fn number(&mut self, out: &mut String) -> Result<(), Decline> {
         let (token, float, exp_at) = self.number_token()?;
         if !float {
             // Python's int: its str() is the token, but for "-0"

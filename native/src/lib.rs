@@ -45,6 +45,7 @@ pub mod events;
 pub mod format;
 pub mod json;
 pub mod jsonl;
+pub mod jsontree;
 mod lines;
 mod machine;
 pub mod prefix;

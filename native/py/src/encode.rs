@@ -33,19 +33,14 @@
 use std::collections::{HashMap, HashSet};
 
 use pyo3::exceptions::PyTypeError;
-use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use toonstream_native::format::{decimal_text, quote, unquoted_key, write_float, write_str_cell};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::pyobj::{dict_next, int_value, str_text, DictItems};
+use crate::pymodel::{PyModel, Types};
 use crate::pystr::new_str;
 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
 const DEFAULT_MAX_DEPTH: i64 = 10_000;
-/// The decoders' default `max_number_length`: the reference refuses a longer
-/// number token (`_numbers._checked_length`), so such an int is left to it.
-const MAX_NUMBER_LENGTH: usize = 10_000;
 /// Nesting levels this walk takes at most, whatever `max_depth` allows (each
 /// level is a heap frame; deeper values go to the reference).
 const MAX_LEVELS: usize = 1_000_000;
@@ -65,7 +60,7 @@ const MAX_INDENT: i64 = 1 << 12;
 
 /// Why the walk stopped: the value is not one it takes (the reference must
 /// encode it), or a Python error (a signal handler's exception) to raise.
-enum Stop {
+pub(crate) enum Stop {
     Decline,
     Err(PyErr),
 }
@@ -78,10 +73,10 @@ impl From<PyErr> for Stop {
     }
 }
 
-type R<T> = Result<T, Stop>;
+pub(crate) type R<T> = Result<T, Stop>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Str,
     Int,
     Float,
@@ -101,7 +96,7 @@ enum Kind {
 }
 
 impl Kind {
-    fn primitive(self) -> bool {
+    pub(crate) fn primitive(self) -> bool {
         matches!(
             self,
             Kind::Str
@@ -114,145 +109,84 @@ impl Kind {
                 | Kind::Uuid
         )
     }
-    fn sequence(self) -> bool {
+    pub(crate) fn sequence(self) -> bool {
         matches!(self, Kind::List | Kind::Tuple)
     }
 }
 
-/// The exact built-in types, by type object (compared by pointer: a
-/// subclass has another type object, so it is `Other`).
-struct Types {
-    str_: *mut ffi::PyTypeObject,
-    int: *mut ffi::PyTypeObject,
-    float: *mut ffi::PyTypeObject,
-    bool_: *mut ffi::PyTypeObject,
-    none: *mut ffi::PyTypeObject,
-    dict: *mut ffi::PyTypeObject,
-    list: *mut ffi::PyTypeObject,
-    tuple: *mut ffi::PyTypeObject,
-    /// `decimal.Decimal`, `datetime.datetime`/`date`/`time` and `uuid.UUID`
-    /// (null where a module does not import: no value has that type)
-    decimal: *mut ffi::PyTypeObject,
-    datetime: [*mut ffi::PyTypeObject; 3],
-    uuid: *mut ffi::PyTypeObject,
-}
+/// What the walk reads values through: Python objects ([`PyModel`]) for
+/// `dumps`, `list_items` and `table_rows`, or a parsed JSON line
+/// ([`crate::jsonmodel::JsonModel`]) for `jsonl_items`.  One walk, so one
+/// implementation of the shape rules (tables, keyed tables, list items)
+/// for every input.
+pub(crate) trait Model {
+    /// A value (an owned handle).
+    type V: Clone;
+    /// A value borrowed from its object while the walk holds it.
+    type Item<'a>: std::ops::Deref<Target = Self::V>
+    where
+        Self: 'a;
+    /// A key known to be a string.
+    type K: Clone;
+    /// An object.
+    type D: Clone;
+    /// An array.
+    type S: Clone;
 
-impl Types {
-    fn new(py: Python<'_>) -> Self {
-        Types {
-            str_: py.get_type::<PyString>().as_type_ptr(),
-            int: py.get_type::<PyInt>().as_type_ptr(),
-            float: py.get_type::<PyFloat>().as_type_ptr(),
-            bool_: py.get_type::<PyBool>().as_type_ptr(),
-            none: py.None().bind(py).get_type_ptr(),
-            dict: py.get_type::<PyDict>().as_type_ptr(),
-            list: py.get_type::<PyList>().as_type_ptr(),
-            tuple: py.get_type::<PyTuple>().as_type_ptr(),
-            decimal: type_ptr(py, "decimal", "Decimal"),
-            datetime: [
-                type_ptr(py, "datetime", "datetime"),
-                type_ptr(py, "datetime", "date"),
-                type_ptr(py, "datetime", "time"),
-            ],
-            uuid: type_ptr(py, "uuid", "UUID"),
-        }
-    }
-
-    fn kind(&self, v: &Bound<'_, PyAny>) -> Kind {
-        let t = v.get_type_ptr();
-        if t == self.str_ {
-            Kind::Str
-        } else if t == self.int {
-            Kind::Int
-        } else if t == self.float {
-            Kind::Float
-        } else if t == self.dict {
-            Kind::Dict
-        } else if t == self.bool_ {
-            Kind::Bool
-        } else if t == self.none {
-            Kind::Null
-        } else if t == self.list {
-            Kind::List
-        } else if t == self.tuple {
-            Kind::Tuple
-        } else if t == self.decimal {
-            Kind::Decimal
-        } else if self.datetime.contains(&t) {
-            Kind::Iso
-        } else if t == self.uuid {
-            Kind::Uuid
-        } else {
-            Kind::Other
-        }
-    }
-}
-
-/// The type object `module.name`, or null if it does not import (the
-/// module keeps it alive: only its address is compared).
-fn type_ptr(py: Python<'_>, module: &str, name: &str) -> *mut ffi::PyTypeObject {
-    py.import(module)
-        .and_then(|m| m.getattr(name))
-        .map_or(std::ptr::null_mut(), |t| t.as_ptr().cast())
-}
-
-/// A list or a tuple: the reference writes a tuple as the list of its items.
-enum Seq<'py> {
-    List(Bound<'py, PyList>),
-    Tuple(Bound<'py, PyTuple>),
-}
-
-impl<'py> Seq<'py> {
-    fn of(v: &Bound<'py, PyAny>, kind: Kind) -> R<Self> {
-        Ok(match kind {
-            Kind::List => Seq::List(v.cast::<PyList>().map_err(|_| Stop::Decline)?.clone()),
-            Kind::Tuple => Seq::Tuple(v.cast::<PyTuple>().map_err(|_| Stop::Decline)?.clone()),
-            _ => return Err(Stop::Decline),
-        })
-    }
-    fn len(&self) -> usize {
-        match self {
-            Seq::List(l) => l.len(),
-            Seq::Tuple(t) => t.len(),
-        }
-    }
-    fn get(&self, i: usize) -> R<Bound<'py, PyAny>> {
-        Ok(match self {
-            Seq::List(l) => l.get_item(i)?,
-            Seq::Tuple(t) => t.get_item(i)?,
-        })
-    }
-    fn items(&self) -> R<Vec<Bound<'py, PyAny>>> {
-        (0..self.len()).map(|i| self.get(i)).collect()
-    }
-    fn ptr(&self) -> usize {
-        match self {
-            Seq::List(l) => l.as_ptr() as usize,
-            Seq::Tuple(t) => t.as_ptr() as usize,
-        }
-    }
+    fn kind(&self, v: &Self::V) -> Kind;
+    /// Raise a pending signal's exception (Ctrl-C), where the walk can
+    /// (called every so many lines or cells).
+    fn signals(&self) -> R<()>;
+    /// Write primitive `v` (of `kind`) as a cell quoted for `delim` (§7.2).
+    fn prim(&mut self, out: &mut String, v: &Self::V, kind: Kind, delim: u8) -> R<()>;
+    /// An object's key as a field name (declined if not a string key).
+    fn key(&self, k: &Self::V) -> R<Self::K>;
+    fn key_value<'k>(&self, k: &'k Self::K) -> &'k Self::V;
+    /// Write an object's key (§7.3), quoted if it must be.
+    fn write_key(&mut self, out: &mut String, k: &Self::V) -> R<()>;
+    fn key_text<'s>(&'s self, k: &'s Self::K) -> R<&'s str>;
+    /// Whether an object's key is the field name `name` (false may still
+    /// be equal: the caller then looks the fields up by name).
+    fn same_key(&self, k: &Self::V, name: &Self::K) -> bool;
+    fn dict(&self, v: &Self::V) -> R<Self::D>;
+    fn dict_len(&self, d: &Self::D) -> usize;
+    /// The member at or after `pos` (which it moves past it), or `None`.
+    fn dict_next<'a>(
+        &self,
+        d: &'a Self::D,
+        pos: &mut isize,
+    ) -> Option<(Self::Item<'a>, Self::Item<'a>)>;
+    fn get(&self, d: &Self::D, k: &Self::K) -> R<Option<Self::V>>;
+    /// Decline an object whose keys are not all plain strings.
+    fn plain_keys(&self, d: &Self::D) -> R<()>;
+    /// An identity for the cycle checks.
+    fn dict_id(&self, d: &Self::D) -> usize;
+    fn seq(&self, v: &Self::V, kind: Kind) -> R<Self::S>;
+    fn seq_len(&self, s: &Self::S) -> usize;
+    fn seq_get(&self, s: &Self::S, i: usize) -> R<Self::V>;
+    fn seq_id(&self, s: &Self::S) -> usize;
 }
 
 /// One level of a table's field tree (§6 `{a,b{c,d}}`): its names (the first
 /// row's keys, exact strs) and, per name, the index of its sub-level (a
 /// column of objects) or `None` (a column of primitives).
-struct Node<'py> {
-    names: Vec<Bound<'py, PyString>>,
+struct Node<M: Model> {
+    names: Vec<M::K>,
     subs: Vec<Option<usize>>,
 }
 
 /// A field tree, level 0 the top; `leaves` are the leaf columns (values of
 /// every row) in header order, depth-first, when the analysis gathered them.
-struct Tree<'py> {
-    nodes: Vec<Node<'py>>,
-    leaves: Vec<Vec<Bound<'py, PyAny>>>,
+struct Tree<M: Model> {
+    nodes: Vec<Node<M>>,
+    leaves: Vec<Vec<M::V>>,
 }
 
 /// A `missing_as_null` table's fields: the union of keys in first-seen order,
 /// each with its sub-tree (a key present in every row holding objects).
-struct Union<'py> {
-    names: Vec<Bound<'py, PyString>>,
-    subs: Vec<Option<Tree<'py>>>,
+struct Union<M: Model> {
+    names: Vec<M::K>,
+    subs: Vec<Option<Tree<M>>>,
 }
 
 /// A `flat_table` cell: written, an object (maybe a nested table), or no
@@ -270,13 +204,13 @@ enum Flat {
     Nested,
 }
 
-enum Frame<'py> {
+enum Frame<M: Model> {
     /// The fields of a non-empty object at `depth`; with `hyphen` the first
     /// goes on the list item's hyphen line (§10).
     Fields {
-        dict: Bound<'py, PyDict>,
-        /// `PyDict_Next`'s position of the next field
-        pos: ffi::Py_ssize_t,
+        dict: M::D,
+        /// the model's position of the next field
+        pos: isize,
         depth: usize,
         hyphen: bool,
         level: usize,
@@ -284,7 +218,7 @@ enum Frame<'py> {
     },
     /// The list items (§9.4) of an array, at `depth`.
     Items {
-        seq: Seq<'py>,
+        seq: M::S,
         next: usize,
         depth: usize,
         level: usize,
@@ -292,10 +226,9 @@ enum Frame<'py> {
     },
 }
 
-struct Encoder<'py> {
-    py: Python<'py>,
-    types: Types,
-    out: String,
+pub(crate) struct Encoder<M: Model> {
+    m: M,
+    pub(crate) out: String,
     unit: usize,
     delim: u8,
     /// The header's delimiter symbol (§6): none for the comma.
@@ -308,18 +241,14 @@ struct Encoder<'py> {
     /// declines more.)
     limit: usize,
     ticks: u32,
-    /// Keys seen, by address, with their `unquoted_key` verdict.
-    keys: Vec<Option<(Bound<'py, PyString>, bool)>>,
+    /// `run`'s frame stack, kept between calls (one walk per JSON line).
+    frames: Vec<Frame<M>>,
 }
 
-/// Slots of the key cache.
-const KEY_CACHE: usize = 64;
-
-impl<'py> Encoder<'py> {
-    fn new(py: Python<'py>, o: &Options) -> Self {
+impl<M: Model> Encoder<M> {
+    pub(crate) fn new(m: M, o: &Options) -> Self {
         Encoder {
-            py,
-            types: Types::new(py),
+            m,
             out: String::new(),
             unit: o.unit,
             delim: o.delim,
@@ -331,15 +260,20 @@ impl<'py> Encoder<'py> {
             missing_as_null: o.missing_as_null,
             limit: o.limit,
             ticks: 0,
-            keys: vec![None; KEY_CACHE],
+            frames: Vec::new(),
         }
     }
 
-    fn tick(&mut self) -> R<()> {
+    /// The model (the JSON walk swaps the line it reads between items).
+    pub(crate) fn model(&mut self) -> &mut M {
+        &mut self.m
+    }
+
+    pub(crate) fn tick(&mut self) -> R<()> {
         self.ticks += 1;
         if self.ticks >= SIGNAL_EVERY {
             self.ticks = 0;
-            self.py.check_signals().map_err(Stop::Err)?;
+            self.m.signals()?;
         }
         Ok(())
     }
@@ -351,7 +285,7 @@ impl<'py> Encoder<'py> {
         }
     }
 
-    fn indent(&mut self, depth: usize) {
+    pub(crate) fn indent(&mut self, depth: usize) {
         const SPACES: &str = "                                                                ";
         let mut n = depth * self.unit;
         while n > 0 {
@@ -367,7 +301,7 @@ impl<'py> Encoder<'py> {
         self.out.push_str("- ");
     }
 
-    fn check_level(&self, level: usize) -> R<()> {
+    pub(crate) fn check_level(&self, level: usize) -> R<()> {
         // (a line's indentation grows with the level: deep and wide enough,
         // the text would be quadratic in the depth, left to the reference)
         if level > self.limit || level.saturating_mul(self.unit) > MAX_INDENT_TEXT {
@@ -379,134 +313,26 @@ impl<'py> Encoder<'py> {
     // ------------------------------------------------------------ primitives
 
     /// One primitive cell, quoted for the document's delimiter (§7.2).
-    fn prim(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
-        let k = self.types.kind(v);
+    fn prim(&mut self, v: &M::V) -> R<()> {
+        let k = self.m.kind(v);
         self.prim_kind(v, k)
     }
 
-    /// `prim` for a value whose kind is known: the common kinds inline (a
-    /// table's cells come here), the others out of line.
+    /// `prim` for a value whose kind is known.
     #[inline(always)]
-    fn prim_kind(&mut self, v: &Bound<'py, PyAny>, kind: Kind) -> R<()> {
-        match kind {
-            Kind::Str => {
-                let s = v.cast::<PyString>().map_err(|_| Stop::Decline)?;
-                // a lone surrogate is not UTF-8: the reference reports it
-                let s = str_text(s)?;
-                self.string(s);
-            }
-            Kind::Int => self.int(v)?,
-            Kind::Float => {
-                let x = v.cast::<PyFloat>().map_err(|_| Stop::Decline)?.value();
-                write_float(&mut self.out, x);
-            }
-            Kind::Bool => {
-                let b = v.cast::<PyBool>().map_err(|_| Stop::Decline)?.is_true();
-                self.out.push_str(if b { "true" } else { "false" });
-            }
-            Kind::Null => self.out.push_str("null"),
-            _ => self.prim_other(v, kind)?,
-        }
-        Ok(())
-    }
-
-    /// `prim_kind` of the host types the reference maps.
-    #[inline(never)]
-    fn prim_other(&mut self, v: &Bound<'py, PyAny>, kind: Kind) -> R<()> {
-        match kind {
-            Kind::Decimal => self.decimal(v)?,
-            // (`_normalize._host`: the exact types' own methods, C code for
-            // datetime; the text is then an ordinary string cell)
-            Kind::Iso => {
-                let text = v.call_method0("isoformat")?;
-                self.string(
-                    text.cast::<PyString>()
-                        .map_err(|_| Stop::Decline)?
-                        .to_str()?,
-                );
-            }
-            Kind::Uuid => {
-                let text = v.str()?;
-                self.string(text.to_str()?);
-            }
-            _ => return Err(Stop::Decline),
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn int(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
-        if let Some(i) = v.cast::<PyInt>().ok().and_then(int_value) {
-            let mut b = itoa::Buffer::new();
-            self.out.push_str(b.format(i));
-            return Ok(());
-        }
-        self.big_int(v)
-    }
-
-    #[inline(never)]
-    fn big_int(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
-        // Beyond 64 bits: int's own decimal conversion (C code).  It fails
-        // past the interpreter's digit limit, and a token longer than the
-        // decoders' max_number_length is refused by the reference: both are
-        // the reference's to handle.
-        let text = v.str()?;
-        let text = text.to_str()?;
-        if text.len() > MAX_NUMBER_LENGTH {
-            return Err(Stop::Decline);
-        }
-        self.out.push_str(text);
-        Ok(())
-    }
-
-    /// `_numbers.encode_decimal`: from the Decimal's own `str` (C code,
-    /// exact: its sign, digits and exponent), `null` for NaN and the
-    /// infinities; a number it refuses (too long, an exponent of too many
-    /// digits) is the reference's to report.
-    fn decimal(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
-        let text = v.str()?;
-        let text = text.to_str()?;
-        let magnitude = text.trim_start_matches('-');
-        if magnitude.starts_with("NaN") || magnitude.starts_with("sNaN") || magnitude == "Infinity"
-        {
-            self.out.push_str("null");
-            return Ok(());
-        }
-        let canonical = decimal_text(text).map_err(|_| Stop::Decline)?;
-        self.out.push_str(&canonical);
-        Ok(())
-    }
-
-    #[inline]
-    fn string(&mut self, s: &str) {
-        write_str_cell(&mut self.out, s, self.delim);
+    pub(crate) fn prim_kind(&mut self, v: &M::V, kind: Kind) -> R<()> {
+        self.m.prim(&mut self.out, v, kind, self.delim)
     }
 
     /// An object key or field name (§7.3), exact str (else the reference's).
-    fn key(&mut self, k: &Bound<'py, PyAny>) -> R<()> {
-        if self.types.kind(k) != Kind::Str {
-            return Err(Stop::Decline);
-        }
-        let k = k.cast::<PyString>().map_err(|_| Stop::Decline)?;
-        let s = str_text(k)?;
-        // The same key objects come back in every record: their verdict is
-        // kept by object (the entry holds a reference, so its address is
-        // not reused while the cache has it).
-        let slot = (k.as_ptr() as usize >> 4) % KEY_CACHE;
-        let unquoted = match &self.keys[slot] {
-            Some((cached, verdict)) if cached.is(k) => *verdict,
-            _ => {
-                let verdict = unquoted_key(s);
-                self.keys[slot] = Some((k.clone(), verdict));
-                verdict
-            }
-        };
-        if unquoted {
-            self.out.push_str(s);
-        } else {
-            quote(&mut self.out, s);
-        }
-        Ok(())
+    fn key(&mut self, k: &M::V) -> R<()> {
+        self.m.write_key(&mut self.out, k)
+    }
+
+    /// A field name.
+    fn name(&mut self, k: &M::K) -> R<()> {
+        let v = self.m.key_value(k).clone();
+        self.m.write_key(&mut self.out, &v)
     }
 
     /// `[N<sym>]` or the keyed `[N:<sym>]` (§6).
@@ -522,7 +348,7 @@ impl<'py> Encoder<'py> {
     }
 
     /// `{a,b{c,d}}` for a field tree, without recursion.
-    fn fields_text(&mut self, tree: &Tree<'py>, root: usize) -> R<()> {
+    fn fields_text(&mut self, tree: &Tree<M>, root: usize) -> R<()> {
         let d = self.delim as char;
         self.out.push('{');
         let mut todo: Vec<(usize, usize)> = vec![(root, 0)];
@@ -538,9 +364,8 @@ impl<'py> Encoder<'py> {
             if at > 0 {
                 self.out.push(d);
             }
-            let name = n.names[at].clone().into_any();
             let sub = n.subs[at];
-            self.key(&name)?;
+            self.name(&n.names[at])?;
             if let Some(sub) = sub {
                 self.out.push('{');
                 todo.push((sub, 0));
@@ -549,20 +374,40 @@ impl<'py> Encoder<'py> {
         Ok(())
     }
 
-    fn union_text(&mut self, u: &Union<'py>) -> R<()> {
+    fn union_text(&mut self, u: &Union<M>) -> R<()> {
         let d = self.delim as char;
         self.out.push('{');
         for (i, (name, sub)) in u.names.iter().zip(&u.subs).enumerate() {
             if i > 0 {
                 self.out.push(d);
             }
-            self.key(&name.clone().into_any())?;
+            self.name(name)?;
             if let Some(t) = sub {
                 self.fields_text(t, 0)?;
             }
         }
         self.out.push('}');
         Ok(())
+    }
+
+    /// The values of `d`, in order.
+    fn values(&self, d: &M::D) -> Vec<M::V> {
+        let mut pos = 0;
+        let mut values = Vec::with_capacity(self.m.dict_len(d));
+        while let Some((_, v)) = self.m.dict_next(d, &mut pos) {
+            values.push((*v).clone());
+        }
+        values
+    }
+
+    /// The keys of `d` as field names, in order.
+    fn names(&self, d: &M::D) -> R<Vec<M::K>> {
+        let mut pos = 0;
+        let mut names = Vec::with_capacity(self.m.dict_len(d));
+        while let Some((k, _)) = self.m.dict_next(d, &mut pos) {
+            names.push(self.m.key(&k)?);
+        }
+        Ok(names)
     }
 
     // ---------------------------------------------------------------- tables
@@ -572,9 +417,9 @@ impl<'py> Encoder<'py> {
     /// first row's key order; the others are matched by lookup), each column
     /// all primitives or all objects that again make a table.  `level`: the
     /// rows' nesting level.  `Ok(None)`: not a table.
-    fn table(&mut self, rows: &[Bound<'py, PyAny>], level: usize) -> R<Option<Tree<'py>>> {
-        struct Group<'py> {
-            rows: Vec<Bound<'py, PyDict>>,
+    fn table(&mut self, rows: &[M::V], level: usize) -> R<Option<Tree<M>>> {
+        struct Group<D> {
+            rows: Vec<D>,
             node: usize,
             col: usize,
             ptr: usize,
@@ -587,8 +432,8 @@ impl<'py> Encoder<'py> {
         let Some(first) = self.group(rows, level, &mut tree)? else {
             return Ok(None);
         };
-        let mut stack: Vec<Group<'py>> = vec![Group {
-            ptr: first[0].as_ptr() as usize,
+        let mut stack: Vec<Group<M::D>> = vec![Group {
+            ptr: self.m.dict_id(&first[0]),
             rows: first,
             node: 0,
             col: 0,
@@ -607,14 +452,14 @@ impl<'py> Encoder<'py> {
             }
             let name = tree.nodes[node].names[g.col].clone();
             g.col += 1;
-            let mut col: Vec<Bound<'py, PyAny>> = Vec::with_capacity(g.rows.len());
+            let mut col: Vec<M::V> = Vec::with_capacity(g.rows.len());
             let mut all_prim = true;
             let mut all_dict = true;
             for r in &g.rows {
-                let Some(v) = r.get_item(&name)? else {
+                let Some(v) = self.m.get(r, &name)? else {
                     return Ok(None);
                 };
-                match self.types.kind(&v) {
+                match self.m.kind(&v) {
                     Kind::Other => return Err(Stop::Decline),
                     Kind::Dict => all_prim = false,
                     k if k.primitive() => all_dict = false,
@@ -639,7 +484,7 @@ impl<'py> Encoder<'py> {
                 return Ok(None);
             };
             tree.nodes[node].subs.push(Some(child));
-            let ptr = rows[0].as_ptr() as usize;
+            let ptr = self.m.dict_id(&rows[0]);
             if !chain.insert(ptr) {
                 return Err(Stop::Decline); // a cycle: the reference reports it
             }
@@ -655,17 +500,12 @@ impl<'py> Encoder<'py> {
 
     /// One group of a table (rows at `level`): all dicts, the first not
     /// empty, all of its size; its keys become a new node of `tree`.
-    fn group(
-        &mut self,
-        rows: &[Bound<'py, PyAny>],
-        level: usize,
-        tree: &mut Tree<'py>,
-    ) -> R<Option<Vec<Bound<'py, PyDict>>>> {
+    fn group(&mut self, rows: &[M::V], level: usize, tree: &mut Tree<M>) -> R<Option<Vec<M::D>>> {
         self.check_level(level)?;
         let mut dicts = Vec::with_capacity(rows.len());
         for r in rows {
-            match self.types.kind(r) {
-                Kind::Dict => dicts.push(r.cast::<PyDict>().map_err(|_| Stop::Decline)?.clone()),
+            match self.m.kind(r) {
+                Kind::Dict => dicts.push(self.m.dict(r)?),
                 Kind::Other => return Err(Stop::Decline),
                 _ => return Ok(None),
             }
@@ -673,19 +513,13 @@ impl<'py> Encoder<'py> {
         let Some(first) = dicts.first() else {
             return Ok(None);
         };
-        let width = first.len();
-        if width == 0 || dicts.iter().any(|d| d.len() != width) {
+        let width = self.m.dict_len(first);
+        if width == 0 || dicts.iter().any(|d| self.m.dict_len(d) != width) {
             return Ok(None);
         }
-        let mut names = Vec::with_capacity(width);
-        for (k, _) in first.iter() {
-            if self.types.kind(&k) != Kind::Str {
-                return Err(Stop::Decline); // the reference's key rules
-            }
-            names.push(k.cast_into::<PyString>().map_err(|_| Stop::Decline)?);
-        }
+        let names = self.names(first)?;
         for d in &dicts[1..] {
-            self.plain_keys(d)?; // (the other rows are matched by lookup)
+            self.m.plain_keys(d)?; // (the other rows are matched by lookup)
         }
         tree.nodes.push(Node {
             names,
@@ -694,38 +528,26 @@ impl<'py> Encoder<'py> {
         Ok(Some(dicts))
     }
 
-    /// Every key of `d` is an exact str, so a lookup in it compares strs
-    /// only: a key of another type could run its own `__eq__` (Python code,
-    /// which this walk never calls).  Such an object is the reference's.
-    fn plain_keys(&self, d: &Bound<'py, PyDict>) -> R<()> {
-        for (k, _) in DictItems::new(d) {
-            if self.types.kind(&k) != Kind::Str {
-                return Err(Stop::Decline);
-            }
-        }
-        Ok(())
-    }
-
     /// `Walk.conforms`: `obj` has exactly the shape of `tree` from `node`.
-    fn conforms(&mut self, obj: &Bound<'py, PyAny>, tree: &Tree<'py>) -> R<bool> {
+    fn conforms(&mut self, obj: &M::V, tree: &Tree<M>) -> R<bool> {
         let mut todo = vec![(obj.clone(), 0usize)];
         while let Some((o, node)) = todo.pop() {
-            match self.types.kind(&o) {
+            match self.m.kind(&o) {
                 Kind::Dict => {}
                 Kind::Other => return Err(Stop::Decline),
                 _ => return Ok(false),
             }
-            let o = o.cast_into::<PyDict>().map_err(|_| Stop::Decline)?;
+            let o = self.m.dict(&o)?;
             let n = &tree.nodes[node];
-            if o.len() != n.names.len() {
+            if self.m.dict_len(&o) != n.names.len() {
                 return Ok(false);
             }
-            self.plain_keys(&o)?;
+            self.m.plain_keys(&o)?;
             for (name, sub) in n.names.iter().zip(&n.subs) {
-                let Some(v) = o.get_item(name)? else {
+                let Some(v) = self.m.get(&o, name)? else {
                     return Ok(false);
                 };
-                let k = self.types.kind(&v);
+                let k = self.m.kind(&v);
                 if k == Kind::Other {
                     return Err(Stop::Decline);
                 }
@@ -741,7 +563,7 @@ impl<'py> Encoder<'py> {
 
     /// `UnionShape`: the fields of a `missing_as_null` table over `rows`
     /// (non-empty dicts that differ only by missing keys), or `None`.
-    fn union(&mut self, rows: &[Bound<'py, PyAny>], level: usize) -> R<Option<Union<'py>>> {
+    fn union(&mut self, rows: &[M::V], level: usize) -> R<Option<Union<M>>> {
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut u = Union {
             names: Vec::new(),
@@ -749,26 +571,25 @@ impl<'py> Encoder<'py> {
         };
         let mut present: Vec<usize> = Vec::new();
         for o in rows {
-            match self.types.kind(o) {
+            match self.m.kind(o) {
                 Kind::Dict => {}
                 Kind::Other => return Err(Stop::Decline),
                 _ => return Ok(None),
             }
-            let o = o.cast::<PyDict>().map_err(|_| Stop::Decline)?;
-            if o.len() == 0 {
+            let o = self.m.dict(o)?;
+            if self.m.dict_len(&o) == 0 {
                 return Ok(None);
             }
-            for (k, v) in o.iter() {
-                if self.types.kind(&k) != Kind::Str {
-                    return Err(Stop::Decline);
-                }
-                let key = k.cast_into::<PyString>().map_err(|_| Stop::Decline)?;
-                let kv = self.types.kind(&v);
+            let mut pos = 0;
+            while let Some((k, v)) = self.m.dict_next(&o, &mut pos) {
+                let key = self.m.key(&k)?;
+                let v: M::V = (*v).clone();
+                let kv = self.m.kind(&v);
                 if kv == Kind::Other {
                     return Err(Stop::Decline);
                 }
-                let text = key.to_str()?;
-                match index.get(text) {
+                let text = self.m.key_text(&key)?.to_string();
+                match index.get(&text) {
                     None => {
                         let sub = if kv.primitive() {
                             None
@@ -780,8 +601,8 @@ impl<'py> Encoder<'py> {
                         } else {
                             return Ok(None);
                         };
-                        index.insert(text.to_string(), u.names.len());
-                        u.names.push(key.clone());
+                        index.insert(text, u.names.len());
+                        u.names.push(key);
                         u.subs.push(sub);
                         present.push(1);
                     }
@@ -809,7 +630,7 @@ impl<'py> Encoder<'py> {
     }
 
     /// Rows of a table from its leaf columns, each line at `depth`.
-    fn table_rows(&mut self, tree: &Tree<'py>, n: usize, depth: usize) -> R<()> {
+    fn table_rows(&mut self, tree: &Tree<M>, n: usize, depth: usize) -> R<()> {
         let d = self.delim as char;
         for i in 0..n {
             self.tick()?;
@@ -826,15 +647,11 @@ impl<'py> Encoder<'py> {
     }
 
     /// The leaf cells of `obj` along `tree` (it conforms), depth-first.
-    fn tree_cells(&mut self, obj: &Bound<'py, PyAny>, tree: &Tree<'py>, first: bool) -> R<()> {
+    fn tree_cells(&mut self, obj: &M::V, tree: &Tree<M>, first: bool) -> R<()> {
         let d = self.delim as char;
         let mut first = first;
-        let mut todo: Vec<(Bound<'py, PyDict>, usize, usize)> = Vec::new();
-        todo.push((
-            obj.cast::<PyDict>().map_err(|_| Stop::Decline)?.clone(),
-            0,
-            0,
-        ));
+        let mut todo: Vec<(M::D, usize, usize)> = Vec::new();
+        todo.push((self.m.dict(obj)?, 0, 0));
         while let Some((o, node, i)) = todo.last_mut() {
             let n = &tree.nodes[*node];
             if *i >= n.names.len() {
@@ -843,7 +660,7 @@ impl<'py> Encoder<'py> {
             }
             let at = *i;
             *i += 1;
-            let v = o.get_item(&n.names[at])?.ok_or(Stop::Decline)?;
+            let v = self.m.get(o, &n.names[at])?.ok_or(Stop::Decline)?;
             match n.subs[at] {
                 None => {
                     if !first {
@@ -853,7 +670,7 @@ impl<'py> Encoder<'py> {
                     self.prim(&v)?;
                 }
                 Some(s) => {
-                    let v = v.cast_into::<PyDict>().map_err(|_| Stop::Decline)?;
+                    let v = self.m.dict(&v)?;
                     todo.push((v, s, 0));
                 }
             }
@@ -861,15 +678,15 @@ impl<'py> Encoder<'py> {
         Ok(())
     }
 
-    fn union_rows(&mut self, u: &Union<'py>, rows: &[Bound<'py, PyAny>], depth: usize) -> R<()> {
+    fn union_rows(&mut self, u: &Union<M>, rows: &[M::V], depth: usize) -> R<()> {
         let d = self.delim as char;
         for o in rows {
             self.tick()?;
-            let o = o.cast::<PyDict>().map_err(|_| Stop::Decline)?;
+            let o = self.m.dict(o)?;
             self.nl();
             self.indent(depth);
             for (j, (name, sub)) in u.names.iter().zip(&u.subs).enumerate() {
-                let v = o.get_item(name)?;
+                let v = self.m.get(&o, name)?;
                 match (sub, v) {
                     (None, None) => {
                         if j > 0 {
@@ -893,30 +710,34 @@ impl<'py> Encoder<'py> {
 
     /// `_Walk._keyed_fields`: a §9.5 keyed table if `obj` (at `level`) has at
     /// least 2 entries, all objects that make a table.
-    fn keyed(&mut self, obj: &Bound<'py, PyDict>, level: usize) -> R<Option<Tree<'py>>> {
-        if obj.len() < 2 {
+    fn keyed(&mut self, obj: &M::D, level: usize) -> R<Option<Tree<M>>> {
+        if self.m.dict_len(obj) < 2 {
             return Ok(None);
         }
         // (most objects hold a primitive: no table, nothing collected)
-        for (_, v) in DictItems::new(obj) {
-            match self.types.kind(&v) {
+        let mut pos = 0;
+        while let Some((_, v)) = self.m.dict_next(obj, &mut pos) {
+            match self.m.kind(&v) {
                 Kind::Dict => {}
                 Kind::Other => return Err(Stop::Decline),
                 _ => return Ok(None),
             }
         }
-        let values: Vec<Bound<'py, PyAny>> = obj.values().iter().collect();
+        let values = self.values(obj);
         self.table(&values, level + 1)
     }
 
     /// The header (after the head already written) and entries of a keyed
     /// table; entries at `depth + 1`.
-    fn write_keyed(&mut self, obj: &Bound<'py, PyDict>, tree: &Tree<'py>, depth: usize) -> R<()> {
-        self.bracket(obj.len(), true);
+    fn write_keyed(&mut self, obj: &M::D, tree: &Tree<M>, depth: usize) -> R<()> {
+        self.bracket(self.m.dict_len(obj), true);
         self.fields_text(tree, 0)?;
         self.out.push(':');
         let d = self.delim as char;
-        for (i, (k, _)) in obj.iter().enumerate() {
+        let mut pos = 0;
+        let mut i = 0;
+        while let Some((k, _)) = self.m.dict_next(obj, &mut pos) {
+            let k: M::V = (*k).clone();
             self.tick()?;
             self.nl();
             self.indent(depth + 1);
@@ -928,6 +749,7 @@ impl<'py> Encoder<'py> {
                 }
                 self.prim(&col[i])?;
             }
+            i += 1;
         }
         Ok(())
     }
@@ -938,12 +760,12 @@ impl<'py> Encoder<'py> {
     /// (line lead and key) is written; its rows or items go at `depth + 1`.
     fn array(
         &mut self,
-        seq: Seq<'py>,
+        seq: M::S,
         depth: usize,
         tabular: bool,
         level: usize,
-    ) -> R<Option<Frame<'py>>> {
-        let n = seq.len();
+    ) -> R<Option<Frame<M>>> {
+        let n = self.m.seq_len(&seq);
         let mark = self.out.len();
         // §9.1 inline, written while the items are classified (one pass over
         // them: each item is read once, while it is in the cache); undone at
@@ -953,8 +775,8 @@ impl<'py> Encoder<'py> {
         let d = self.delim as char;
         let mut inline = true;
         for i in 0..n {
-            let x = seq.get(i)?;
-            let k = self.types.kind(&x);
+            let x = self.m.seq_get(&seq, i)?;
+            let k = self.m.kind(&x);
             if !k.primitive() {
                 inline = false;
                 break;
@@ -977,7 +799,7 @@ impl<'py> Encoder<'py> {
                 Flat::Written => return Ok(None),
                 Flat::NotTable => {}
                 Flat::Nested => {
-                    let items = seq.items()?;
+                    let items = self.items(&seq)?;
                     if let Some(tree) = self.table(&items, level + 1)? {
                         // §9.3
                         self.bracket(n, false);
@@ -989,7 +811,7 @@ impl<'py> Encoder<'py> {
                 }
             }
             if self.missing_as_null {
-                let items = seq.items()?;
+                let items = self.items(&seq)?;
                 if let Some(u) = self.union(&items, level + 1)? {
                     self.bracket(n, false);
                     self.union_text(&u)?;
@@ -1010,40 +832,41 @@ impl<'py> Encoder<'py> {
         }))
     }
 
+    fn items(&self, seq: &M::S) -> R<Vec<M::V>> {
+        (0..self.m.seq_len(seq))
+            .map(|i| self.m.seq_get(seq, i))
+            .collect()
+    }
+
     /// The commonest §9.3 table, rows of primitives only, written in one
     /// pass over the rows (each row is read once, while it is in the cache),
     /// rows at `depth`; undone when the rows turn out to be something else:
     /// `NotTable` where `_table` says no table (a row that is not a dict or
     /// of another size or lacks a field, a list cell), `Nested` at an object
     /// cell (the full analysis decides).
-    fn flat_table(&mut self, seq: &Seq<'py>, depth: usize) -> R<Flat> {
-        let first = seq.get(0)?;
-        match self.types.kind(&first) {
+    fn flat_table(&mut self, seq: &M::S, depth: usize) -> R<Flat> {
+        let first = self.m.seq_get(seq, 0)?;
+        match self.m.kind(&first) {
             Kind::Dict => {}
             Kind::Other => return Err(Stop::Decline),
             _ => return Ok(Flat::NotTable),
         }
-        let first = first.cast::<PyDict>().map_err(|_| Stop::Decline)?;
-        let width = first.len();
+        let first = self.m.dict(&first)?;
+        let width = self.m.dict_len(&first);
         if width == 0 {
             return Ok(Flat::NotTable);
         }
-        let mut names = Vec::with_capacity(width);
-        for (k, _) in first.iter() {
-            if self.types.kind(&k) != Kind::Str {
-                return Err(Stop::Decline); // the reference's key rules
-            }
-            names.push(k.cast_into::<PyString>().map_err(|_| Stop::Decline)?);
-        }
+        let names = self.names(&first)?;
+        let n = self.m.seq_len(seq);
         let mark = self.out.len();
         let d = self.delim as char;
-        self.bracket(seq.len(), false);
+        self.bracket(n, false);
         self.out.push('{');
         for (j, name) in names.iter().enumerate() {
             if j > 0 {
                 self.out.push(d);
             }
-            self.key(name.as_any())?;
+            self.name(name)?;
         }
         self.out.push_str("}:");
         // each row's line break and indentation
@@ -1052,15 +875,15 @@ impl<'py> Encoder<'py> {
         self.indent(depth);
         let lead = self.out[mark_rows..].to_string();
         self.out.truncate(mark_rows);
-        for i in 0..seq.len() {
+        for i in 0..n {
             self.tick()?;
-            let row = seq.get(i)?;
-            let row = match self.types.kind(&row) {
-                Kind::Dict => row.cast_into::<PyDict>().map_err(|_| Stop::Decline)?,
+            let row = self.m.seq_get(seq, i)?;
+            let row = match self.m.kind(&row) {
+                Kind::Dict => self.m.dict(&row)?,
                 Kind::Other => return Err(Stop::Decline),
                 _ => return Ok(self.undo(mark, Flat::NotTable)),
             };
-            if row.len() != width {
+            if self.m.dict_len(&row) != width {
                 return Ok(self.undo(mark, Flat::NotTable));
             }
             self.out.push_str(&lead);
@@ -1069,8 +892,9 @@ impl<'py> Encoder<'py> {
             // header's while each key is the header's very key object.
             let mut cell = Cell::Written;
             let mut j = 0;
-            for (k, v) in DictItems::new(&row) {
-                if j >= width || !k.is(&names[j]) {
+            let mut pos = 0;
+            while let Some((k, v)) = self.m.dict_next(&row, &mut pos) {
+                if j >= width || !self.m.same_key(&k, &names[j]) {
                     break;
                 }
                 cell = self.flat_cell(&v, j)?;
@@ -1082,9 +906,9 @@ impl<'py> Encoder<'py> {
             if matches!(cell, Cell::Written) && j < width {
                 // keys in another order, or equal keys that are other objects
                 self.out.truncate(line);
-                self.plain_keys(&row)?;
+                self.m.plain_keys(&row)?;
                 for (jj, name) in names.iter().enumerate() {
-                    let Some(v) = row.get_item(name)? else {
+                    let Some(v) = self.m.get(&row, name)? else {
                         return Ok(self.undo(mark, Flat::NotTable));
                     };
                     j = jj;
@@ -1102,7 +926,7 @@ impl<'py> Encoder<'py> {
                         // as far as the first row tells and within reason: a
                         // failed reservation only leaves the growth to push
                         let row = self.out.len() - line + 1 + depth * self.unit;
-                        let room = row.saturating_mul(seq.len() - 1).min(MAX_RESERVE);
+                        let room = row.saturating_mul(n - 1).min(MAX_RESERVE);
                         let _ = self.out.try_reserve(room);
                     }
                 }
@@ -1111,10 +935,10 @@ impl<'py> Encoder<'py> {
                     // A list cell further on rules the table out without
                     // the full analysis (records that hold an object and an
                     // array are common).
-                    self.plain_keys(&row)?;
+                    self.m.plain_keys(&row)?;
                     for name in &names[j + 1..] {
-                        match row.get_item(name)? {
-                            Some(v) if self.types.kind(&v).sequence() => {
+                        match self.m.get(&row, name)? {
+                            Some(v) if self.m.kind(&v).sequence() => {
                                 return Ok(self.undo(mark, Flat::NotTable))
                             }
                             _ => {}
@@ -1129,8 +953,8 @@ impl<'py> Encoder<'py> {
 
     /// Cell `j` of a `flat_table` row: written if a primitive.
     #[inline(always)]
-    fn flat_cell(&mut self, v: &Bound<'py, PyAny>, j: usize) -> R<Cell> {
-        let k = self.types.kind(v);
+    fn flat_cell(&mut self, v: &M::V, j: usize) -> R<Cell> {
+        let k = self.m.kind(v);
         if k.primitive() {
             if j > 0 {
                 self.out.push(self.delim as char);
@@ -1155,12 +979,12 @@ impl<'py> Encoder<'py> {
     #[inline(always)]
     fn field(
         &mut self,
-        k: &Bound<'py, PyAny>,
-        v: &Bound<'py, PyAny>,
+        k: &M::V,
+        v: &M::V,
         depth: usize,
         hyphen: bool,
         level: usize,
-    ) -> R<Option<Frame<'py>>> {
+    ) -> R<Option<Frame<M>>> {
         self.nl();
         if hyphen {
             self.hyphen(depth - 1);
@@ -1168,7 +992,7 @@ impl<'py> Encoder<'py> {
             self.indent(depth);
         }
         self.key(k)?;
-        let kind = self.types.kind(v);
+        let kind = self.m.kind(v);
         if kind.primitive() {
             self.out.push_str(": ");
             self.prim_kind(v, kind)?;
@@ -1181,29 +1005,29 @@ impl<'py> Encoder<'py> {
     #[inline(never)]
     fn container_field(
         &mut self,
-        v: &Bound<'py, PyAny>,
+        v: &M::V,
         kind: Kind,
         depth: usize,
         level: usize,
-    ) -> R<Option<Frame<'py>>> {
+    ) -> R<Option<Frame<M>>> {
         self.check_level(level + 1)?;
         match kind {
             Kind::Dict => {
-                let dict = v.cast::<PyDict>().map_err(|_| Stop::Decline)?;
-                if dict.len() == 0 {
+                let dict = self.m.dict(v)?;
+                if self.m.dict_len(&dict) == 0 {
                     self.out.push(':');
                     return Ok(None);
                 }
-                if let Some(tree) = self.keyed(dict, level + 1)? {
-                    self.write_keyed(dict, &tree, depth)?;
+                if let Some(tree) = self.keyed(&dict, level + 1)? {
+                    self.write_keyed(&dict, &tree, depth)?;
                     return Ok(None);
                 }
                 self.out.push(':');
                 Ok(Some(fields_frame(dict, depth + 1, false, level + 1)))
             }
             k if k.sequence() => {
-                let seq = Seq::of(v, k)?;
-                if seq.len() == 0 {
+                let seq = self.m.seq(v, k)?;
+                if self.m.seq_len(&seq) == 0 {
                     self.out.push_str(": []");
                     return Ok(None);
                 }
@@ -1214,8 +1038,8 @@ impl<'py> Encoder<'py> {
     }
 
     /// One list item at `depth` of an array at nesting `level`.
-    fn item(&mut self, x: &Bound<'py, PyAny>, depth: usize, level: usize) -> R<Option<Frame<'py>>> {
-        let kind = self.types.kind(x);
+    fn item(&mut self, x: &M::V, depth: usize, level: usize) -> R<Option<Frame<M>>> {
+        let kind = self.m.kind(x);
         if kind.primitive() {
             self.nl();
             self.hyphen(depth);
@@ -1225,8 +1049,8 @@ impl<'py> Encoder<'py> {
         self.check_level(level + 1)?;
         match kind {
             Kind::Dict => {
-                let dict = x.cast::<PyDict>().map_err(|_| Stop::Decline)?;
-                if dict.len() == 0 {
+                let dict = self.m.dict(x)?;
+                if self.m.dict_len(&dict) == 0 {
                     self.nl();
                     self.indent(depth);
                     self.out.push('-'); // §10 empty object: a bare "-"
@@ -1237,8 +1061,8 @@ impl<'py> Encoder<'py> {
             k if k.sequence() => {
                 self.nl();
                 self.hyphen(depth);
-                let seq = Seq::of(x, k)?;
-                if seq.len() == 0 {
+                let seq = self.m.seq(x, k)?;
+                if self.m.seq_len(&seq) == 0 {
                     self.bracket(0, false); // §9.2: "- [0]:", never "- []"
                     self.out.push(':');
                     return Ok(None);
@@ -1249,26 +1073,36 @@ impl<'py> Encoder<'py> {
         }
     }
 
-    fn root(&mut self, v: &Bound<'py, PyAny>) -> R<()> {
-        let kind = self.types.kind(v);
+    /// A list item of a root array (at level 1), as `run` writes one: the
+    /// unit of `list_items` and `jsonl_items`.
+    pub(crate) fn root_item(&mut self, x: &M::V) -> R<()> {
+        self.tick()?;
+        if let Some(frame) = self.item(x, 1, 1)? {
+            self.run(frame)?;
+        }
+        Ok(())
+    }
+
+    fn root(&mut self, v: &M::V) -> R<()> {
+        let kind = self.m.kind(v);
         if kind.primitive() {
             return self.prim(v);
         }
         self.check_level(1)?;
         let first = match kind {
             Kind::Dict => {
-                let dict = v.cast::<PyDict>().map_err(|_| Stop::Decline)?;
-                if dict.len() == 0 {
+                let dict = self.m.dict(v)?;
+                if self.m.dict_len(&dict) == 0 {
                     return Ok(()); // §8: an empty root object is an empty document
                 }
-                if let Some(tree) = self.keyed(dict, 1)? {
-                    return self.write_keyed(dict, &tree, 0);
+                if let Some(tree) = self.keyed(&dict, 1)? {
+                    return self.write_keyed(&dict, &tree, 0);
                 }
                 fields_frame(dict, 0, false, 1)
             }
             k if k.sequence() => {
-                let seq = Seq::of(v, k)?;
-                if seq.len() == 0 {
+                let seq = self.m.seq(v, k)?;
+                if self.m.seq_len(&seq) == 0 {
                     self.out.push_str("[]");
                     return Ok(());
                 }
@@ -1284,8 +1118,10 @@ impl<'py> Encoder<'py> {
 
     /// Drive the frames: each step writes one field or item, which may open
     /// a child frame (pushed) or finish its frame (popped).
-    fn run(&mut self, first: Frame<'py>) -> R<()> {
-        let mut stack: Vec<Frame<'py>> = vec![first];
+    fn run(&mut self, first: Frame<M>) -> R<()> {
+        let mut stack = std::mem::take(&mut self.frames);
+        stack.clear();
+        stack.push(first);
         let mut active: HashSet<usize> = HashSet::new();
         while let Some(top) = stack.last_mut() {
             // (before an item is taken: a signal handler may change the
@@ -1299,7 +1135,7 @@ impl<'py> Encoder<'py> {
                     hyphen,
                     level,
                     ..
-                } => match dict_next(dict, pos) {
+                } => match self.m.dict_next(dict, pos) {
                     None => None,
                     Some((k, v)) => {
                         let h = *hyphen;
@@ -1315,10 +1151,10 @@ impl<'py> Encoder<'py> {
                     level,
                     ..
                 } => {
-                    if *next >= seq.len() {
+                    if *next >= self.m.seq_len(seq) {
                         None
                     } else {
-                        let x = seq.get(*next)?;
+                        let x = self.m.seq_get(seq, *next)?;
                         *next += 1;
                         let (depth, level) = (*depth, *level);
                         Some(self.item(&x, depth, level)?)
@@ -1343,8 +1179,8 @@ impl<'py> Encoder<'py> {
                 Some(Some(mut f)) => {
                     if stack.len() >= CYCLE_CHECK_FROM {
                         let p = match &f {
-                            Frame::Fields { dict, .. } => dict.as_ptr() as usize,
-                            Frame::Items { seq, .. } => seq.ptr(),
+                            Frame::Fields { dict, .. } => self.m.dict_id(dict),
+                            Frame::Items { seq, .. } => self.m.seq_id(seq),
                         };
                         if !active.insert(p) {
                             return Err(Stop::Decline); // a cycle: the reference reports it
@@ -1359,18 +1195,14 @@ impl<'py> Encoder<'py> {
                 }
             }
         }
+        self.frames = stack;
         Ok(())
     }
 }
 
-fn fields_frame<'py>(
-    dict: &Bound<'py, PyDict>,
-    depth: usize,
-    hyphen: bool,
-    level: usize,
-) -> Frame<'py> {
+fn fields_frame<M: Model>(dict: M::D, depth: usize, hyphen: bool, level: usize) -> Frame<M> {
     Frame::Fields {
-        dict: dict.clone(),
+        dict,
         pos: 0,
         depth,
         hyphen,
@@ -1383,14 +1215,17 @@ fn fields_frame<'py>(
 
 /// The options, checked exactly: anything the reference rejects, spells
 /// another way ("comma") or treats by truthiness is left to it (`None`).
-struct Options {
+pub(crate) struct Options {
     unit: usize,
     delim: u8,
     limit: usize,
     missing_as_null: bool,
 }
 
-fn options(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Option<Options>> {
+pub(crate) fn options(
+    py: Python<'_>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Options>> {
     let types = Types::new(py);
     let mut o = Options {
         unit: 2,
@@ -1498,7 +1333,7 @@ pub fn list_items<'py>(
 fn walk_with<'py>(
     py: Python<'py>,
     options: Option<&Bound<'py, PyDict>>,
-    walk: impl FnOnce(&mut Encoder<'py>) -> R<()>,
+    walk: impl FnOnce(&mut Encoder<PyModel<'py>>) -> R<()>,
 ) -> PyResult<Py<PyAny>> {
     // (an option value is never None in the reference's signature: taken as
     // a keyword dict, an explicit None is told apart from a missing option)
@@ -1506,7 +1341,7 @@ fn walk_with<'py>(
         return Ok(py.NotImplemented());
     };
     super::guarded(&mut false, || {
-        let mut enc = Encoder::new(py, &o);
+        let mut enc = Encoder::new(PyModel::new(py), &o);
         match walk(&mut enc) {
             Ok(()) => Ok(new_str(py, &enc.out).into_any().unbind()),
             Err(Stop::Decline) => Ok(py.NotImplemented()),
@@ -1515,16 +1350,13 @@ fn walk_with<'py>(
     })
 }
 
-impl<'py> Encoder<'py> {
+impl<'py> Encoder<PyModel<'py>> {
     /// `list_items`: each element as `run` writes an item of a root array
     /// (the array at level 1, as in `root`).
     fn items_of(&mut self, elements: &Bound<'py, PyList>) -> R<()> {
         self.check_level(1)?;
         for x in elements.iter() {
-            self.tick()?;
-            if let Some(frame) = self.item(&x, 1, 1)? {
-                self.run(frame)?;
-            }
+            self.root_item(&x)?;
         }
         Ok(())
     }
@@ -1532,14 +1364,14 @@ impl<'py> Encoder<'py> {
     fn rows_of(&mut self, records: &Bound<'py, PyList>, names: &Bound<'py, PyTuple>) -> R<()> {
         let width = names.len();
         for name in names.iter() {
-            if self.types.kind(&name) != Kind::Str {
+            if self.model().kind(&name) != Kind::Str {
                 return Err(Stop::Decline);
             }
         }
         let delim = char::from(self.delim);
         for record in records.iter() {
             self.tick()?;
-            if self.types.kind(&record) != Kind::Dict {
+            if self.model().kind(&record) != Kind::Dict {
                 return Err(Stop::Decline);
             }
             let record = record.cast::<PyDict>().map_err(|_| Stop::Decline)?;
@@ -1553,7 +1385,7 @@ impl<'py> Encoder<'py> {
                 let Some(v) = record.get_item(&name)? else {
                     return Err(Stop::Decline);
                 };
-                let k = self.types.kind(&v);
+                let k = self.model().kind(&v);
                 if !k.primitive() {
                     return Err(Stop::Decline);
                 }

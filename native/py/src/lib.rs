@@ -36,7 +36,9 @@ mod frames;
 mod hooks;
 mod json;
 mod jsonl;
+mod jsonmodel;
 mod push;
+mod pymodel;
 mod pyobj;
 mod pystr;
 mod rows;
@@ -62,7 +64,7 @@ use pyobj::GcPause;
 
 /// The version of the engine interface this module implements (the seam's
 /// `toonstream._engine.API_VERSION` must match, or the build is stale).
-const API_VERSION: u32 = 3;
+const API_VERSION: u32 = 4;
 
 /// The seam's `toonstream._engine.Unsupported`: an input the native engine
 /// does not take at all (a str with lone surrogates, which is not UTF-8),
@@ -524,6 +526,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(encode::table_rows, m)?)?;
     m.add_function(wrap_pyfunction!(encode::list_items, m)?)?;
+    m.add_function(wrap_pyfunction!(jsonmodel::jsonl_items, m)?)?;
     m.add_class::<rows::RowDecoder>()?;
     m.add_class::<events::ParseDecoder>()?;
     m.add_class::<events::ItemsDecoder>()?;
