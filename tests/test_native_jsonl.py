@@ -460,8 +460,8 @@ def test_nested_records_with_a_bad_line_late(bad: bytes) -> None:
 def test_nested_records_are_counted_natively(opts: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Any] = []
 
-    def spy(block: bytes) -> Any:
-        calls.append(_native.jsonl_count(block))
+    def spy(block: bytes, **kw: Any) -> Any:
+        calls.append(_native.jsonl_count(block, **kw))
         return calls[-1]
 
     data = nested_lines(6000)

@@ -232,3 +232,20 @@ def test_a_str_lines_iterable_is_parsed() -> None:
     finally:
         _engine.use(previous)
     assert (n, out.getvalue()) == want
+
+
+def test_one_thread_or_two_write_the_same() -> None:
+    block = _nested(20_000)  # over 1 MiB: split in two halves on two threads
+    assert len(block) > 1 << 20
+    one, two = _native.jsonl_items(block, threads=1), _native.jsonl_items(block, threads=2)
+    assert one is not NotImplemented and one == two
+    assert one[1:] == (20_000, 20_000)
+    assert _native.jsonl_count(block, threads=1) == _native.jsonl_count(block) == (20_000, 20_000)
+    # a line the reference must parse, in either half: declined whole
+    for at in (10, 19_000):
+        lines = block.split(b"\n")
+        lines[at] = b'{"a": NaN}'
+        bad = b"\n".join(lines)
+        for threads in (1, 2):
+            assert _native.jsonl_items(bad, threads=threads) is NotImplemented
+            assert _native.jsonl_count(bad, threads=threads) is None

@@ -141,7 +141,7 @@ class Engine:
         items_decoder: Callable[..., OutputDecoder] | None = None,
         json_writer: Callable[..., JsonWriter] | None = None,
         jsonl_table: Callable[..., JsonlTable] | None = None,
-        jsonl_count: Callable[[bytes], tuple[int, int] | None] | None = None,
+        jsonl_count: Callable[..., tuple[int, int] | None] | None = None,
         table_rows: Callable[..., Any] | None = None,
         list_items: Callable[..., Any] | None = None,
         jsonl_items: Callable[..., Any] | None = None,
@@ -177,10 +177,10 @@ class Engine:
         #: ``jsonl_table(*, delimiter, indent_size, threads)``: the push encoder behind
         #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
         self.jsonl_table = jsonl_table
-        #: ``jsonl_count(block)``: ``(values, lines)`` of a block of complete JSON Lines (bytes):
-        #: the number of JSON values (one per line that is not blank), each checked, and of line
-        #: feeds; or None where the reference must parse the block (anything it reads with more
-        #: care, or rejects)
+        #: ``jsonl_count(block, *, threads=2)``: ``(values, lines)`` of a block of complete JSON
+        #: Lines (bytes): the number of JSON values (one per line that is not blank), each
+        #: checked, and of line feeds; or None where the reference must parse the block (anything
+        #: it reads with more care, or rejects).  A big block is counted on ``threads`` threads.
         self.jsonl_count = jsonl_count
         #: ``table_rows(records, names, *, indent_size, delimiter, max_depth)``: the row lines of a
         #: list of records of a flat table (``"\\n" + indent + cells`` each, as ``dumps`` writes
@@ -192,12 +192,13 @@ class Engine:
         #: writes them after the array's header (LF between lines, none before or after), or
         #: ``NotImplemented`` (nothing done) for anything ``dumps`` would not take
         self.list_items = list_items
-        #: ``jsonl_items(block, *, indent_size, delimiter, max_depth, missing_as_null)``: the JSON
-        #: values of a block of complete JSON Lines (bytes; one per line that is not blank) written
-        #: as ``list_items`` writes the values the reference parses from them: ``(text, values, lines)``
-        #: (the counts of values and of line feeds),
-        #: or ``NotImplemented`` (nothing done) for a block the reference must parse (anything it
-        #: reads with more care, or rejects) or values ``list_items`` would decline
+        #: ``jsonl_items(block, *, threads=2, indent_size, delimiter, max_depth, missing_as_null)``:
+        #: the JSON values of a block of complete JSON Lines (bytes; one per line that is not
+        #: blank) written as ``list_items`` writes the values the reference parses from them:
+        #: ``(text, values, lines)`` (the counts of values and of line feeds), or
+        #: ``NotImplemented`` (nothing done) for a block the reference must parse (anything it
+        #: reads with more care, or rejects) or values ``list_items`` would decline.  A big block
+        #: is written on ``threads`` threads (the same text).
         self.jsonl_items = jsonl_items
         #: ``table_columns(data, start, end, plen, delim, width, cap)``: a run of a table's row
         #: lines (the first ``cap`` complete lines of ``data[start:end]``, row indentation

@@ -362,10 +362,14 @@ class _JsonLines:
     ``_jsonl_batches`` parses them; ``_write_array`` takes ``item_batches``
     instead for an array written as list items.  ``fp``, ``start``: the
     input as a binary file, read again from ``start`` in raw blocks for the
-    engine (no lines made; None: the lines of ``batches()`` are joined)."""
+    engine (no lines made; None: the lines of ``batches()`` are joined);
+    ``threads``: the engine's for each block."""
 
-    def __init__(self, batches: Callable[[], Iterable[list[Any]]], fp: Any = None, start: int = 0) -> None:
+    def __init__(
+        self, batches: Callable[[], Iterable[list[Any]]], fp: Any = None, start: int = 0, *, threads: int = 2
+    ) -> None:
         self._batches = batches
+        self._threads = threads
         self._fp = fp
         self._start = start
 
@@ -400,7 +404,7 @@ class _JsonLines:
         for block in self._blocks():
             lines: list[Any]
             if type(block) is bytes:
-                done = native(block, **options)
+                done = native(block, threads=self._threads, **options)
                 if done is not NotImplemented:
                     text, n, feeds = done
                     if n:
@@ -416,27 +420,17 @@ class _JsonLines:
 
 
 def _raw_blocks(fp: Any, size: int, *, bom: bool = True) -> Iterator[bytes]:
-    """Blocks of complete lines of a binary file from its position, about ``size`` bytes each
-    (a longer line whole), the last maybe without its line feed; a BOM at the start removed
-    (with ``bom``: the position is the input's start)."""
-    pending: list[bytes] = []
+    """Blocks of complete lines of a binary file from its position: ``size`` bytes and the rest
+    of the line they end in (the last block maybe without its line feed); a BOM at the start
+    removed (with ``bom``: the position is the input's start)."""
     first = bom
-    while True:
-        chunk = fp.read(size)
-        if not chunk:
-            break
+    while block := fp.read(size):
+        if not block.endswith(b"\n"):
+            block += fp.readline()
         if first:
             first = False
-            chunk = chunk.removeprefix(b"\xef\xbb\xbf")
-        cut = chunk.rfind(b"\n") + 1
-        if cut == 0:
-            pending.append(chunk)  # (a long line: joined once, when it ends)
-            continue
-        pending.append(chunk[:cut])
-        yield b"".join(pending)
-        pending = [chunk[cut:]] if cut < len(chunk) else []
-    if pending:
-        yield b"".join(pending)
+            block = block.removeprefix(b"\xef\xbb\xbf")
+        yield block
 
 
 #: Bytes of JSON Lines handed to the engine's ``jsonl_items`` at once (big enough for its two
@@ -1394,7 +1388,11 @@ def _jsonl_batches(batches: Iterable[list[Any]], lineno: int = 1) -> Iterator[tu
 
 
 def _jsonl_pass_one(
-    batches: Iterable[list[Any]], plan: _ArrayPlan, rest: Callable[[], Iterator[bytes]] | None = None
+    batches: Iterable[list[Any]],
+    plan: _ArrayPlan,
+    rest: Callable[[], Iterator[bytes]] | None = None,
+    *,
+    threads: int = 2,
 ) -> Iterator[tuple[list[Any] | int, bool]]:
     """``_jsonl_batches`` for pass one, which fills ``plan``: once its shape is
     settled (no later element can change how the array is written),
@@ -1408,7 +1406,7 @@ def _jsonl_pass_one(
     for lines in batches:
         if count is not None and plan.settled and type(lines[0]) is bytes:
             try:
-                counted = count(b"".join(lines))  # TypeError: str lines among them
+                counted = count(b"".join(lines), threads=threads)  # TypeError: str lines among them
             except TypeError:
                 counted = None
             if counted is not None:
@@ -1423,7 +1421,7 @@ def _jsonl_pass_one(
         return
     assert count is not None and rest is not None
     for block in rest():
-        counted = count(block)
+        counted = count(block, threads=threads)
         if counted is not None:
             yield counted[0], True
             lineno += counted[1]
@@ -1612,7 +1610,7 @@ def encode_jsonl(
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
     return _encode_jsonl(source, out, walk, key=key, spool_memory=spool_memory, missing_as_null=missing_as_null,
-                         workers=workers, native=True)
+                         workers=workers, native=True, threads=_native_threads(workers))
 
 
 def _encode_jsonl(
@@ -1625,9 +1623,10 @@ def _encode_jsonl(
     missing_as_null: bool,
     workers: int | None,
     native: bool,
+    threads: int,
 ) -> int:
     """``encode_jsonl`` of a file or an iterable of lines (``native``: try the
-    native engine's table encoder first)."""
+    native engine's table encoder first; ``threads``: the native engine's, 1 or 2)."""
     seekable = getattr(source, "seekable", None)
     if seekable is not None and seekable():
         fp: Any = source
@@ -1639,12 +1638,12 @@ def _encode_jsonl(
             return _file_batches(fp)
 
         def again() -> Iterable[Any]:
-            return _JsonLines(reread, fp if binary else None, start)
+            return _JsonLines(reread, fp if binary else None, start, threads=threads)
 
         def one_process() -> int:
             plan = _ArrayPlan(walk, spool_memory)
             rest = (lambda: _raw_blocks(fp, ITEMS_BLOCK, bom=False)) if binary else None
-            return _encode_array_stream(_jsonl_pass_one(reread(), plan, rest), again, out, key, walk, spool_memory,
+            return _encode_array_stream(_jsonl_pass_one(reread(), plan, rest, threads=threads), again, out, key, walk, spool_memory,
                                         plan=plan)
 
         ranged = None if missing_as_null else _parallel.file_range(fp)
@@ -1691,7 +1690,7 @@ def _encode_jsonl(
             shutil.copyfileobj(source, spool, 1 << 20)
             spool.seek(0)
             return _encode_jsonl(spool, out, walk, key=key, spool_memory=spool_memory,
-                                 missing_as_null=missing_as_null, workers=1, native=False)
+                                 missing_as_null=missing_as_null, workers=1, native=False, threads=threads)
 
         def first() -> Iterator[list[Any]]:
             for lines in _file_batches(source):
@@ -1712,11 +1711,11 @@ def _encode_jsonl(
             return _file_batches(spool)
 
         def replay() -> Iterable[Any]:
-            return _JsonLines(reread, spool)
+            return _JsonLines(reread, spool, threads=threads)
 
         plan = _ArrayPlan(walk, spool_memory)
         try:
-            return _encode_array_stream(_jsonl_pass_one(first(), plan), replay, out, key, walk, spool_memory,
+            return _encode_array_stream(_jsonl_pass_one(first(), plan, threads=threads), replay, out, key, walk, spool_memory,
                                         plan=plan)
         except ToonEncodeError as e:
             _name_line(e, reread, key)  # (the spool holds every line read so far)

@@ -14,13 +14,17 @@ exactly, type for type, on:
    tests/test_native_json.py);
 5. ``dumps`` of the decoded value: the same text;
 6. ``encode_events`` of the input's ``parse`` triples (the native engine builds the elements from
-   the events in Rust): the same text or error.
+   the events in Rust): the same text or error;
+7. ``encode_jsonl`` of the input's bytes as JSON Lines, and of the decoded value's elements
+   written one per line as JSON (the native engine writes list items from the bytes,
+   ``jsonl_items``): the same text or error (message, line, column).
 A difference or a crash is a finding: it becomes a regression test in tests/test_native_*.py.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -31,7 +35,7 @@ with atheris.instrument_imports():
     import toonstream
     from toonstream import _engine
     from toonstream._errors import ToonDecodeError, ToonEncodeError
-    from toonstream.streaming import encode_events
+    from toonstream.streaming import encode_events, encode_jsonl
     from toonstream.tojson import decode_to_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -50,7 +54,7 @@ def outcome(engine: _engine.Engine, fn: Callable[[], Any]) -> tuple[str, Any]:
         line = None if e.code in DRIVER_ERRORS else e.line
         return "error", (e.code, str(e) if line is not None else e.msg, line, e.column, e.line_text)
     except ToonEncodeError as e:
-        return "encode_error", str(e)
+        return "encode_error", (str(e), e.line, e.column, e.path)
     finally:
         _engine.use(previous)
 
@@ -115,6 +119,17 @@ def test_one(data: bytes) -> None:
                 return out.getvalue()
 
             same(outcome(PYTHON, toon_of_events), outcome(NATIVE, toon_of_events), "encode_events", data)
+            if isinstance(value, list):
+                elements = "".join(json.dumps(v, default=str) + "\n" for v in value).encode()
+                same(outcome(PYTHON, lambda: toon_of_jsonl(elements)), outcome(NATIVE, lambda: toon_of_jsonl(elements)),
+                     "encode_jsonl (elements)", data)
+    same(outcome(PYTHON, lambda: toon_of_jsonl(doc)), outcome(NATIVE, lambda: toon_of_jsonl(doc)), "encode_jsonl", data)
+
+
+def toon_of_jsonl(lines: bytes) -> str:
+    out = io.StringIO()
+    encode_jsonl(io.BytesIO(lines), out)
+    return out.getvalue()
 
 
 def main() -> None:

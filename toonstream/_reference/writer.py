@@ -126,6 +126,12 @@ class LineSink:
         self.part(text)
 
     def part(self, text: str) -> None:
+        if len(text) >= 1 << 16:
+            # (a big piece, a native block of list items say, goes out as it is: joining it
+            # with the pending pieces first would copy it once more)
+            self.flush()
+            self._fp.write(text.encode("utf-8") if self._binary else text)  # type: ignore[arg-type]
+            return
         self._pending.append(text)
         self._size += len(text) + 1
         if self._size >= 1 << 16:

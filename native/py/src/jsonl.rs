@@ -25,21 +25,27 @@ use crate::guarded;
 /// surrogate escape, a long number, deep nesting, invalid UTF-8).  Pass one
 /// of `encode_jsonl` needs no more once the array's shape is settled.
 /// Checked with the GIL released (the `bytes` is immutable), a big block on
-/// two threads.
+/// two threads (`threads=1`: one).
 ///
 /// ```python
 /// _native.jsonl_count(b'{"a": [1]}\n\n2\n')   # (2, 3)
 /// _native.jsonl_count(b'{"a": NaN}\n')         # None
 /// ```
 #[pyfunction]
+#[pyo3(signature = (block, *, threads=2))]
 pub(crate) fn jsonl_count(
     py: Python<'_>,
     block: Bound<'_, PyBytes>,
+    threads: usize,
 ) -> PyResult<Option<(u64, u64)>> {
     let bytes = block.as_bytes();
     guarded(&mut false, || {
         Ok(py.detach(|| {
-            let values = count_on_two_threads(bytes)?;
+            let values = if threads < 2 {
+                count_values(bytes).ok()?
+            } else {
+                count_on_two_threads(bytes)?
+            };
             Some((values, line_feeds(bytes)))
         }))
     })

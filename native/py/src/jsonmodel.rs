@@ -231,13 +231,14 @@ const SPLIT_AT: usize = 1 << 18;
 ///
 /// No Python object is touched: the block is written with the GIL
 /// released, a big one in two halves on two threads (the text is the
-/// same).  Signals are not checked meanwhile: the caller hands over blocks
+/// same; `threads=1`: one).  Signals are not checked meanwhile: the caller hands over blocks
 /// of a few MiB and is interruptible between them.
 #[pyfunction]
-#[pyo3(signature = (block, **options))]
+#[pyo3(signature = (block, *, threads=2, **options))]
 pub fn jsonl_items<'py>(
     py: Python<'py>,
     block: &Bound<'py, PyBytes>,
+    threads: usize,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let Some(o) = self::options(py, options)? else {
@@ -248,7 +249,14 @@ pub fn jsonl_items<'py>(
         let Ok(text) = std::str::from_utf8(bytes) else {
             return Ok(py.NotImplemented());
         };
-        match py.detach(|| items_on_two_threads(text, &o)) {
+        let write = || {
+            if threads < 2 {
+                items(text, &o)
+            } else {
+                items_on_two_threads(text, &o)
+            }
+        };
+        match py.detach(write) {
             Ok((out, n)) => Ok((new_str(py, &out), n, crate::jsonl::line_feeds(bytes))
                 .into_pyobject(py)?
                 .into_any()
