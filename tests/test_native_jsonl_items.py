@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toonstream import _engine, streaming
+from toonstream._errors import ToonEncodeError
 
 from conftest import import_native
 from test_native_jsonl import PYTHON, check, run
@@ -249,3 +250,31 @@ def test_one_thread_or_two_write_the_same() -> None:
         for threads in (1, 2):
             assert _native.jsonl_items(bad, threads=threads) is NotImplemented
             assert _native.jsonl_count(bad, threads=threads) is None
+
+
+@pytest.mark.parametrize("kind", ["jsonl_items", "table"])
+def test_a_plain_decimal_longer_than_the_reference_takes_is_its_error(kind: str) -> None:
+    # "number too long" is the reference's to raise: the native side declines such a line
+    long = b"1." + b"0" * 10_000
+    if kind == "jsonl_items":
+        assert _native.jsonl_items(b'{"x": ' + long + b"}\n") is NotImplemented
+        data = _nested(300).replace(b"\n", b'\n{"a": ' + long + b"}\n", 1)
+    else:
+        data = b'{"x": ' + long + b'}\n{"x": 1}\n'
+    got = check(data)
+    assert got[0] is ToonEncodeError and "number too long" in got[1]
+
+
+def test_wide_objects_with_keys_in_another_order() -> None:
+    keys = [f"k{i}" for i in range(3000)]
+    row = "{" + ",".join(f'"{k}": {i}' for i, k in enumerate(keys)) + "}"
+    rev = "{" + ",".join(f'"{k}": {i}' for i, k in reversed(list(enumerate(keys)))) + "}"
+    part = "{" + ",".join(f'"{k}": 1' for k in keys[::2]) + "}"
+    for line, opts in (
+        (f'{{"t": [{row}, {rev}]}}', {}),
+        (f'{{"t": [{row}, {rev}, {part}]}}', {"missing_as_null": True}),
+        (f'{{"t": [{{"o": {row}}}, {{"o": {rev}}}]}}', {}),
+    ):
+        block = (line + "\n").encode()
+        got = _native.jsonl_items(block, **opts)
+        assert got is not NotImplemented and got == _reference(block, **opts)

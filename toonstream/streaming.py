@@ -1631,7 +1631,9 @@ def _encode_jsonl(
     if seekable is not None and seekable():
         fp: Any = source
         start = fp.tell()
-        binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase))
+        # (a binary spool: a pipe's bytes kept by the caller, read again here)
+        binary = isinstance(fp, (io.RawIOBase, io.BufferedIOBase)) or (
+            isinstance(fp, tempfile.SpooledTemporaryFile) and "b" in fp.mode)
 
         def reread() -> Iterator[list[Any]]:
             fp.seek(start)

@@ -622,6 +622,11 @@ impl<'a> Parser<'a> {
             out.push_str(if token == "-0" { "0" } else { token });
             return Ok(());
         }
+        if token.len() > MAX_NUMBER_LENGTH {
+            // (the reference refuses such a number, "number too long", with
+            // checks of its own on its digits and text: left to it)
+            return Err(Decline::Number);
+        }
         match exp_at {
             // Without an exponent the reference's float and Decimal paths
             // write the same text: the token, plain, without the fraction's
@@ -927,6 +932,17 @@ mod tests {
             for chunk in [1, 5, 100] {
                 assert_eq!(run(input, chunk).map(|_| ()), Err(why), "{input:?}");
             }
+        }
+        // a plain decimal longer than the reference takes (it raises "number too long")
+        for long in [
+            format!("1.{}", "0".repeat(10_000)),
+            format!("0.{}", "1".repeat(10_000)),
+        ] {
+            let input = format!("{{\"a\": {long}}}\n{{\"a\": 1}}\n");
+            assert_eq!(
+                run(input.as_bytes(), 4096).map(|_| ()),
+                Err(Decline::Number)
+            );
         }
     }
 

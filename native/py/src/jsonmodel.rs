@@ -13,7 +13,9 @@
 //! True
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::ops::{Deref, Range};
 
 use pyo3::prelude::*;
@@ -36,12 +38,20 @@ impl Deref for Id {
     }
 }
 
+/// Objects with more members than this are looked up through an index.
+const WIDE: usize = 32;
+
 /// The parsed line as the encoder's [`Model`]: every handle is a node id.
 pub(crate) struct JsonModel {
     doc: Doc,
     /// Where the last lookup by name found its member: rows hold their keys
     /// in the same order, so the next lookup starts there.
     hint: Cell<usize>,
+    /// Per wide object (by node), its members by the hash of their key:
+    /// a scan from the hint is quadratic in the width when the rows order
+    /// their keys differently.  Built at an object's first lookup, for the
+    /// line parsed last.
+    wide: RefCell<HashMap<usize, HashMap<u64, Vec<usize>>>>,
 }
 
 impl JsonModel {
@@ -49,7 +59,41 @@ impl JsonModel {
         JsonModel {
             doc: Doc::new(),
             hint: Cell::new(0),
+            wide: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Parse the next line (its root node), dropping the last one's.
+    fn parse(&mut self, line: &str) -> R<usize> {
+        self.wide.get_mut().clear();
+        self.doc.parse(line).map_err(|_| Stop::Decline)
+    }
+
+    fn hash(text: &str) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    }
+
+    /// `get` in an object of more than [`WIDE`] members.
+    fn get_wide(&self, start: usize, n: usize, d: usize, name: &str) -> Option<usize> {
+        let mut wide = self.wide.borrow_mut();
+        let index = wide.entry(d).or_insert_with(|| {
+            let mut index: HashMap<u64, Vec<usize>> = HashMap::with_capacity(n);
+            for i in 0..n {
+                let (key, _) = self.doc.member(start, i);
+                index
+                    .entry(Self::hash(self.doc.str(key)))
+                    .or_default()
+                    .push(i);
+            }
+            index
+        });
+        let found = index.get(&Self::hash(name))?.iter().copied().find(|&i| {
+            let (key, _) = self.doc.member(start, i);
+            self.doc.str(key) == name
+        })?;
+        Some(self.doc.member(start, found).1)
     }
 
     #[inline]
@@ -165,6 +209,9 @@ impl Model for JsonModel {
         let r = self.members(*d);
         let n = r.len() / 2;
         let name = self.doc.str(*k);
+        if n > WIDE {
+            return Ok(self.get_wide(r.start, n, *d, name));
+        }
         let from = self.hint.get();
         for t in 0..n {
             let i = (from + t) % n;
@@ -304,7 +351,7 @@ fn items(text: &str, o: &Options) -> R<(String, u64)> {
         if blank(line) {
             continue;
         }
-        let root = enc.model().doc.parse(line).map_err(|_| Stop::Decline)?;
+        let root = enc.model().parse(line)?;
         enc.root_item(&root)?;
         n += 1;
     }
