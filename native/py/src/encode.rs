@@ -331,8 +331,8 @@ impl<M: Model> Encoder<M> {
 
     /// A field name.
     fn name(&mut self, k: &M::K) -> R<()> {
-        let v = self.m.key_value(k).clone();
-        self.m.write_key(&mut self.out, &v)
+        let v = self.m.key_value(k);
+        self.m.write_key(&mut self.out, v)
     }
 
     /// `[N<sym>]` or the keyed `[N:<sym>]` (§6).

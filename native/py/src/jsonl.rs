@@ -41,12 +41,8 @@ pub(crate) fn jsonl_count(
     let bytes = block.as_bytes();
     guarded(&mut false, || {
         Ok(py.detach(|| {
-            let values = if threads < 2 {
-                count_values(bytes).ok()?
-            } else {
-                count_on_two_threads(bytes)?
-            };
-            Some((values, line_feeds(bytes)))
+            let (a, b) = on_two_threads(bytes, threads, |half| count_values(half).ok())?;
+            Some((a + b.unwrap_or(0), line_feeds(bytes)))
         }))
     })
 }
@@ -56,24 +52,30 @@ pub(crate) fn line_feeds(block: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', block).count() as u64
 }
 
-/// Blocks of at least twice this many bytes are counted on two threads.
+/// Blocks of at least twice this many bytes are split over two threads.
 const SPLIT_AT: usize = 1 << 18;
 
-/// `count_values` of a block, cut at a line feed into two halves counted at
-/// once when it is big enough.
-fn count_on_two_threads(block: &[u8]) -> Option<u64> {
+/// `f` of a block of complete lines, `(f(block), None)`; or, with two
+/// `threads` and a block big enough, of its two halves (cut at the line
+/// feed after the middle, which neither half keeps) at once, in order:
+/// `(f(first), Some(f(second)))`.  `None` if either gives `None`.
+pub(crate) fn on_two_threads<T: Send>(
+    block: &[u8],
+    threads: usize,
+    f: impl Fn(&[u8]) -> Option<T> + Sync,
+) -> Option<(T, Option<T>)> {
     let mid = block.len() / 2;
     let cut = match memchr::memchr(b'\n', &block[mid..]) {
-        Some(i) if block.len() >= 2 * SPLIT_AT => mid + i,
-        _ => return count_values(block).ok(),
+        Some(i) if threads >= 2 && block.len() >= 2 * SPLIT_AT => mid + i,
+        _ => return Some((f(block)?, None)),
     };
     let (first, second) = (&block[..cut], &block[cut + 1..]);
     let (a, b) = std::thread::scope(|s| {
-        let h = s.spawn(|| count_values(second).ok());
-        // (a panic in the other thread is a bug: the reference parses the block)
-        (count_values(first).ok(), h.join().unwrap_or(None))
+        let h = s.spawn(|| f(second));
+        // (a panic in the other thread is a bug: the reference does the block)
+        (f(first), h.join().unwrap_or(None))
     });
-    Some(a? + b?)
+    Some((a?, Some(b?)))
 }
 
 /// The push encoder of JSON Lines into one table's row lines (the core's

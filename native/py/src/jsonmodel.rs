@@ -25,6 +25,7 @@ use toonstream_native::jsonl::blank;
 use toonstream_native::jsontree::{Doc, Node};
 
 use crate::encode::{options, Encoder, Kind, Model, Options, Stop, R};
+use crate::jsonl::{line_feeds, on_two_threads};
 use crate::pystr::new_str;
 
 /// A node id handed out as an object's member (the walk's borrowed item).
@@ -262,9 +263,6 @@ impl Model for JsonModel {
     }
 }
 
-/// Blocks of at least twice this many bytes are written on two threads.
-const SPLIT_AT: usize = 1 << 18;
-
 /// The values of a block of JSON Lines (complete lines, UTF-8, the first
 /// line's BOM already removed) written as the list items of a root array,
 /// as `list_items` writes the values the reference parses from them:
@@ -293,49 +291,25 @@ pub fn jsonl_items<'py>(
     };
     let bytes = block.as_bytes();
     crate::guarded(&mut false, || {
-        let Ok(text) = std::str::from_utf8(bytes) else {
+        // (each half validated as UTF-8 where it is written; the JSON walk
+        // raises no Python error, so a failure is a decline)
+        let write = |half: &[u8]| items(std::str::from_utf8(half).ok()?, &o).ok();
+        let Some(((mut out, mut n), rest)) = py.detach(|| on_two_threads(bytes, threads, write))
+        else {
             return Ok(py.NotImplemented());
         };
-        let write = || {
-            if threads < 2 {
-                items(text, &o)
-            } else {
-                items_on_two_threads(text, &o)
+        if let Some((text, m)) = rest {
+            if !out.is_empty() && !text.is_empty() {
+                out.push('\n');
             }
-        };
-        match py.detach(write) {
-            Ok((out, n)) => Ok((new_str(py, &out), n, crate::jsonl::line_feeds(bytes))
-                .into_pyobject(py)?
-                .into_any()
-                .unbind()),
-            Err(Stop::Decline) => Ok(py.NotImplemented()),
-            Err(Stop::Err(e)) => Err(e),
+            out.push_str(&text);
+            n += m;
         }
+        Ok((new_str(py, &out), n, line_feeds(bytes))
+            .into_pyobject(py)?
+            .into_any()
+            .unbind())
     })
-}
-
-/// `items` of a block, cut at a line feed into two halves written at once
-/// when it is big enough, joined in order.
-fn items_on_two_threads(text: &str, o: &Options) -> R<(String, u64)> {
-    let mid = text.len() / 2;
-    let cut = match text.as_bytes()[mid..].iter().position(|&c| c == b'\n') {
-        Some(i) if text.len() >= 2 * SPLIT_AT => mid + i,
-        _ => return items(text, o),
-    };
-    // (a line feed is a character boundary)
-    let (first, second) = (&text[..cut], &text[cut + 1..]);
-    let (a, b) = std::thread::scope(|s| {
-        let h = s.spawn(|| items(second, o));
-        let a = items(first, o);
-        // (a panic in the other thread is a bug: a decline, never a crash)
-        (a, h.join().unwrap_or(Err(Stop::Decline)))
-    });
-    let ((mut out, n), (rest, m)) = (a?, b?);
-    if !out.is_empty() && !rest.is_empty() {
-        out.push('\n');
-    }
-    out.push_str(&rest);
-    Ok((out, n + m))
 }
 
 /// Each line of `text` that is not blank, parsed and written as a list item
