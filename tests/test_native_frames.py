@@ -46,15 +46,20 @@ DECODE = load_fixtures("decode")
 
 
 class Spy:
-    """Counts the runs the native splitter took (a table, not a verdict)."""
+    """Counts the runs the native splitter took (a table, not a verdict),
+    and those it typed as it split them (a plan given and fitted)."""
 
     def __init__(self) -> None:
         self.tables = 0
+        self.typed = 0
+        self.plans = 0
 
-    def __call__(self, *args: Any) -> Any:
-        got = _native.table_columns(*args)
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        got = _native.table_columns(*args, **kw)
+        self.plans += "plan" in kw
         if not isinstance(got, tuple):
             self.tables += 1
+            self.typed += got.typed
         return got
 
 
@@ -247,7 +252,7 @@ from toonstream import _engine, _native
 _engine.use(_engine.select("native"))
 calls = []
 split = _engine.current().table_columns
-_engine.current().table_columns = lambda *a: calls.append(1) or split(*a)
+_engine.current().table_columns = lambda *a, **k: calls.append(1) or split(*a, **k)
 text = toonstream.dumps([{"a": i, "b": f"s{i}" * (i % 5), "c": i / 4, "d": i % 2 == 0} for i in range(20000)])
 df = tp.read_toon(io.BytesIO(text.encode()))
 assert "pyarrow" not in sys.modules
@@ -374,3 +379,137 @@ def tables(draw: Any) -> tuple[bytes, dict[str, Any]]:
 def test_generated_tables(case: tuple[bytes, dict[str, Any]]) -> None:
     data, opts = case
     check(data, chunkings=[CHUNKINGS[0], CHUNKINGS[1]], **opts)
+
+
+# ------------------------------------------------------------------ typed as split (plans)
+#
+# Once the reader knows the column types, the native splitter types each later run's cells as it
+# splits them (``table_columns(plan=...)``) and keeps no cells.  These tables are long enough,
+# and the types decided early enough (small batches, short inference, small runs), for most runs
+# to be split so; the frames and errors must still be the reference's.
+
+PLAN_CHUNKINGS = [(1 << 12, 1 << 10), (512, 64)]
+
+
+def planned(rows: list[str], *, header: str = "t[{n}]{{a,b,c,d,e}}:", n: int | None = None, **kw: Any) -> Spy:
+    kw.setdefault("batch_size", 64)
+    kw.setdefault("infer_schema_length", 20)
+    data = table(rows, header=header.replace("{n}", str(n if n is not None else len(rows))))
+    return check(data, chunkings=PLAN_CHUNKINGS, **kw)
+
+
+def plain_row(i: int) -> str:
+    """Ints, floats (-0.0 too), bools, strings (short, long, quoted, spaced), nulls, a column of nulls."""
+    a = "null" if i % 11 == 0 else str(i * 7919 - 300000)
+    b = "null" if i % 13 == 0 else ("-0.0" if i % 9 == 0 else f"{i * 0.25}")
+    c = "null" if i % 17 == 0 else ("true" if i % 3 else "false")
+    d = ["null", f"s{i}", f"a longer string number {i}", f'"q,{i}"', f" sp{i} ", '"null"', "é" * (i % 15)][i % 7]
+    return f"{a},{b},{c},{d},null"
+
+
+PLAIN = [plain_row(i) for i in range(1500)]
+
+
+def test_typed_as_split() -> None:
+    spy = planned(PLAIN)
+    assert spy.typed > 10, vars(spy)  # (most runs typed as split)
+    planned(PLAIN, columns=["d", "a"])
+    planned(PLAIN, columns=["c"], n_rows=700)
+    planned(PLAIN, reader="iter_batches", batch_size=100)
+    planned(PLAIN, reader="read_table")
+    planned(PLAIN, reader="scan_toon")
+    piped = [r.replace(",", "|") for r in PLAIN if '"' not in r]
+    planned(piped, header="t[{n}|]{{a|b|c|d|e}}:")
+
+
+def late(rows: list[str], at: int, col: int, cell: str) -> list[str]:
+    out = list(rows)
+    cells = out[at].split(",") if '"' not in out[at] else None
+    assert cells is not None, out[at]
+    cells[col] = cell
+    out[at] = ",".join(cells)
+    return out
+
+
+@pytest.mark.parametrize(
+    "at,col,cell",
+    [
+        (1201, 0, "x"),  # a string in an Int64 column: a type error, as the reference reports it
+        (1201, 0, "1.5"),  # a float in an Int64 column
+        (1201, 0, "12345678901234567890"),  # beyond int64
+        (1201, 1, "12345678901234567"),  # a wide int in a Float64 column
+        (1201, 1, "true"),
+        (1201, 2, "1"),  # a number in a Boolean column
+        (1201, 3, "42"),  # a number in a String column: its canonical text
+        (1201, 3, "1e5"),
+        (1201, 4, "x"),  # a string in the column of nulls (String, inferred from nulls only)
+        (1201, 0, "05"),  # not a number (§4): a string
+    ],
+)
+def test_typed_as_split_misfits(at: int, col: int, cell: str) -> None:
+    planned(late(PLAIN, at, col, cell))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"a": pl.Int8},  # overflows: the cast's error, on its row
+        {"a": pl.Float64, "b": pl.Float32},
+        {"c": pl.String, "a": pl.String},  # bools as text; numbers as text (the reference's)
+        {"a": pl.Decimal(38, 0)},  # typed by the reference: no plan
+        {"e": pl.Null},
+        {"e": pl.Int64},
+    ],
+    ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
+)
+def test_typed_as_split_overrides(overrides: dict[str, Any]) -> None:
+    spy = planned(PLAIN, schema_overrides=overrides)
+    if "a" in overrides and overrides["a"] == pl.Decimal(38, 0):
+        assert spy.plans == 0
+    planned(late(PLAIN, 1301, 4, "x"), schema_overrides=overrides)
+
+
+def test_typed_as_split_specials() -> None:
+    # Lines the decoder reads among typed runs: comments, escapes, quoted cells it splits itself;
+    # then a line off the row indentation, a short row and the table's end.
+    rows = list(PLAIN)
+    for k in range(1450, 100, -97):
+        rows.insert(k, "# a comment")
+    for k in range(120, 1400, 89):
+        rows[k] = r'1,2.5,true,"a\"b",null'
+    n = sum(1 for r in rows if not r.startswith("#"))
+    planned(rows, n=n)
+    planned(rows[:1300] + [" 1,2,true,x,null"] + rows[1300:], n=n + 1)
+    planned(rows[:1300] + ["1,2,true"] + rows[1300:], n=n + 1)
+    planned(rows, n=n + 5)
+    planned(rows, n=n - 5)
+    planned(rows, try_parse_dates=True)
+
+
+def test_typed_as_split_dates() -> None:
+    rows = [f"{i},2024-01-{1 + i % 28:02d},{i % 2 == 0},x{i},null".replace("True", "true").replace("False", "false") for i in range(1200)]
+    planned(rows, try_parse_dates=True)
+    planned(late(rows, 900, 1, "not a date"), try_parse_dates=True)
+
+
+@st.composite
+def long_tables(draw: Any) -> tuple[list[str], int, dict[str, Any]]:
+    """Rows of a few kinds per column, repeated and varied, with one late change maybe."""
+    kinds = ["1", "-7", "2.5", "-0.0", "true", "false", "null", "x", "a long string of text", '"q,r"', "42", "1e3", " y "]
+    pattern = draw(st.lists(st.lists(st.sampled_from(kinds), min_size=3, max_size=3), min_size=1, max_size=4))
+    n = draw(st.integers(min_value=200, max_value=900))
+    rows = [",".join(pattern[i % len(pattern)]) for i in range(n)]
+    if draw(st.booleans()):
+        at = draw(st.integers(min_value=0, max_value=n - 1))
+        rows[at] = ",".join(draw(st.lists(st.sampled_from(kinds), min_size=3, max_size=3)))
+    opts: dict[str, Any] = {"infer_schema_length": draw(st.sampled_from([1, 5, 50]))}
+    if draw(st.booleans()):
+        opts["schema_overrides"] = {draw(st.sampled_from("abc")): draw(st.sampled_from([pl.Int64, pl.Float64, pl.String, pl.Boolean, pl.Int32]))}
+    return rows, n, opts
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(long_tables())
+def test_generated_typed_as_split(case: tuple[list[str], int, dict[str, Any]]) -> None:
+    rows, n, opts = case
+    planned(rows, header="t[{n}]{{a,b,c}}:", batch_size=16, **opts)

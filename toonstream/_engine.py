@@ -36,7 +36,7 @@ from typing import Any, Protocol
 ENGINE_VARIABLE = "TOONSTREAM_ENGINE"
 #: the version of the interface below that ``toonstream._native`` must implement
 #: (a stale build of the extension is refused, not half used)
-API_VERSION = 4
+API_VERSION = 5
 #: the decoder options of ``loads``/``load`` that native value building takes
 VALUE_OPTIONS = frozenset(
     ("indent_size", "strict", "parse_float", "max_depth", "max_line_length", "max_number_length", "max_fields")
@@ -204,7 +204,9 @@ class Engine:
         #: lines (the first ``cap`` complete lines of ``data[start:end]``, row indentation
         #: ``plen``) split into typed columns for the frame readers
         #: (``toonstream._frames``, which documents the object it returns), or the verdict
-        #: ``(name, quoted)`` on a run that is not all plain rows, as the reference gives it
+        #: ``(name, quoted)`` on a run that is not all plain rows, as the reference gives it.
+        #: Keyword ``plan`` (the native engine's; see ``_frames.FrameReader._plan``): the
+        #: column types are known, each column is typed as it is split.
         self.table_columns = table_columns
         #: ``arrow_rows(batch, *, delimiter, indent_size)``: the row lines of a pyarrow
         #: ``RecordBatch`` of a flat table (read through its ``__arrow_c_array__``; ``"\\n" +

@@ -378,6 +378,9 @@ class TableScan:
         numbers = options.get("max_number_length", MAX_NUMBER_LENGTH)
         self.splitter = _splitter(numbers) if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
         self.fast = self.splitter is not None
+        #: per leaf column, how the native splitter types its cells once the
+        #: types are known (FrameReader._plan); None: cells, typed later
+        self.plan: list[tuple[str, int]] | None = None
         self.names: list[str] | None = None  # the leaf column names (entry key first if keyed)
         self.fields: Fields | None = None
         self.keyed = False
@@ -577,7 +580,14 @@ class TableScan:
         assert self.splitter is not None
         # (the engine takes the first ``cap`` lines itself; the native one
         # reads the run in place: no copy of it)
-        got = self.splitter(data, base, end, plen, delim, width, min(cap, end - base))
+        plan = self.plan
+        if plan is not None and len(plan) == width:
+            native: Any = self.splitter  # (the native engine's: it takes a plan)
+            got = native(data, base, end, plen, delim, width, min(cap, end - base), plan=plan)
+            if not isinstance(got, tuple) and not got.typed:
+                self.plan = None  # a cell the plan does not take: cells from now on
+        else:
+            got = self.splitter(data, base, end, plen, delim, width, min(cap, end - base))
         if isinstance(got, tuple):
             verdict, quoted = got
             if quoted:
@@ -836,6 +846,15 @@ def _native_kind(base: pl.DataType, bits: int) -> str | None:
         return "null"
     if base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
         return "utf8"
+    return None
+
+
+def _layout(base: pl.DataType) -> str | None:
+    """The native splitter's layout (``table_columns(plan=...)``) for a
+    column of base dtype ``base``: the buffers ``_native_kind`` asks for."""
+    for dtype, layout in ((pl.Int64, "l"), (pl.Float64, "g"), (pl.Boolean, "b"), (pl.String, "v"), (pl.Null, "-")):
+        if base == dtype:
+            return layout
     return None
 
 
@@ -1415,6 +1434,35 @@ class FrameReader:
             raise min(errors, key=itemgetter(0))[1]
         self.dtypes = dtypes
         self.inferred_from = sum(b.n for b in batches)
+        self.scan.plan = self._plan()
+
+
+    def _plan(self) -> list[tuple[str, int]] | None:
+        """Per leaf column of the scan, how the native splitter types its
+        cells as it splits them (layout, kinds allowed): the layout
+        ``_typed_native`` asks for, and the kinds it lets through, so a
+        typed run gives the same frame.  Unselected columns are only split.
+        None (cells, typed later) on the reference's splitter, or where a
+        column's dtype is typed by the reference (Decimal: the whole batch
+        goes its way anyway)."""
+        from . import _engine
+
+        scan = self.scan
+        native = _engine.current().table_columns
+        if native is None or scan.splitter is not native or scan.names is None or self.dtypes is None:
+            return None
+        plan: list[tuple[str, int]] = [("-", 0xFF)] * len(scan.names)
+        assert self.selected is not None
+        for i, leaf in enumerate(self.selected):
+            base = base_dtype(self.dtypes[i])
+            layout = _layout(base)
+            if layout is None:
+                return None
+            allowed = allowed_kinds(base, self.forced[i]) & 0xFF
+            if layout == "v":  # (numbers in a String column: their canonical text is the reference's)
+                allowed &= ~(K_INT | K_BIG | K_FLOAT | K_HUGE)
+            plan[leaf] = (layout, allowed)
+        return plan
 
     def _window_strings(self, batches: list[_Batch], i: int) -> pl.Series:
         """Column i of ``batches`` (strings and nulls only) as a String series."""

@@ -79,6 +79,9 @@ pub struct Columns {
     cols: Vec<Vec<Cell>>,
     /// Per column, the kinds of all its cells, or-ed (as split).
     kinds: Vec<u8>,
+    /// A planned split's typed columns (see [`split_planned`]); empty
+    /// otherwise, and then every column's cells are in `cols`.
+    typed: Vec<Typed>,
     /// Lines the decoder reads: (line index in the run, start, end after the LF).
     pub specials: Vec<(usize, usize, usize)>,
     /// Lines in the run.
@@ -140,6 +143,187 @@ pub struct Strings {
     pub nulls: usize,
 }
 
+/// How [`split_planned`] keeps a column's cells: as values of one Arrow
+/// layout, written while splitting (no cells kept, no second pass), or
+/// not at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    Int64,
+    Float64,
+    /// 0 or 1 per row (packed into a bitmap on export).
+    Bool,
+    /// Arrow string views (16 bytes each, shorter strings inline).
+    Views,
+    /// Kinds checked, nothing kept (a column not selected, or of nulls).
+    Skip,
+}
+
+/// A column's place in a plan: its layout and the kinds its cells may
+/// have (bits of [`K_NULL`] ...); a cell of another kind is a misfit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub layout: Layout,
+    pub allowed: u8,
+}
+
+/// The values of a planned column, one per plain row.
+#[derive(Debug)]
+pub enum Values {
+    Int64(Vec<i64>),
+    Float64(Vec<f64>),
+    Bool(Vec<u8>),
+    /// Views whose longer strings are in `long[b]` (`b`: the view's buffer
+    /// index; one buffer per half of a run split on two threads).
+    Views {
+        views: Vec<u128>,
+        long: Vec<Vec<u8>>,
+    },
+    Skip,
+}
+
+/// A planned column: its values and the rows holding `null` (ascending).
+#[derive(Debug)]
+pub struct Typed {
+    pub allowed: u8,
+    pub values: Values,
+    pub nulls: Vec<u32>,
+}
+
+impl Typed {
+    fn new(plan: Plan, rows: usize) -> Typed {
+        let values = match plan.layout {
+            Layout::Int64 => Values::Int64(Vec::with_capacity(rows)),
+            Layout::Float64 => Values::Float64(Vec::with_capacity(rows)),
+            Layout::Bool => Values::Bool(Vec::with_capacity(rows)),
+            Layout::Views => Values::Views {
+                views: Vec::with_capacity(rows),
+                long: vec![Vec::new()],
+            },
+            Layout::Skip => Values::Skip,
+        };
+        Typed {
+            allowed: plan.allowed,
+            values,
+            nulls: Vec::new(),
+        }
+    }
+
+    /// The cell of plain row `row`, as its layout keeps it; false: a misfit.
+    #[inline(always)]
+    fn put(&mut self, data: &[u8], c: &Cell, row: usize) -> bool {
+        if c.kind & !self.allowed != 0 {
+            return false;
+        }
+        let null = c.kind == K_NULL && !c.quoted;
+        if null {
+            self.nulls.push(row as u32);
+        }
+        let tok = Columns::tok(data, c);
+        match &mut self.values {
+            Values::Int64(v) => v.push(if null { 0 } else { int(tok).unwrap_or(0) }),
+            Values::Float64(v) => {
+                let f = if null { 0.0 } else { float(tok) };
+                // (-0 as 0, as §4 decodes it)
+                v.push(if f == 0.0 { 0.0 } else { f });
+            }
+            // ("true" or "false": the length tells)
+            Values::Bool(v) => v.push(u8::from(!null && tok.len() == 4)),
+            Values::Views { views, long } => {
+                let len = tok.len();
+                let view = if null {
+                    0
+                } else if len <= 12 {
+                    // (16 bytes loaded at once where the run has them, the
+                    // token's kept: no copy of a variable length)
+                    let start = c.start as usize;
+                    let body = match data.get(start..start + 16) {
+                        Some(w) => {
+                            let mut b = [0u8; 16];
+                            b.copy_from_slice(w);
+                            u128::from_le_bytes(b) & ((1u128 << (8 * len)) - 1)
+                        }
+                        None => {
+                            let mut b = [0u8; 16];
+                            b[..len].copy_from_slice(tok);
+                            u128::from_le_bytes(b)
+                        }
+                    };
+                    len as u128 | body << 32
+                } else {
+                    let buf = match long.last_mut() {
+                        Some(buf) => buf,
+                        None => return false,
+                    };
+                    // (buffer 0 of this half: renumbered when halves join)
+                    let prefix = u32::from_le_bytes([tok[0], tok[1], tok[2], tok[3]]);
+                    let view = len as u128 | (prefix as u128) << 32 | (buf.len() as u128) << 96;
+                    buf.extend_from_slice(tok);
+                    view
+                };
+                views.push(view);
+            }
+            Values::Skip => {}
+        }
+        true
+    }
+
+    /// `other`'s rows (the next `rows0` rows on) after this one's.
+    fn append(&mut self, other: &mut Typed, rows0: usize) {
+        self.nulls
+            .extend(other.nulls.iter().map(|&r| r + rows0 as u32));
+        match (&mut self.values, &mut other.values) {
+            (Values::Int64(a), Values::Int64(b)) => a.append(b),
+            (Values::Float64(a), Values::Float64(b)) => a.append(b),
+            (Values::Bool(a), Values::Bool(b)) => a.append(b),
+            (
+                Values::Views { views, long },
+                Values::Views {
+                    views: v2,
+                    long: l2,
+                },
+            ) => {
+                let shift = long.len() as u32;
+                for v in v2.iter_mut() {
+                    let mut b = v.to_le_bytes();
+                    if u32::from_le_bytes([b[0], b[1], b[2], b[3]]) > 12 {
+                        let index = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) + shift;
+                        b[8..12].copy_from_slice(&index.to_le_bytes());
+                        *v = u128::from_le_bytes(b);
+                    }
+                }
+                views.append(v2);
+                long.append(l2);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The Arrow validity bitmap of `n` rows with nulls at `nulls` (None: no nulls).
+pub fn validity_bitmap(nulls: &[u32], n: usize) -> Option<Vec<u8>> {
+    if nulls.is_empty() {
+        return None;
+    }
+    let mut v = all_valid(n);
+    for &r in nulls {
+        if (r as usize) < n {
+            clear_bit(&mut v, r as usize);
+        }
+    }
+    Some(v)
+}
+
+/// 0/1 bytes packed into an Arrow bitmap.
+pub fn pack_bits(flags: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; flags.len().div_ceil(8)];
+    for (byte, chunk) in out.iter_mut().zip(flags.chunks(8)) {
+        for (i, &f) in chunk.iter().enumerate() {
+            *byte |= (f & 1) << i;
+        }
+    }
+    out
+}
+
 /// Cell vectors of dropped [`Columns`], for the next runs: a fresh vector
 /// of a few hundred KB is new memory each time, and its page faults cost
 /// more than splitting the cells.
@@ -163,7 +347,7 @@ impl Drop for Columns {
     fn drop(&mut self) {
         if let Ok(mut pool) = POOL.lock() {
             for v in self.cols.drain(..) {
-                if pool.len() < POOL_SIZE {
+                if pool.len() < POOL_SIZE && v.capacity() > 0 {
                     pool.push(v);
                 }
             }
@@ -179,7 +363,43 @@ fn is_special(b: u8) -> bool {
 /// ending with LF): rows at indentation `plen`, `width` cells separated by
 /// `delim`.  [`Columns::end`] says where the run ends.
 pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> Split {
-    split_run(data, plen, delim, width, cap, PARALLEL_RUN)
+    split_run(data, plen, delim, width, cap, PARALLEL_RUN, None)
+}
+
+/// [`split`] with the column types known: each column's cells are written
+/// as it is split, in the layout `plan` gives it ([`Columns::take_typed`]),
+/// and no cells are kept.  Whatever the plan cannot take (a cell of a kind
+/// it does not allow, a run that is not all plain rows) gives [`split`]'s
+/// outcome instead, cells and all.
+///
+/// ```
+/// use toonstream_native::columns::{split_planned, Layout, Plan, Split, Values, K_INT, K_NULL, K_STR};
+/// let plan = [Plan { layout: Layout::Int64, allowed: K_INT | K_NULL }; 2];
+/// let Split::Columns(mut c) = split_planned(b"  1,2\n  3,null\n", 2, b',', 2, usize::MAX, &plan) else { panic!() };
+/// let typed = c.take_typed();
+/// assert!(matches!(&typed[1].values, Values::Int64(v) if v == &[2, 0]));
+/// assert_eq!(typed[1].nulls, [1]);
+/// let plan = [Plan { layout: Layout::Int64, allowed: K_INT }; 2];
+/// let Split::Columns(mut c) = split_planned(b"  1,a\n", 2, b',', 2, usize::MAX, &plan) else { panic!() };
+/// assert!(c.take_typed().is_empty());     // a misfit: split's cells
+/// assert_eq!(c.bits(1, 0, 1), K_STR);
+/// ```
+pub fn split_planned(
+    data: &[u8],
+    plen: usize,
+    delim: u8,
+    width: usize,
+    cap: usize,
+    plan: &[Plan],
+) -> Split {
+    if plan.len() == width {
+        if let Split::Columns(c) =
+            split_run(data, plen, delim, width, cap, PARALLEL_RUN, Some(plan))
+        {
+            return Split::Columns(c);
+        }
+    }
+    split(data, plen, delim, width, cap)
 }
 
 /// [`split`], on two threads for a run of at least `parallel` bytes.
@@ -190,10 +410,14 @@ fn split_run(
     width: usize,
     cap: usize,
     parallel: usize,
+    plan: Option<&[Plan]>,
 ) -> Split {
-    // (the lines past `cap` are not the run's: the next may be an error)
+    // (the lines past `cap` are not the run's: the next may be an error;
+    // a run has fewer lines than bytes)
     let end = if cap == 0 {
         0
+    } else if cap >= data.len() {
+        data.len()
     } else {
         match memchr::memchr_iter(b'\n', data).nth(cap - 1) {
             Some(i) => i + 1,
@@ -201,56 +425,40 @@ fn split_run(
         }
     };
     let data = &data[..end];
-    if width == 0
-        || data.last() != Some(&b'\n')
-        || memchr2(QUOTED, DELIM_IN_QUOTES, data).is_some()
-        || std::str::from_utf8(data).is_err()
-        || u32::try_from(data.len()).is_err()
-    {
+    if width == 0 || data.last() != Some(&b'\n') || u32::try_from(data.len()).is_err() {
         return Split::Unhandled;
     }
-    // Lines and cells, to reserve for (most lines are rows).
-    let lines = memchr::memchr_iter(b'\n', data).count();
-    let mut out = Columns::new(width, lines, end);
-    let mut flags = Flags::default();
     // A long run is walked in two halves at once (a line boundary near the
-    // middle), the second half's rows then appended to the first's.
+    // middle), the second half's rows then appended to the first's.  Each
+    // half checks its own bytes (a line boundary is a character boundary).
     let mid = if data.len() >= parallel {
         memchr(b'\n', &data[data.len() / 2..]).map_or(data.len(), |i| data.len() / 2 + i + 1)
     } else {
         data.len()
     };
-    if mid < data.len() {
-        let first_lines = memchr::memchr_iter(b'\n', &data[..mid]).count();
-        let mut second = Columns::new(width, lines - first_lines, end);
-        let mut flags2 = Flags::default();
-        let (ok, ok2) = std::thread::scope(|scope| {
-            let other = scope.spawn(|| {
-                walk(
-                    data,
-                    mid,
-                    first_lines,
-                    plen,
-                    delim,
-                    &mut second,
-                    &mut flags2,
-                )
-            });
-            let ok = walk(&data[..mid], 0, 0, plen, delim, &mut out, &mut flags);
+    let half =
+        |upto: usize, from: usize| split_half(&data[..upto], from, plen, delim, width, plan, end);
+    let (out, flags) = if mid < data.len() {
+        let (first, second) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| half(data.len(), mid));
+            let first = half(mid, 0);
             match other.join() {
-                Ok(ok2) => (ok, ok2),
+                Ok(second) => (first, second),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
-        if !(ok && ok2) {
+        let (Some((mut out, mut flags)), Some((mut second, flags2))) = (first, second) else {
             return Split::Unhandled;
-        }
+        };
         out.append(&mut second);
         flags.or(&flags2);
-    } else if !walk(data, 0, 0, plen, delim, &mut out, &mut flags) {
-        return Split::Unhandled;
-    }
-    out.lines = lines;
+        (out, flags)
+    } else {
+        match half(data.len(), 0) {
+            Some(got) => got,
+            None => return Split::Unhandled,
+        }
+    };
     let Flags {
         special_bad,
         not_plain,
@@ -267,6 +475,33 @@ fn split_run(
     } else {
         Split::Columns(out)
     }
+}
+
+/// The lines of `data[from..]` (complete lines) split into a [`Columns`]
+/// of their own (line indices from 0, offsets `data`'s); None: only the
+/// reference can tell (see [`Split::Unhandled`]).
+fn split_half(
+    data: &[u8],
+    from: usize,
+    plen: usize,
+    delim: u8,
+    width: usize,
+    plan: Option<&[Plan]>,
+    end: usize,
+) -> Option<(Columns, Flags)> {
+    let part = &data[from..];
+    if memchr2(QUOTED, DELIM_IN_QUOTES, part).is_some() || std::str::from_utf8(part).is_err() {
+        return None;
+    }
+    // Lines, to reserve cells for (most lines are rows).
+    let lines = memchr::memchr_iter(b'\n', part).count();
+    let mut out = Columns::new(width, lines, end, plan);
+    let mut flags = Flags::default();
+    if !walk(data, from, plen, delim, &mut out, &mut flags) {
+        return None;
+    }
+    out.lines = lines;
+    Some((out, flags))
 }
 
 /// A run at least this long is split on two threads.
@@ -290,12 +525,20 @@ impl Flags {
 }
 
 impl Columns {
-    fn new(width: usize, lines: usize, end: usize) -> Columns {
+    fn new(width: usize, lines: usize, end: usize, plan: Option<&[Plan]>) -> Columns {
+        let (cols, typed) = match plan {
+            Some(plan) => (
+                (0..width).map(|_| Vec::new()).collect(),
+                plan.iter().map(|&p| Typed::new(p, lines)).collect(),
+            ),
+            None => ((0..width).map(|_| recycled(lines)).collect(), Vec::new()),
+        };
         Columns {
             width,
             line_starts: Vec::with_capacity(lines),
-            cols: (0..width).map(|_| recycled(lines)).collect(),
+            cols,
             kinds: vec![0; width],
+            typed,
             specials: Vec::new(),
             lines: 0,
             quoted: false,
@@ -303,13 +546,47 @@ impl Columns {
         }
     }
 
+    /// Cell `j` of the row being split (cells past the width are left for
+    /// the row's width check); false: a misfit of a planned column.
+    #[inline(always)]
+    fn put(&mut self, j: usize, data: &[u8], cell: Cell) -> bool {
+        let Some(k) = self.kinds.get_mut(j) else {
+            return true;
+        };
+        *k |= cell.kind;
+        if self.typed.is_empty() {
+            if let Some(col) = self.cols.get_mut(j) {
+                col.push(cell);
+            }
+            return true;
+        }
+        let row = self.line_starts.len();
+        self.typed
+            .get_mut(j)
+            .is_none_or(|t| t.put(data, &cell, row))
+    }
+
+    /// A planned split's typed columns (moved out; empty for [`split`]'s
+    /// cells).  [`Columns::bits`] of them still gives each column's kinds,
+    /// the whole run's.
+    pub fn take_typed(&mut self) -> Vec<Typed> {
+        std::mem::take(&mut self.typed)
+    }
+
     /// The rows of `other` (the lines after this one's) after this one's.
     fn append(&mut self, other: &mut Columns) {
+        let rows0 = self.line_starts.len();
+        for (t, more) in self.typed.iter_mut().zip(other.typed.iter_mut()) {
+            t.append(more, rows0);
+        }
         self.line_starts.append(&mut other.line_starts);
         for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
             col.append(more);
         }
-        self.specials.append(&mut other.specials);
+        let shift = self.lines;
+        self.specials
+            .extend(other.specials.drain(..).map(|(k, s, e)| (k + shift, s, e)));
+        self.lines += other.lines;
         self.quoted |= other.quoted;
         for (k, more) in self.kinds.iter_mut().zip(&other.kinds) {
             *k |= more;
@@ -317,13 +594,12 @@ impl Columns {
     }
 }
 
-/// The lines of `data` from offset `from` (a line start; line `k0` of the
-/// run) to the end, into `out` (offsets are `data`'s); false: only the
+/// The lines of `data` from offset `from` (a line start) to the end, into
+/// `out` (offsets are `data`'s, line indices from 0); false: only the
 /// reference can tell (see [`Split::Unhandled`]).
 fn walk(
     data: &[u8],
     from: usize,
-    k0: usize,
     plen: usize,
     delim: u8,
     out: &mut Columns,
@@ -344,15 +620,15 @@ fn walk(
         &mut flags.plain_bad,
     );
     let mut s = from;
-    for (k, e) in (k0..).zip(memchr::memchr_iter(b'\n', part).map(|i| from + i)) {
+    for (k, e) in (0..).zip(memchr::memchr_iter(b'\n', part).map(|i| from + i)) {
         let line = &data[s..e];
         if line.is_empty() {
             return false; // (what Polars' tokenizer makes of it is its own)
         }
         let indented = line.len() > plen && line[..plen].iter().all(|&b| b == b' ');
         // Leading-only specials: after the indentation, as the reference's
-        // byte searches find them (line 0: at offset `plen` of the run).
-        let lead = if k == 0 {
+        // byte searches find them (the run's first line: at offset `plen`).
+        let lead = if s == 0 {
             data.get(plen)
         } else if indented {
             line.get(plen)
@@ -468,9 +744,8 @@ fn row(
                 };
                 (cell, end)
             };
-            if j < out.width {
-                out.kinds[j] |= cell.kind;
-                out.cols[j].push(cell);
+            if !out.put(j, data, cell) {
+                return false;
             }
             j += 1;
             if next >= e {
@@ -491,9 +766,8 @@ fn row(
             let Some(cell) = bare(data, start, p) else {
                 return false;
             };
-            if let (Some(col), Some(k)) = (out.cols.get_mut(j), out.kinds.get_mut(j)) {
-                *k |= cell.kind;
-                col.push(cell);
+            if !out.put(j, data, cell) {
+                return false;
             }
             j += 1;
             p += 1;
@@ -501,6 +775,9 @@ fn row(
         }
     }
     if j != out.width {
+        if !out.typed.is_empty() {
+            return false; // (split's outcome then tells what it is)
+        }
         *not_plain = true;
         // keep the columns rectangular (the run is refused anyway)
         for col in out.cols.iter_mut() {
@@ -1018,8 +1295,8 @@ mod tests {
 
     /// The same outcome, walked in one piece or two.
     fn same_split(data: &[u8], width: usize) {
-        let one = split_run(data, 2, b',', width, usize::MAX, usize::MAX);
-        let two = split_run(data, 2, b',', width, usize::MAX, 1);
+        let one = split_run(data, 2, b',', width, usize::MAX, usize::MAX, None);
+        let two = split_run(data, 2, b',', width, usize::MAX, 1, None);
         match (&one, &two) {
             (Split::Columns(a), Split::Columns(b)) => {
                 assert_eq!(
@@ -1039,6 +1316,176 @@ mod tests {
                 }
             }
             _ => assert_eq!(format!("{one:?}"), format!("{two:?}")),
+        }
+    }
+
+    /// A view's string (None: null), its longer strings in `long`.
+    fn view_str(view: u128, long: &[Vec<u8>]) -> Vec<u8> {
+        let b = view.to_le_bytes();
+        let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+        if len <= 12 {
+            return b[4..4 + len].to_vec();
+        }
+        let index = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
+        let offset = u32::from_le_bytes([b[12], b[13], b[14], b[15]]) as usize;
+        let s = long[index][offset..offset + len].to_vec();
+        assert_eq!(&s[..4], &b[4..8]);
+        s
+    }
+
+    /// A planned split (in one piece and in two) gives the values the
+    /// cells give, for the plan their kinds allow; a misfit gives the cells.
+    fn same_typed(data: &[u8], width: usize) {
+        let Split::Columns(cells) = split(data, 2, b',', width, usize::MAX) else {
+            for parallel in [usize::MAX, 1] {
+                let plan = vec![
+                    Plan {
+                        layout: Layout::Skip,
+                        allowed: 0xff
+                    };
+                    width
+                ];
+                let got = split_run(data, 2, b',', width, usize::MAX, parallel, Some(&plan));
+                assert!(!matches!(got, Split::Columns(_)));
+            }
+            return;
+        };
+        let n = cells.rows();
+        let plan: Vec<Plan> = (0..width)
+            .map(|col| {
+                let bits = cells.bits(col, 0, n);
+                let layout = if bits & !(K_INT | K_NULL) == 0 {
+                    Layout::Int64
+                } else if bits & !(K_INT | K_FLOAT | K_NULL) == 0 {
+                    Layout::Float64
+                } else if bits & !(K_BOOL | K_NULL) == 0 {
+                    Layout::Bool
+                } else if bits & (K_INT | K_BIG | K_FLOAT | K_HUGE) == 0 {
+                    Layout::Views
+                } else {
+                    Layout::Skip
+                };
+                Plan {
+                    layout,
+                    allowed: bits,
+                }
+            })
+            .collect();
+        for parallel in [usize::MAX, 1] {
+            let Split::Columns(mut c) =
+                split_run(data, 2, b',', width, usize::MAX, parallel, Some(&plan))
+            else {
+                panic!("a planned split that fits gave no columns");
+            };
+            assert_eq!(
+                (c.rows(), c.lines, c.quoted, &c.specials),
+                (n, cells.lines, cells.quoted, &cells.specials)
+            );
+            let typed = c.take_typed();
+            for (col, t) in typed.iter().enumerate() {
+                assert_eq!(c.bits(col, 0, n), cells.bits(col, 0, n));
+                let (validity, nulls) = cells.nulls(col, 0, n);
+                if !matches!(t.values, Values::Skip) {
+                    assert_eq!(validity_bitmap(&t.nulls, n), validity);
+                    assert_eq!(t.nulls.len(), nulls);
+                }
+                match &t.values {
+                    Values::Int64(v) => {
+                        let mut want = vec![0u8; n * 8];
+                        cells.write_fixed(data, col, 0, n, Fixed::Int64, &mut want);
+                        let got: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                        assert_eq!(got, want);
+                    }
+                    Values::Float64(v) => {
+                        let mut want = vec![0u8; n * 8];
+                        cells.write_fixed(data, col, 0, n, Fixed::Float64, &mut want);
+                        let got: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                        assert_eq!(got, want);
+                    }
+                    Values::Bool(v) => assert_eq!(pack_bits(v), cells.boolean(col, 0, n).values),
+                    Values::Views { views, long } => {
+                        let mut want = vec![0u8; n * 16];
+                        cells.write_views(data, col, 0, n, &mut want);
+                        let mut want_long = Vec::new();
+                        cells.long_strings(data, col, 0, n, &mut want_long);
+                        for (r, view) in views.iter().enumerate() {
+                            let w =
+                                u128::from_le_bytes(want[r * 16..r * 16 + 16].try_into().unwrap());
+                            assert_eq!(
+                                view_str(*view, long),
+                                view_str(w, &[want_long.clone()]),
+                                "row {r}"
+                            );
+                        }
+                        assert_eq!(views.len(), n);
+                    }
+                    Values::Skip => {}
+                }
+            }
+            // A plan that one cell does not fit: the cells.
+            for col in 0..width {
+                let bits = cells.bits(col, 0, n);
+                if bits.count_ones() > 1 {
+                    let mut tight = plan.clone();
+                    tight[col].allowed = bits & (bits - 1); // (its lowest kind left out)
+                    let Split::Columns(mut c) =
+                        split_run(data, 2, b',', width, usize::MAX, parallel, Some(&tight))
+                    else {
+                        continue; // (split_planned then splits into cells)
+                    };
+                    assert!(c.take_typed().is_empty(), "a misfit was typed");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn planned_splits_agree() {
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let cells = [
+            "1",
+            "-7",
+            "0",
+            "123456789012",
+            "2.5",
+            "-0.0",
+            "1e5",
+            "true",
+            "false",
+            "null",
+            "x",
+            "a much longer string",
+            "\"q,r\"",
+            "\"null\"",
+            " sp ",
+            "é日本語の長い文字列です",
+            "",
+            "12345678901234567890",
+        ];
+        for round in 0..300 {
+            let width = 1 + round % 4;
+            // per column a few kinds, so that many columns fit a layout
+            let pools: Vec<Vec<&str>> = (0..width)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (0..1 + x % 3)
+                        .map(|k| cells[((x >> (8 * k)) % cells.len() as u64) as usize])
+                        .collect()
+                })
+                .collect();
+            let rows: Vec<String> = (0..50 + round)
+                .map(|i| {
+                    let r: Vec<&str> = pools.iter().map(|p| p[(i * 7 + i / 3) % p.len()]).collect();
+                    if i % 41 == 40 && round % 3 == 0 {
+                        "  # note".to_string()
+                    } else {
+                        format!("  {}", r.join(","))
+                    }
+                })
+                .collect();
+            same_typed((rows.join("\n") + "\n").as_bytes(), width);
         }
     }
 

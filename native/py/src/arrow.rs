@@ -189,6 +189,7 @@ mod ffi {
 
     impl ExportedArray {
         pub fn new(
+            offset: usize,
             length: usize,
             null_count: usize,
             pointers: Vec<*const c_void>,
@@ -204,7 +205,7 @@ mod ffi {
             ExportedArray(Array {
                 length: length as i64,
                 null_count: null_count as i64,
-                offset: 0,
+                offset: offset as i64,
                 n_buffers,
                 n_children: 0,
                 buffers,
@@ -326,6 +327,8 @@ pub(crate) enum Buffer {
     Bytes(Vec<u8>),
     Wide(Vec<u128>),
     Offsets(Vec<i32>),
+    Int64(Vec<i64>),
+    Float64(Vec<f64>),
 }
 
 impl Buffer {
@@ -352,6 +355,8 @@ impl Buffer {
             Buffer::Bytes(v) => v.as_ptr().cast(),
             Buffer::Wide(v) => v.as_ptr().cast(),
             Buffer::Offsets(v) => v.as_ptr().cast(),
+            Buffer::Int64(v) => v.as_ptr().cast(),
+            Buffer::Float64(v) => v.as_ptr().cast(),
         }
     }
 }
@@ -367,6 +372,8 @@ impl Buffer {
 pub(crate) struct ArrowColumn {
     /// The Arrow format string ("l", "g", "b", "u", "vu").
     format: &'static CStr,
+    /// The column is rows `offset..offset + len` of the buffers.
+    offset: usize,
     len: usize,
     nulls: usize,
     /// In the interface's order (validity first; a view column's variadic
@@ -381,11 +388,24 @@ impl ArrowColumn {
         nulls: usize,
         buffers: Vec<Buffer>,
     ) -> Self {
+        ArrowColumn::slice(format, 0, len, nulls, Arc::new(buffers))
+    }
+
+    /// Rows `offset..offset + len` of buffers shared with other columns
+    /// (`nulls` of them null).
+    pub(crate) fn slice(
+        format: &'static CStr,
+        offset: usize,
+        len: usize,
+        nulls: usize,
+        buffers: Arc<Vec<Buffer>>,
+    ) -> Self {
         ArrowColumn {
             format,
+            offset,
             len,
             nulls,
-            buffers: Arc::new(buffers),
+            buffers,
         }
     }
 }
@@ -404,7 +424,13 @@ impl ArrowColumn {
         let _ = requested_schema;
         let pointers = self.buffers.iter().map(Buffer::pointer).collect();
         let schema = ffi::ExportedSchema::new(self.format);
-        let array = ffi::ExportedArray::new(self.len, self.nulls, pointers, self.buffers.clone());
+        let array = ffi::ExportedArray::new(
+            self.offset,
+            self.len,
+            self.nulls,
+            pointers,
+            self.buffers.clone(),
+        );
         Ok((
             PyCapsule::new_with_value(py, schema, c"arrow_schema")?,
             PyCapsule::new_with_value(py, array, c"arrow_array")?,

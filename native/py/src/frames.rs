@@ -14,10 +14,13 @@
 //! Python object: the run's `bytes` is immutable and kept alive by the
 //! object).
 
-use pyo3::exceptions::PyValueError;
+use std::ffi::CStr;
+use std::sync::{Arc, OnceLock};
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use toonstream_native::columns::{self, Columns, Fixed, Split};
+use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
 
 use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
@@ -31,6 +34,79 @@ pub(crate) struct TableColumns {
     end: usize,
     columns: Columns,
     delim: u8,
+    plen: usize,
+    width: usize,
+    /// A planned split's columns, ready to export (None: a column not kept);
+    /// empty for a split into cells.
+    typed: Vec<Option<Export>>,
+    /// A planned run's cells, split again when asked for (tokens, an
+    /// export the plan did not make: the reference's ways, rare).
+    cells: OnceLock<Option<Columns>>,
+}
+
+/// A planned column's buffers, the whole run's: a slice of rows shares them.
+struct Export {
+    /// The `arrow()` kind it answers.
+    kind: &'static str,
+    format: &'static CStr,
+    buffers: Arc<Vec<Buffer>>,
+    /// Rows holding `null`, ascending.
+    nulls: Vec<u32>,
+}
+
+impl Export {
+    fn of(t: Typed, rows: usize) -> Option<Export> {
+        let validity = Buffer::validity(columns::validity_bitmap(&t.nulls, rows));
+        let (kind, format, buffers) = match t.values {
+            Values::Int64(v) => ("int64", c"l", vec![validity, Buffer::Int64(v)]),
+            Values::Float64(v) => ("float64", c"g", vec![validity, Buffer::Float64(v)]),
+            Values::Bool(v) => (
+                "bool",
+                c"b",
+                vec![validity, Buffer::bytes(columns::pack_bits(&v))],
+            ),
+            Values::Views { views, long } => {
+                // (the variadic buffers, then their int64 sizes)
+                let sizes: Vec<i64> = long.iter().map(|b| b.len() as i64).collect();
+                let mut buffers = vec![validity, Buffer::Wide(views)];
+                buffers.extend(long.into_iter().map(Buffer::bytes));
+                buffers.push(Buffer::Int64(sizes));
+                ("views", c"vu", buffers)
+            }
+            Values::Skip => return None,
+        };
+        Some(Export {
+            kind,
+            format,
+            buffers: Arc::new(buffers),
+            nulls: t.nulls,
+        })
+    }
+}
+
+/// A plan from Python: per column, its layout (`"l"` int64, `"g"` float64,
+/// `"b"` bool, `"v"` string views, `"-"` none) and the kind bits allowed.
+fn plan_of(plan: &[(String, u8)]) -> PyResult<Vec<Plan>> {
+    plan.iter()
+        .map(|(layout, allowed)| {
+            let layout = match layout.as_str() {
+                "l" => Layout::Int64,
+                "g" => Layout::Float64,
+                "b" => Layout::Bool,
+                "v" => Layout::Views,
+                "-" => Layout::Skip,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown column layout {other:?}"
+                    )))
+                }
+            };
+            Ok(Plan {
+                layout,
+                allowed: *allowed,
+            })
+        })
+        .collect()
 }
 
 fn delim_byte(delim: &str) -> PyResult<u8> {
@@ -49,7 +125,13 @@ fn delim_byte(delim: &str) -> PyResult<u8> {
 /// line off the row indentation), `"not_plain"` (a row of another width),
 /// `"unhandled"` (only the reference can tell: it runs instead); `quoted`:
 /// the reference would have rewritten simple quoted rows before its verdict.
+///
+/// `plan` (the column types, once known: see `plan_of`): the cells are
+/// typed as they are split, and kept as Arrow buffers only
+/// (`TableColumns.typed`); a cell the plan does not allow gives the
+/// split into cells instead.
 #[pyfunction]
+#[pyo3(signature = (data, start, end, plen, delim, width, cap, *, plan=None))]
 #[allow(clippy::too_many_arguments)] // (a Python function's positional arguments)
 pub(crate) fn table_columns(
     py: Python<'_>,
@@ -60,16 +142,33 @@ pub(crate) fn table_columns(
     delim: &str,
     width: usize,
     cap: usize,
+    plan: Option<Vec<(String, u8)>>,
 ) -> PyResult<Py<PyAny>> {
     let d = delim_byte(delim)?;
     if start > end || end > data.as_bytes().len() {
         return Err(PyValueError::new_err("the run is not within the data"));
     }
+    let plan = plan.as_deref().map(plan_of).transpose()?;
     let split = guarded(&mut false, || {
         let bytes = &data.as_bytes()[start..end];
-        Ok(py.detach(|| columns::split(bytes, plen, d, width, cap)))
+        Ok(py.detach(|| {
+            let mut split = match &plan {
+                Some(plan) => columns::split_planned(bytes, plen, d, width, cap, plan),
+                None => columns::split(bytes, plen, d, width, cap),
+            };
+            let typed = match &mut split {
+                Split::Columns(c) => {
+                    let rows = c.rows();
+                    let typed = c.take_typed();
+                    typed.into_iter().map(|t| Export::of(t, rows)).collect()
+                }
+                _ => Vec::new(),
+            };
+            (split, typed)
+        }))
     })?;
     py.check_signals()?;
+    let (split, typed) = split;
     Ok(match split {
         Split::Columns(columns) => Py::new(
             py,
@@ -79,6 +178,10 @@ pub(crate) fn table_columns(
                 end,
                 columns,
                 delim: d,
+                plen,
+                width,
+                typed,
+                cells: OnceLock::new(),
             },
         )?
         .into_any(),
@@ -91,8 +194,36 @@ pub(crate) fn table_columns(
     })
 }
 
+impl TableColumns {
+    /// The run's cells: as split, or split again for a planned run.
+    fn cells(&self, py: Python<'_>) -> PyResult<&Columns> {
+        if self.typed.is_empty() {
+            return Ok(&self.columns);
+        }
+        let data = self.data.bind(py).as_bytes();
+        let run = data
+            .get(self.start..self.start + self.columns.end)
+            .unwrap_or(&[]);
+        let cells = self.cells.get_or_init(|| {
+            match columns::split(run, self.plen, self.delim, self.width, usize::MAX) {
+                Split::Columns(c) => Some(c),
+                _ => None,
+            }
+        });
+        cells.as_ref().ok_or_else(|| {
+            PyRuntimeError::new_err("toonstream._native: a planned run split differently")
+        })
+    }
+}
+
 #[pymethods]
 impl TableColumns {
+    /// The cells were typed as split (a plan was given and fitted).
+    #[getter]
+    fn typed(&self) -> bool {
+        !self.typed.is_empty()
+    }
+
     /// Plain rows (the lines not in `specials`).
     #[getter]
     fn rows(&self) -> usize {
@@ -124,7 +255,12 @@ impl TableColumns {
     }
 
     /// The kind bits of column `col`'s cells in rows `lo..hi`, or-ed.
+    /// (A planned run's: the whole run's kinds, every one of them checked
+    /// against the plan.)
     fn bits(&self, col: usize, lo: usize, hi: usize) -> u8 {
+        if !self.typed.is_empty() {
+            return self.columns.bits(col, 0, usize::MAX);
+        }
         self.columns.bits(col, lo, hi)
     }
 
@@ -144,13 +280,28 @@ impl TableColumns {
         hi: usize,
         kind: &str,
     ) -> PyResult<ArrowColumn> {
+        if let Some(Some(e)) = self.typed.get(col) {
+            if e.kind == kind {
+                let hi = hi.min(self.columns.rows());
+                let lo = lo.min(hi);
+                let below = |r: usize| e.nulls.partition_point(|&n| (n as usize) < r);
+                let nulls = below(hi) - below(lo);
+                return Ok(ArrowColumn::slice(
+                    e.format,
+                    lo,
+                    hi - lo,
+                    nulls,
+                    e.buffers.clone(),
+                ));
+            }
+        }
+        let c = self.cells(py)?;
         let data = self
             .data
             .bind(py)
             .as_bytes()
             .get(self.start..self.end)
             .unwrap_or(&[]);
-        let c = &self.columns;
         let delim = self.delim;
         // (rows past the run's, or a column past its width, are none)
         let len = c.len(col, lo, hi);

@@ -64,7 +64,7 @@ use pyobj::GcPause;
 
 /// The version of the engine interface this module implements (the seam's
 /// `toonstream._engine.API_VERSION` must match, or the build is stale).
-const API_VERSION: u32 = 4;
+const API_VERSION: u32 = 5;
 
 /// The seam's `toonstream._engine.Unsupported`: an input the native engine
 /// does not take at all (a str with lone surrogates, which is not UTF-8),
