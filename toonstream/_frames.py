@@ -1630,7 +1630,7 @@ class FrameReader:
         does not fit raises its ToonDecodeError)."""
         if exact_cols:
             parts.append(convert_values(name, exact_cols[i], base))
-        s = parts[0] if len(parts) == 1 else pl.concat(parts)
+        s = parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=False)
         if order is not None:
             s = s.gather(order)
         if base != dtype:

@@ -490,7 +490,7 @@ fn split_half(
     end: usize,
 ) -> Option<(Columns, Flags)> {
     let part = &data[from..];
-    if memchr2(QUOTED, DELIM_IN_QUOTES, part).is_some() || std::str::from_utf8(part).is_err() {
+    if memchr2(QUOTED, DELIM_IN_QUOTES, part).is_some() || crate::utf8(part).is_err() {
         return None;
     }
     // Lines, to reserve cells for (most lines are rows).

@@ -187,7 +187,7 @@ impl TableEncoder {
         self.partial.extend_from_slice(&data[last + 1..]);
         // (one validation for the whole block: the reference declines the
         // same inputs, whichever line holds the bad byte)
-        let block = std::str::from_utf8(&data[..last]).map_err(|_| Decline::Utf8)?;
+        let block = crate::utf8(&data[..last]).map_err(|_| Decline::Utf8)?;
         self.block(block, out)
     }
 
@@ -771,7 +771,7 @@ impl<'a> Parser<'a> {
 /// assert!(count_values(b"{\"a\": 1,}\n").is_err());
 /// ```
 pub fn count_values(block: &[u8]) -> Result<u64, Decline> {
-    let text = std::str::from_utf8(block).map_err(|_| Decline::Utf8)?;
+    let text = crate::utf8(block).map_err(|_| Decline::Utf8)?;
     let mut scratch = String::new();
     let mut n = 0;
     for line in text.split('\n') {

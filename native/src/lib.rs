@@ -259,3 +259,13 @@ impl Decoder {
         }
     }
 }
+
+/// `bytes` as UTF-8 text: validated with SIMD (simdutf8, several times
+/// std's speed on text with non-ASCII characters), std's validation
+/// only to locate an error.
+pub fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(_) => std::str::from_utf8(bytes),
+    }
+}

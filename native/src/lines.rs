@@ -238,7 +238,7 @@ impl LineSplitter {
         // One UTF-8 validation for the whole feed (a small feed paid one per piece before): the
         // valid prefix's complete lines are handed over first, so that an invalid sequence is
         // reported after the lines before it, located in its own line as before.
-        let (text, bad) = match std::str::from_utf8(data) {
+        let (text, bad) = match crate::utf8(data) {
             Ok(s) => (s, None),
             Err(e) => (
                 std::str::from_utf8(&data[..e.valid_up_to()]).unwrap_or(""),

@@ -293,7 +293,7 @@ pub fn jsonl_items<'py>(
     crate::guarded(&mut false, || {
         // (each half validated as UTF-8 where it is written; the JSON walk
         // raises no Python error, so a failure is a decline)
-        let write = |half: &[u8]| items(std::str::from_utf8(half).ok()?, &o).ok();
+        let write = |half: &[u8]| items(toonstream_native::utf8(half).ok()?, &o).ok();
         let Some(((mut out, mut n), rest)) = py.detach(|| on_two_threads(bytes, threads, write))
         else {
             return Ok(py.NotImplemented());
