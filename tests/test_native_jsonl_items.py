@@ -107,7 +107,8 @@ def _block(trees: list[Any], ws: list[str], blanks: list[bool]) -> bytes:
 def _reference(block: bytes, **opts: Any) -> Any:
     values, _ = streaming._parse_batch(io.BytesIO(block).readlines() or [b""], 1)
     text = _native.list_items(values, **opts) if values else ""
-    return NotImplemented if text is NotImplemented else (text, len(values), block.count(b"\n"))
+    # (jsonl_items gives the text as UTF-8 bytes, list_items as str)
+    return NotImplemented if text is NotImplemented else (text.encode(), len(values), block.count(b"\n"))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -139,8 +140,8 @@ def test_jsonl_items_writes_what_list_items_writes(trees: list[Any], ws: list[st
     ],
 )
 def test_shapes_and_spellings(line: bytes, want: str) -> None:
-    assert _native.jsonl_items(line + b"\n") == (want, 1, 1)
-    assert _reference(line + b"\n") == (want, 1, 1)
+    assert _native.jsonl_items(line + b"\n") == (want.encode(), 1, 1)
+    assert _reference(line + b"\n") == (want.encode(), 1, 1)
 
 
 @pytest.mark.parametrize(
@@ -156,8 +157,14 @@ def test_declines_what_the_reference_parses_with_more_care(line: bytes) -> None:
 
 
 def test_blank_blocks_and_options() -> None:
-    assert _native.jsonl_items(b"") == ("", 0, 0)
-    assert _native.jsonl_items(b"\n \r\n\t\n") == ("", 0, 3)
+    assert _native.jsonl_items(b"") == (b"", 0, 0)
+    assert _native.jsonl_items(b"\n \r\n\t\n") == (b"", 0, 3)
+    assert _native.jsonl_items(b'x\n[1]\n[2]\nx', start=2, end=10) == (b"  - [1]: 1\n  - [1]: 2", 2, 2)
+    with pytest.raises(ValueError, match="not within the block"):
+        _native.jsonl_items(b"[1]\n", start=3, end=9)
+    assert _native.jsonl_count(b'x\n[1]\n[2]\nx', start=2, end=10) == (2, 2)
+    with pytest.raises(ValueError, match="not within the block"):
+        _native.jsonl_count(b"[1]\n", start=5)
     assert _native.jsonl_items(b"[1]\n", delimiter="comma") is NotImplemented  # the reference's spelling
     with pytest.raises(TypeError):
         _native.jsonl_items(b"[1]\n", nope=1)
@@ -184,7 +191,7 @@ class ItemsSpy:
         self.results: list[bool] = []
 
     def __call__(self, block: bytes, **opts: Any) -> Any:
-        got = _native.jsonl_items(block, **opts)
+        got = _native.jsonl_items(block, **opts)  # (start and end among opts)
         self.results.append(got is not NotImplemented)
         return got
 
@@ -278,3 +285,27 @@ def test_wide_objects_with_keys_in_another_order() -> None:
         block = (line + "\n").encode()
         got = _native.jsonl_items(block, **opts)
         assert got is not NotImplemented and got == _reference(block, **opts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    st.booleans(),
+    st.booleans(),
+    st.integers(min_value=1, max_value=16),
+)
+def test_raw_blocks(lines: list[bytes], bom: bool, last_lf: bool, size: int) -> None:
+    # The blocks pass two and pass one hand over: complete lines, read in place (a line across
+    # two blocks joined on its own), in order, every byte once; a BOM at the start left out.
+    from toonstream.streaming import _raw_blocks
+
+    text = b"\n".join(lines) + (b"\n" if last_lf and lines else b"")
+    data = (b"\xef\xbb\xbf" if bom else b"") + text
+    got = list(_raw_blocks(io.BytesIO(data), size))
+    assert b"".join(d[s:e] for d, s, e in got) == text
+    for i, (d, s, e) in enumerate(got):
+        assert 0 <= s < e <= len(d)
+        assert d[e - 1 : e] == b"\n" or i == len(got) - 1  # (only the last may lack its line feed)
+        # (as read, or one joined line; at the start 3 bytes at least, for a BOM)
+        assert e - s <= max(size, 3) or d[s:e].count(b"\n") <= 1
+    assert b"".join(d[s:e] for d, s, e in _raw_blocks(io.BytesIO(data), size, bom=False)) == data

@@ -177,8 +177,8 @@ class Engine:
         #: ``jsonl_table(*, delimiter, indent_size, threads)``: the push encoder behind
         #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
         self.jsonl_table = jsonl_table
-        #: ``jsonl_count(block, *, threads=2)``: ``(values, lines)`` of a block of complete JSON
-        #: Lines (bytes): the number of JSON values (one per line that is not blank), each
+        #: ``jsonl_count(block, *, threads=2, start=0, end=None)``: ``(values, lines)`` of a block
+        #: of complete JSON Lines (bytes; ``block[start:end]``, read in place): the number of JSON values (one per line that is not blank), each
         #: checked, and of line feeds; or None where the reference must parse the block (anything
         #: it reads with more care, or rejects).  A big block is counted on ``threads`` threads.
         self.jsonl_count = jsonl_count
@@ -192,10 +192,10 @@ class Engine:
         #: writes them after the array's header (LF between lines, none before or after), or
         #: ``NotImplemented`` (nothing done) for anything ``dumps`` would not take
         self.list_items = list_items
-        #: ``jsonl_items(block, *, threads=2, indent_size, delimiter, max_depth, missing_as_null)``:
-        #: the JSON values of a block of complete JSON Lines (bytes; one per line that is not
-        #: blank) written as ``list_items`` writes the values the reference parses from them:
-        #: ``(text, values, lines)`` (the counts of values and of line feeds), or
+        #: ``jsonl_items(block, *, threads=2, start=0, end=None, indent_size, delimiter, max_depth,
+        #: missing_as_null)``: the JSON values of a block of complete JSON Lines (bytes;
+        #: ``block[start:end]``, read in place; one per line that is not blank) written as ``list_items`` writes the values the reference parses from them:
+        #: ``(text, values, lines)`` (the text as UTF-8 bytes; the counts of values and of line feeds), or
         #: ``NotImplemented`` (nothing done) for a block the reference must parse (anything it
         #: reads with more care, or rejects) or values ``list_items`` would decline.  A big block
         #: is written on ``threads`` threads (the same text).

@@ -37,7 +37,7 @@ from bisect import bisect_right
 from decimal import Decimal
 from itertools import accumulate, islice, repeat
 from operator import itemgetter
-from typing import IO, Any, Callable, Generator, Iterable, Iterator, Union, cast
+from typing import IO, Any, Callable, Generator, Iterable, Iterator, TypeAlias, Union, cast
 
 from . import _engine, _parallel
 from ._reference.columns import format_columns
@@ -377,8 +377,8 @@ class _JsonLines:
         for values, _ in _jsonl_batches(self._batches()):
             yield from values
 
-    def _blocks(self) -> Iterator[bytes | list[Any]]:
-        """Blocks of complete lines (about ITEMS_BLOCK bytes each): bytes, or a list of
+    def _blocks(self) -> Iterator[_Block | list[Any]]:
+        """Blocks of complete lines (about ITEMS_BLOCK bytes each): ``_Block``, or a list of
         lines where they are not all bytes."""
         if self._fp is not None:
             self._fp.seek(self._start)
@@ -386,9 +386,11 @@ class _JsonLines:
             return
         for lines in _blocks_of(self._batches(), ITEMS_BLOCK):
             try:
-                yield b"".join(lines)
+                data = b"".join(lines)
             except TypeError:  # str lines among them
                 yield lines
+            else:
+                yield data, 0, len(data)
 
     def item_batches(self, walk: Walk) -> Iterator[Any]:
         """For each block of lines, ``_Items``: its values written as list items by the
@@ -403,15 +405,16 @@ class _JsonLines:
         lineno = 1
         for block in self._blocks():
             lines: list[Any]
-            if type(block) is bytes:
-                done = native(block, threads=self._threads, **options)
+            if type(block) is tuple:
+                data, start, end = block
+                done = native(data, start=start, end=end, threads=self._threads, **options)
                 if done is not NotImplemented:
                     text, n, feeds = done
                     if n:
                         yield _Items(text, n)
                     lineno += feeds
                     continue
-                lines = io.BytesIO(block).readlines()
+                lines = io.BytesIO(data[start:end]).readlines()
             else:
                 lines = cast(list[Any], block)
             values, _ = _parse_batch(lines, lineno)
@@ -419,18 +422,40 @@ class _JsonLines:
             lineno += len(lines)
 
 
-def _raw_blocks(fp: Any, size: int, *, bom: bool = True) -> Iterator[bytes]:
-    """Blocks of complete lines of a binary file from its position: ``size`` bytes and the rest
-    of the line they end in (the last block maybe without its line feed); a BOM at the start
-    removed (with ``bom``: the position is the input's start)."""
+#: Complete lines ``data[start:end]`` (the last line of an input maybe without its line feed).
+_Block: TypeAlias = "tuple[bytes, int, int]"
+
+
+def _raw_blocks(fp: Any, size: int, *, bom: bool = True) -> Iterator[_Block]:
+    """Blocks of complete lines of a binary file from its position, as read (``size`` bytes
+    each: no copy of a block is made; the line that runs across two blocks is joined on its
+    own, as a block of one line); a BOM at the start left out (with ``bom``: the position is
+    the input's start)."""
+    pending: list[bytes] = []  # the pieces of a line not yet ended
     first = bom
-    while block := fp.read(size):
-        if not block.endswith(b"\n"):
-            block += fp.readline()
-        if first:
-            first = False
-            block = block.removeprefix(b"\xef\xbb\xbf")
-        yield block
+    while data := fp.read(size):
+        while first and len(data) < 3 and (more := fp.read(size)):  # (a BOM's 3 bytes at once)
+            data += more
+        start = 3 if first and data.startswith(b"\xef\xbb\xbf") else 0
+        first = False
+        cut = data.rfind(b"\n", start) + 1
+        if not cut:  # (inside a line longer than a block)
+            pending.append(data[start:])
+            continue
+        if pending:
+            nl = data.find(b"\n", start) + 1
+            pending.append(data[start:nl])
+            line = b"".join(pending)
+            pending = []
+            yield line, 0, len(line)
+            start = nl
+        if cut > start:
+            yield data, start, cut
+        if cut < len(data):
+            pending.append(data[cut:])
+    line = b"".join(pending)
+    if line:
+        yield line, 0, len(line)
 
 
 #: Bytes of JSON Lines handed to the engine's ``jsonl_items`` at once (big enough for its two
@@ -454,11 +479,12 @@ def _blocks_of(batches: Iterable[list[Any]], size: int) -> Iterator[list[Any]]:
 
 class _Items:
     """In an event encoder's spool: ``n`` elements already written as the
-    list items of their array (its pass two copies ``text``)."""
+    list items of their array (its pass two copies ``text``: str, or UTF-8
+    bytes from ``jsonl_items``)."""
 
     __slots__ = ("text", "n")
 
-    def __init__(self, text: str, n: int) -> None:
+    def __init__(self, text: str | bytes, n: int) -> None:
         self.text, self.n = text, n
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -1390,7 +1416,7 @@ def _jsonl_batches(batches: Iterable[list[Any]], lineno: int = 1) -> Iterator[tu
 def _jsonl_pass_one(
     batches: Iterable[list[Any]],
     plan: _ArrayPlan,
-    rest: Callable[[], Iterator[bytes]] | None = None,
+    rest: Callable[[], Iterator[_Block]] | None = None,
     *,
     threads: int = 2,
 ) -> Iterator[tuple[list[Any] | int, bool]]:
@@ -1420,13 +1446,13 @@ def _jsonl_pass_one(
     else:
         return
     assert count is not None and rest is not None
-    for block in rest():
-        counted = count(block, threads=threads)
+    for data, start, end in rest():
+        counted = count(data, start=start, end=end, threads=threads)
         if counted is not None:
             yield counted[0], True
             lineno += counted[1]
         else:
-            lines = io.BytesIO(block).readlines()
+            lines = io.BytesIO(data[start:end]).readlines()
             yield _parse_batch(lines, lineno)
             lineno += len(lines)
 

@@ -75,6 +75,9 @@ impl Doc {
         self.text.clear();
         self.pending.clear();
         self.open.clear();
+        // The text starts with the line itself: a string without escapes
+        // (most) is then a range of it, not a copy of its own.
+        self.text.push_str(line);
         let mut p = Parser::new(line);
         loop {
             // a value
@@ -170,8 +173,8 @@ impl Doc {
         let a = self.text.len();
         let from = p.at;
         if p.string_into(&mut self.text)? {
-            // no escapes: the contents are the text as written
-            self.text.push_str(&p.s[from..p.at - 1]);
+            // no escapes: the contents are the line as written (the text's start)
+            return Ok(Node::Str(from..p.at - 1));
         }
         Ok(Node::Str(a..self.text.len()))
     }
@@ -216,7 +219,20 @@ impl Doc {
         // (most objects are small and have no key twice: a check without
         // allocation first, then the rewrite only where it is needed)
         let twice = if n <= 16 {
-            (1..n).any(|i| (0..i).any(|j| key(i) == key(j)))
+            // (keys told apart by length and end bytes first: a pair that
+            // could be equal is rare, and only then are keys compared)
+            let mut seen = 0u64;
+            let clash = (0..n).any(|m| {
+                let k = key(m).as_bytes();
+                let h = (k.len()
+                    ^ usize::from(k.first().copied().unwrap_or(0)) << 1
+                    ^ usize::from(k.last().copied().unwrap_or(0)) << 2)
+                    & 63;
+                let hit = seen & (1 << h) != 0;
+                seen |= 1 << h;
+                hit
+            });
+            clash && (1..n).any(|i| (0..i).any(|j| key(i) == key(j)))
         } else {
             let mut seen = std::collections::HashSet::with_capacity(n);
             (0..n).any(|i| !seen.insert(key(i)))

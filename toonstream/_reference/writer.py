@@ -118,14 +118,21 @@ class LineSink:
         self._size = 0
         self._first = True
 
-    def line(self, text: str) -> None:
+    def line(self, text: str | bytes) -> None:
         if self._first:
             self._first = False
         else:
             self._pending.append("\n")
         self.part(text)
 
-    def part(self, text: str) -> None:
+    def part(self, text: str | bytes) -> None:
+        """``text``: str, or UTF-8 bytes (a native block of list items, say)."""
+        if isinstance(text, bytes):
+            if self._binary and len(text) >= 1 << 16:  # (as it is: no decoding, no encoding)
+                self.flush()
+                self._fp.write(text)  # type: ignore[arg-type]
+                return
+            text = text.decode("utf-8")
         if len(text) >= 1 << 16:
             # (a big piece, a native block of list items say, goes out as it is: joining it
             # with the pending pieces first would copy it once more)

@@ -32,19 +32,28 @@ use crate::guarded;
 /// _native.jsonl_count(b'{"a": NaN}\n')         # None
 /// ```
 #[pyfunction]
-#[pyo3(signature = (block, *, threads=2))]
+#[pyo3(signature = (block, *, threads=2, start=0, end=None))]
 pub(crate) fn jsonl_count(
     py: Python<'_>,
     block: Bound<'_, PyBytes>,
     threads: usize,
+    start: usize,
+    end: Option<usize>,
 ) -> PyResult<Option<(u64, u64)>> {
-    let bytes = block.as_bytes();
+    let bytes = part(block.as_bytes(), start, end)?;
     guarded(&mut false, || {
         Ok(py.detach(|| {
             let (a, b) = on_two_threads(bytes, threads, |half| count_values(half).ok())?;
             Some((a + b.unwrap_or(0), line_feeds(bytes)))
         }))
     })
+}
+
+/// `block[start:end]` (the lines a caller's block holds, read in place).
+pub(crate) fn part(block: &[u8], start: usize, end: Option<usize>) -> PyResult<&[u8]> {
+    block
+        .get(start..end.unwrap_or(block.len()))
+        .ok_or_else(|| PyValueError::new_err("start:end is not within the block"))
 }
 
 /// The line feeds in `block` (the lines a block of complete lines holds).

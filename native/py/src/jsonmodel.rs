@@ -26,7 +26,6 @@ use toonstream_native::jsontree::{Doc, Node};
 
 use crate::encode::{options, Encoder, Kind, Model, Options, Stop, R};
 use crate::jsonl::{line_feeds, on_two_threads};
-use crate::pystr::new_str;
 
 /// A node id handed out as an object's member (the walk's borrowed item).
 pub(crate) struct Id(usize);
@@ -266,8 +265,8 @@ impl Model for JsonModel {
 /// The values of a block of JSON Lines (complete lines, UTF-8, the first
 /// line's BOM already removed) written as the list items of a root array,
 /// as `list_items` writes the values the reference parses from them:
-/// `(text, values, lines)`: the count of values (lines that are not
-/// blank) and of line feeds.
+/// `(text, values, lines)`: the text as UTF-8 bytes, the count of values
+/// (lines that are not blank) and of line feeds.
 /// `NotImplemented`, with nothing done, for a block with any line the core
 /// declines (what the reference parses with more care or rejects: see
 /// `jsontree`) or any value `list_items` would decline; the caller then
@@ -279,33 +278,45 @@ impl Model for JsonModel {
 /// same; `threads=1`: one).  Signals are not checked meanwhile: the caller hands over blocks
 /// of a few MiB and is interruptible between them.
 #[pyfunction]
-#[pyo3(signature = (block, *, threads=2, **options))]
+#[pyo3(signature = (block, *, threads=2, start=0, end=None, **options))]
 pub fn jsonl_items<'py>(
     py: Python<'py>,
     block: &Bound<'py, PyBytes>,
     threads: usize,
+    start: usize,
+    end: Option<usize>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
+    let bytes = crate::jsonl::part(block.as_bytes(), start, end)?;
     let Some(o) = self::options(py, options)? else {
         return Ok(py.NotImplemented());
     };
-    let bytes = block.as_bytes();
     crate::guarded(&mut false, || {
         // (each half validated as UTF-8 where it is written; the JSON walk
         // raises no Python error, so a failure is a decline)
         let write = |half: &[u8]| items(toonstream_native::utf8(half).ok()?, &o).ok();
-        let Some(((mut out, mut n), rest)) = py.detach(|| on_two_threads(bytes, threads, write))
+        let Some(((first, mut n), rest)) = py.detach(|| on_two_threads(bytes, threads, write))
         else {
             return Ok(py.NotImplemented());
         };
-        if let Some((text, m)) = rest {
-            if !out.is_empty() && !text.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(&text);
-            n += m;
-        }
-        Ok((new_str(py, &out), n, line_feeds(bytes))
+        // The halves' texts written into the bytes object at once (no joined copy).
+        let second = rest.as_ref().map_or("", |(text, _)| text.as_str());
+        let between = if first.is_empty() || second.is_empty() {
+            ""
+        } else {
+            "\n"
+        };
+        let len = first.len() + between.len() + second.len();
+        let text = PyBytes::new_with(py, len, |buf| {
+            let (a, rest) = buf.split_at_mut(first.len());
+            a.copy_from_slice(first.as_bytes());
+            let (b, c) = rest.split_at_mut(between.len());
+            b.copy_from_slice(between.as_bytes());
+            c.copy_from_slice(second.as_bytes());
+            Ok(())
+        })?;
+        n += rest.map_or(0, |(_, m)| m);
+        Ok((text, n, line_feeds(bytes))
             .into_pyobject(py)?
             .into_any()
             .unbind())
