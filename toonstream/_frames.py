@@ -146,7 +146,9 @@ class NativeRows:
         return NativeRows(self.cols, self.lo, self.hi, [index[n] for n in names])
 
     def bits(self, i: int) -> int:
-        """Kind bits of selected column ``i``'s cells, or-ed."""
+        """Kind bits of selected column ``i``'s cells, or-ed (of a run typed as
+        split: the whole run's, each cell checked against the plan; only
+        ``_typed_native`` asks then, inference having read runs split before)."""
         return int(self.cols.bits(self.sel[i], self.lo, self.hi))
 
     def series(self, i: int, kind: str) -> pl.Series:

@@ -158,6 +158,25 @@ pub enum Layout {
     Skip,
 }
 
+impl Layout {
+    /// The layout that holds cells of kinds `bits` as the frame reader
+    /// types them without a schema (ints; numbers; booleans; strings
+    /// without numbers); [`Layout::Skip`] for any other mix.
+    pub fn of_kinds(bits: u8) -> Layout {
+        if bits & !(K_INT | K_NULL) == 0 {
+            Layout::Int64
+        } else if bits & !(K_INT | K_FLOAT | K_NULL) == 0 {
+            Layout::Float64
+        } else if bits & !(K_BOOL | K_NULL) == 0 {
+            Layout::Bool
+        } else if bits & (K_INT | K_BIG | K_FLOAT | K_HUGE) == 0 {
+            Layout::Views
+        } else {
+            Layout::Skip
+        }
+    }
+}
+
 /// A column's place in a plan: its layout and the kinds its cells may
 /// have (bits of [`K_NULL`] ...); a cell of another kind is a misfit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1354,19 +1373,8 @@ mod tests {
         let plan: Vec<Plan> = (0..width)
             .map(|col| {
                 let bits = cells.bits(col, 0, n);
-                let layout = if bits & !(K_INT | K_NULL) == 0 {
-                    Layout::Int64
-                } else if bits & !(K_INT | K_FLOAT | K_NULL) == 0 {
-                    Layout::Float64
-                } else if bits & !(K_BOOL | K_NULL) == 0 {
-                    Layout::Bool
-                } else if bits & (K_INT | K_BIG | K_FLOAT | K_HUGE) == 0 {
-                    Layout::Views
-                } else {
-                    Layout::Skip
-                };
                 Plan {
-                    layout,
+                    layout: Layout::of_kinds(bits),
                     allowed: bits,
                 }
             })
