@@ -513,3 +513,23 @@ def long_tables(draw: Any) -> tuple[list[str], int, dict[str, Any]]:
 def test_generated_typed_as_split(case: tuple[list[str], int, dict[str, Any]]) -> None:
     rows, n, opts = case
     planned(rows, header="t[{n}]{{a,b,c}}:", batch_size=16, **opts)
+
+
+def test_marker_bytes_in_rows() -> None:
+    # Bytes 0x01 and 0x02 mark quoted tokens in the readers' token frames: rows holding them are
+    # read by the decoder on both engines, so an error names the line as it is (the reference's
+    # own splitter had read \x01 as a quote mark: '  "250",x250').
+    rows = [f"{i},x{i}" for i in range(300)]
+    rows[250] = "\x01250,x250"
+    planned(rows, header="t[{n}]{{a,b}}:", infer_schema_length=5, batch_size=16)
+    rows[250] = "250,x\x02y"
+    planned(rows, header="t[{n}]{{a,b}}:", infer_schema_length=5, batch_size=16)
+    data = table(["\x011,a", "2,b"], header="t[{n}]{{a,b}}:")
+    check(data)
+    previous = _engine.use(PYTHON)
+    try:
+        with pytest.raises(toonstream.ToonDecodeError) as e:
+            tp.read_toon(table(rows[:249] + ["\x01250,x250"] + rows[250:], header="t[{n}]{{a,b}}:"), infer_schema_length=5)
+        assert e.value.line_text == "  \x01250,x250"
+    finally:
+        _engine.use(previous)

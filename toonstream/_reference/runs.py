@@ -67,7 +67,8 @@ def table_columns(
     verdict ``(name, False)``: ``"not_indented"`` (some line is not at the
     row indentation: the caller cuts the run before it), ``"not_plain"``
     (the plain lines are not UTF-8) or ``"unhandled"`` (some plain line has
-    another width): the decoder then reads the whole run.
+    another width, or the run holds a byte 0x01 or 0x02, which the readers'
+    tokens use as marks): the decoder then reads the whole run.
 
     >>> run = table_columns(b"  1,a\\n  # note\\n  2,b\\n", 0, 21, 2, ",", 2, 10)
     >>> run.columns, run.specials
@@ -78,6 +79,10 @@ def table_columns(
     if n_lines > cap:
         data = data[: len(data) - len(data.split(b"\n", cap)[-1])]
         n_lines = cap
+    if b"\x01" in data or b"\x02" in data:
+        # (the bytes that mark quoted tokens in the readers' token frames:
+        # the decoder reads these rows, as on the native engine)
+        return ("unhandled", False)
     if _not_indented(plen).search(b"\n" + data[:-1]) is not None:
         return ("not_indented", False)
     # Only the special lines are located (C-level byte searches); the
