@@ -302,10 +302,30 @@ def test_raw_blocks(lines: list[bytes], bom: bool, last_lf: bool, size: int) -> 
     text = b"\n".join(lines) + (b"\n" if last_lf and lines else b"")
     data = (b"\xef\xbb\xbf" if bom else b"") + text
     got = list(_raw_blocks(io.BytesIO(data), size))
-    assert b"".join(d[s:e] for d, s, e in got) == text
+    assert b"".join(d[s:e] for d, s, e in got) == data.removeprefix(b"\xef\xbb\xbf")  # (text, unless it starts so)
     for i, (d, s, e) in enumerate(got):
         assert 0 <= s < e <= len(d)
         assert d[e - 1 : e] == b"\n" or i == len(got) - 1  # (only the last may lack its line feed)
-        # (as read, or one joined line; at the start 3 bytes at least, for a BOM)
-        assert e - s <= max(size, 3) or d[s:e].count(b"\n") <= 1
+        # (as read, or one joined line; the first read goes on to 3 bytes at least, for a BOM)
+        assert e - s <= (max(size, 3) + size if i == 0 else size) or d[s:e].count(b"\n") <= 1
     assert b"".join(d[s:e] for d, s, e in _raw_blocks(io.BytesIO(data), size, bom=False)) == data
+
+
+def test_raw_blocks_every_small_layout() -> None:
+    # Every layout of up to 5 lines of 0, 1 or 3 bytes, each block size from 1 to 8, with and
+    # without a BOM and a last line feed: the same properties as above, exhaustively.
+    import itertools
+
+    from toonstream.streaming import _raw_blocks
+
+    for n in range(6):
+        for lens in itertools.product([0, 1, 3], repeat=n):
+            for last_lf, bom in itertools.product([False, True], repeat=2):
+                text = b"\n".join(b"x" * k for k in lens) + (b"\n" if last_lf and lens else b"")
+                data = (b"\xef\xbb\xbf" if bom else b"") + text
+                for size in range(1, 9):
+                    got = list(_raw_blocks(io.BytesIO(data), size))
+                    assert b"".join(d[s:e] for d, s, e in got) == text, (data, size)
+                    for i, (d, s, e) in enumerate(got):
+                        assert 0 <= s < e <= len(d) and (d[e - 1 : e] == b"\n" or i == len(got) - 1)
+                        assert e - s <= (max(size, 3) + size if i == 0 else size) or d[s:e].count(b"\n") <= 1
