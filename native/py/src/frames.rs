@@ -10,6 +10,12 @@
 //! pl.Series(c.arrow(0, 0, 2, "int64"))   # [1, 2]
 //! ```
 //!
+//! With a plan (the column types, once the reader knows them) the cells are
+//! typed as the run is split: the object then holds each column's buffers
+//! for the whole run, and `arrow()` hands out slices of them (shared, with
+//! an offset); the cells are split again only if asked for (`tokens`, or
+//! a kind the plan did not make).
+//!
 //! The splitting and the buffers are made without the GIL (they hold no
 //! Python object: the run's `bytes` is immutable and kept alive by the
 //! object).
