@@ -17,7 +17,10 @@ exactly, type for type, on:
    the events in Rust): the same text or error;
 7. ``encode_jsonl`` of the input's bytes as JSON Lines, and of the decoded value's elements
    written one per line as JSON (the native engine writes list items from the bytes,
-   ``jsonl_items``): the same text or error (message, line, column).
+   ``jsonl_items``): the same text or error (message, line, column);
+8. ``read_toon`` (when polars is installed) with tiny reader steps, batches and inference, so that
+   most runs are split once the types are known (the native splitter then types them as it
+   splits them): the same schema and rows, or the same error.
 A difference or a crash is a finding: it becomes a regression test in tests/test_native_*.py.
 """
 
@@ -124,6 +127,34 @@ def test_one(data: bytes) -> None:
                 same(outcome(PYTHON, lambda: toon_of_jsonl(elements)), outcome(NATIVE, lambda: toon_of_jsonl(elements)),
                      "encode_jsonl (elements)", data)
     same(outcome(PYTHON, lambda: toon_of_jsonl(doc)), outcome(NATIVE, lambda: toon_of_jsonl(doc)), "encode_jsonl", data)
+    if _frames is not None:
+        same(frame_of(PYTHON, doc), frame_of(NATIVE, doc), "read_toon", data)
+
+
+try:
+    import toonstream.polars as _tp
+    from toonstream import _frames
+except ImportError:  # (polars not installed: no frames)
+    _frames = None
+
+
+def frame_of(engine: _engine.Engine, doc: bytes) -> tuple[str, Any]:
+    """``read_toon`` of ``doc`` on ``engine``: (schema, rows as lists), or the error."""
+    assert _frames is not None
+    saved = _frames.CHUNK, _frames.FEED
+    _frames.CHUNK, _frames.FEED = 256, 32
+
+    def read() -> Any:
+        df = _tp.read_toon(doc, batch_size=8, infer_schema_length=4)
+        return [[name, str(dtype)] for name, dtype in df.schema.items()], [list(r) for r in df.rows()]
+
+    try:
+        got = outcome(engine, read)
+    except Exception as e:  # (not a decode error: the same class and message on both engines)
+        got = ("exception", (type(e).__name__, str(e)))
+    finally:
+        _frames.CHUNK, _frames.FEED = saved
+    return got
 
 
 def toon_of_jsonl(lines: bytes) -> str:
