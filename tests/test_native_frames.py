@@ -533,3 +533,14 @@ def test_marker_bytes_in_rows() -> None:
         assert e.value.line_text == "  \x01250,x250"
     finally:
         _engine.use(previous)
+
+
+def test_mutations_typed_as_split() -> None:
+    # Byte mutations of a table long enough for its later runs to be typed as split (tiny reader
+    # steps, batches and inference): the frames or errors of the reference.
+    base = table(PLAIN[:150], header="t[{n}]{{a,b,c,d,e}}:")
+    rng = random.Random(33)
+    typed = 0
+    for _ in range(60):
+        typed += check(mutate(rng, base), chunkings=[(256, 32)], batch_size=8, infer_schema_length=4).typed
+    assert typed > 100  # (runs typed as split, among those of the 60 tables)
