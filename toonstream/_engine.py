@@ -178,9 +178,10 @@ class Engine:
         #: ``encode_jsonl`` for a file of flat records with one set of keys (see :class:`JsonlTable`)
         self.jsonl_table = jsonl_table
         #: ``jsonl_count(block, *, threads=2, start=0, end=None)``: ``(values, lines)`` of a block
-        #: of complete JSON Lines (bytes; ``block[start:end]``, read in place): the number of JSON values (one per line that is not blank), each
-        #: checked, and of line feeds; or None where the reference must parse the block (anything
-        #: it reads with more care, or rejects).  A big block is counted on ``threads`` threads.
+        #: of complete JSON Lines (bytes; ``block[start:end]``, read in place): the number of JSON
+        #: values (one per line that is not blank), each checked, and of line feeds; or None where
+        #: the reference must parse the block (anything it reads with more care, or rejects).  A
+        #: big block is counted on ``threads`` threads.
         self.jsonl_count = jsonl_count
         #: ``table_rows(records, names, *, indent_size, delimiter, max_depth)``: the row lines of a
         #: list of records of a flat table (``"\\n" + indent + cells`` each, as ``dumps`` writes
@@ -194,8 +195,9 @@ class Engine:
         self.list_items = list_items
         #: ``jsonl_items(block, *, threads=2, start=0, end=None, indent_size, delimiter, max_depth,
         #: missing_as_null)``: the JSON values of a block of complete JSON Lines (bytes;
-        #: ``block[start:end]``, read in place; one per line that is not blank) written as ``list_items`` writes the values the reference parses from them:
-        #: ``(text, values, lines)`` (the text as UTF-8 bytes; the counts of values and of line feeds), or
+        #: ``block[start:end]``, read in place; one per line that is not blank) written as
+        #: ``list_items`` writes the values the reference parses from them: ``(text, values,
+        #: lines)`` (the text as UTF-8 bytes; the counts of values and of line feeds), or
         #: ``NotImplemented`` (nothing done) for a block the reference must parse (anything it
         #: reads with more care, or rejects) or values ``list_items`` would decline.  A big block
         #: is written on ``threads`` threads (the same text).

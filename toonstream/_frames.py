@@ -834,6 +834,10 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
     return pl.Series(name, values, dtype=base)
 
 
+#: the kinds of numbers (a String column holding one is typed by the reference: its canonical text)
+_NUMBERS = K_INT | K_BIG | K_FLOAT | K_HUGE
+
+
 def _native_kind(base: pl.DataType, bits: int) -> str | None:
     """The native column buffers that give a column of dtype ``base`` whose
     cells have kinds ``bits`` (already checked to fit), as ``convert_values``
@@ -846,18 +850,13 @@ def _native_kind(base: pl.DataType, bits: int) -> str | None:
         return "bool"
     if base == pl.Null:
         return "null"
-    if base == pl.String and not bits & (K_INT | K_BIG | K_FLOAT | K_HUGE):
+    if base == pl.String and not bits & _NUMBERS:
         return "utf8"
     return None
 
 
-def _layout(base: pl.DataType) -> str | None:
-    """The native splitter's layout (``table_columns(plan=...)``) for a
-    column of base dtype ``base``: the buffers ``_native_kind`` asks for."""
-    for dtype, layout in ((pl.Int64, "l"), (pl.Float64, "g"), (pl.Boolean, "b"), (pl.String, "v"), (pl.Null, "-")):
-        if base == dtype:
-            return layout
-    return None
+#: the native splitter's layout (``table_columns(plan=...)``) for each of ``_native_kind``'s buffers
+_LAYOUTS = {"int64": "l", "float64": "g", "bool": "b", "utf8": "v", "null": "-"}
 
 
 def kind_name(bits: int) -> str:
@@ -1438,7 +1437,6 @@ class FrameReader:
         self.inferred_from = sum(b.n for b in batches)
         self.scan.plan = self._plan()
 
-
     def _plan(self) -> list[tuple[str, int]] | None:
         """Per leaf column of the scan, how the native splitter types its
         cells as it splits them (layout, kinds allowed): the layout
@@ -1457,12 +1455,12 @@ class FrameReader:
         assert self.selected is not None
         for i, leaf in enumerate(self.selected):
             base = base_dtype(self.dtypes[i])
-            layout = _layout(base)
+            layout = _LAYOUTS.get(_native_kind(base, 0) or "")
             if layout is None:
                 return None
             allowed = allowed_kinds(base, self.forced[i]) & 0xFF
             if layout == "v":  # (numbers in a String column: their canonical text is the reference's)
-                allowed &= ~(K_INT | K_BIG | K_FLOAT | K_HUGE)
+                allowed &= ~_NUMBERS
             plan[leaf] = (layout, allowed)
         return plan
 

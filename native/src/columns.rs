@@ -1056,17 +1056,12 @@ impl Columns {
     /// Nulls where the cell is the token `null` (the other kinds are the
     /// caller's to have checked).
     fn validity(cells: &[Cell]) -> (Option<Vec<u8>>, usize) {
-        let nulls = cells.iter().filter(|c| c.kind == K_NULL).count();
-        if nulls == 0 {
-            return (None, 0);
-        }
-        let mut v = all_valid(cells.len());
-        for (i, c) in cells.iter().enumerate() {
-            if c.kind == K_NULL {
-                clear_bit(&mut v, i);
-            }
-        }
-        (Some(v), nulls)
+        let nulls: Vec<u32> = (0..)
+            .zip(cells)
+            .filter(|(_, c)| c.kind == K_NULL)
+            .map(|(i, _)| i)
+            .collect();
+        (validity_bitmap(&nulls, cells.len()), nulls.len())
     }
 
     /// Cells of column `col`, rows `lo..hi`.
@@ -1190,9 +1185,9 @@ impl Columns {
             ..Strings::default()
         };
         out.offsets.push(0);
-        let mut empty = Vec::new();
-        for (i, c) in cells.iter().enumerate() {
-            let r = lo + i;
+        let mut empty: Vec<u32> = Vec::new();
+        for (i, c) in (0..).zip(cells) {
+            let r = lo + i as usize;
             let raw_start = if col == 0 {
                 self.line_starts.get(r).copied().unwrap_or(0)
             } else {
@@ -1221,14 +1216,8 @@ impl Columns {
             }
             out.offsets.push(out.data.len() as i32);
         }
-        if !empty.is_empty() {
-            let mut v = all_valid(cells.len());
-            for &i in &empty {
-                clear_bit(&mut v, i);
-            }
-            out.validity = Some(v);
-            out.nulls = empty.len();
-        }
+        out.validity = validity_bitmap(&empty, cells.len());
+        out.nulls = empty.len();
         out
     }
 }

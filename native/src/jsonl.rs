@@ -804,14 +804,14 @@ pub fn count_values(block: &[u8]) -> Result<u64, Decline> {
     Ok(n)
 }
 
-/// The bytes that end a run of plain string contents: the closing quote, a
-/// backslash, and the control characters (an error in JSON).
 /// The bytes `"` and `\\` repeated, and the mask whose zero bytes are the
 /// control characters (below 0x20), for [`crate::scalars::zero_bytes`].
 const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
 const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
 const CONTROL: u64 = u64::from_ne_bytes([0xe0; 8]);
 
+/// The bytes that end a run of plain string contents: the closing quote, a
+/// backslash, and the control characters (an error in JSON).
 static STRING_STOP: [bool; 256] = {
     let mut t = [false; 256];
     let mut c = 0;
