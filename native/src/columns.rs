@@ -240,50 +240,82 @@ impl Typed {
         let tok = Columns::tok(data, c);
         match &mut self.values {
             Values::Int64(v) => v.push(if null { 0 } else { int(tok).unwrap_or(0) }),
-            Values::Float64(v) => {
-                let f = if null { 0.0 } else { float(tok) };
-                // (-0 as 0, as §4 decodes it)
-                v.push(if f == 0.0 { 0.0 } else { f });
-            }
+            Values::Float64(v) => v.push(if null { 0.0 } else { unsigned_zero(float(tok)) }),
             // ("true" or "false": the length tells)
             Values::Bool(v) => v.push(u8::from(!null && tok.len() == 4)),
             Values::Views { views, long } => {
-                let len = tok.len();
                 let view = if null {
                     0
-                } else if len <= 12 {
-                    // (16 bytes loaded at once where the run has them, the
-                    // token's kept: no copy of a variable length)
-                    let start = c.start as usize;
-                    let body = match data.get(start..start + 16) {
-                        Some(w) => {
-                            let mut b = [0u8; 16];
-                            b.copy_from_slice(w);
-                            u128::from_le_bytes(b) & ((1u128 << (8 * len)) - 1)
-                        }
-                        None => {
-                            let mut b = [0u8; 16];
-                            b[..len].copy_from_slice(tok);
-                            u128::from_le_bytes(b)
-                        }
-                    };
-                    len as u128 | body << 32
                 } else {
-                    let buf = match long.last_mut() {
-                        Some(buf) => buf,
+                    match view_of(data, c.start as usize, tok, long) {
+                        Some(view) => view,
                         None => return false,
-                    };
-                    // (buffer 0 of this half: renumbered when halves join)
-                    let prefix = u32::from_le_bytes([tok[0], tok[1], tok[2], tok[3]]);
-                    let view = len as u128 | (prefix as u128) << 32 | (buf.len() as u128) << 96;
-                    buf.extend_from_slice(tok);
-                    view
+                    }
                 };
                 views.push(view);
             }
             Values::Skip => {}
         }
         true
+    }
+
+    /// The cell at `data[p..]` of a plain row (its line ends at `e`), when
+    /// it has the commonest shape of this column's layout (a short int, a
+    /// short decimal, a boolean, a string that is no other kind): its value
+    /// written in the same pass that finds its end, without a [`Cell`].
+    /// Returns the cell's end (a delimiter or `e`) and kind; None, having
+    /// written nothing: [`Typed::put`] decides (nulls, spaces, exponents,
+    /// long numbers, misfits).
+    #[inline(always)]
+    fn put_fast(&mut self, data: &[u8], p: usize, e: usize, delim: u8) -> Option<(usize, u8)> {
+        let rest = data.get(p..e)?;
+        let allowed = self.allowed;
+        match &mut self.values {
+            Values::Int64(v) if allowed & K_INT != 0 => {
+                let (x, _, n) = lead_number(rest, delim, false)?;
+                v.push(x);
+                Some((p + n, K_INT))
+            }
+            Values::Float64(v) => {
+                let (m, frac, n) = lead_number(rest, delim, true)?;
+                let kind = if frac > 0 { K_FLOAT } else { K_INT };
+                if kind & !allowed != 0 {
+                    return None;
+                }
+                // (as `float`: a mantissa of at most 15 digits and at most
+                // 22 decimals are exact, one division rounds once)
+                let f = m.unsigned_abs() as f64 / POW10[frac];
+                v.push(unsigned_zero(if m < 0 { -f } else { f }));
+                Some((p + n, kind))
+            }
+            Values::Bool(v) if allowed & K_BOOL != 0 => {
+                let (x, n) = match rest.first() {
+                    Some(b't') if rest.starts_with(b"true") => (1, 4),
+                    Some(b'f') if rest.starts_with(b"false") => (0, 5),
+                    _ => return None,
+                };
+                if rest.get(n).is_some_and(|&b| b != delim) {
+                    return None;
+                }
+                v.push(x);
+                Some((p + n, K_BOOL))
+            }
+            Values::Views { views, long } if allowed & K_STR != 0 => {
+                let end = find_delim(data, p, e, delim);
+                let tok = data.get(p..end)?;
+                let (&first, &last) = (tok.first()?, tok.last()?);
+                // (spaces are trimmed, numbers and keywords are other kinds)
+                if first == b' ' || last == b' ' {
+                    return None;
+                }
+                if matches!(first, b'n' | b't' | b'f' | b'-' | b'0'..=b'9') && kind(tok)? != K_STR {
+                    return None;
+                }
+                views.push(view_of(data, p, tok, long)?);
+                Some((end, K_STR))
+            }
+            _ => None,
+        }
     }
 
     /// `other`'s rows (the next `rows0` rows on) after this one's.
@@ -316,6 +348,93 @@ impl Typed {
             _ => {}
         }
     }
+}
+
+/// -0 as 0, as §4 decodes it.
+#[inline(always)]
+fn unsigned_zero(f: f64) -> f64 {
+    if f == 0.0 {
+        0.0
+    } else {
+        f
+    }
+}
+
+/// The Arrow string view of `tok` (at `data[start..]`, a string's
+/// content): inline up to 12 bytes, else a reference into the last of
+/// `long` (buffer 0 of this half: renumbered when halves join), to which
+/// it is appended.  None: no buffer (not reached).
+#[inline(always)]
+fn view_of(data: &[u8], start: usize, tok: &[u8], long: &mut [Vec<u8>]) -> Option<u128> {
+    let len = tok.len();
+    if len <= 12 {
+        // (16 bytes loaded at once where the run has them, the token's
+        // kept: no copy of a variable length)
+        let body = match data.get(start..start + 16) {
+            Some(w) => {
+                let mut b = [0u8; 16];
+                b.copy_from_slice(w);
+                u128::from_le_bytes(b) & ((1u128 << (8 * len)) - 1)
+            }
+            None => {
+                let mut b = [0u8; 16];
+                b[..len].copy_from_slice(tok);
+                u128::from_le_bytes(b)
+            }
+        };
+        return Some(len as u128 | body << 32);
+    }
+    let buf = long.last_mut()?;
+    let prefix = u32::from_le_bytes([tok[0], tok[1], tok[2], tok[3]]);
+    let view = len as u128 | (prefix as u128) << 32 | (buf.len() as u128) << 96;
+    buf.extend_from_slice(tok);
+    Some(view)
+}
+
+/// The §4 number at the start of `rest` that ends at a `delim` or at the
+/// end, when it is short and plain: an optional minus, `0` or a digit
+/// string without a leading zero, and with `point` an optional `.` and
+/// decimals; at most 15 digits in all (exact in a float and an int64).
+/// Returns its digits as an integer (signed), the number of decimals and
+/// its length; None for any other token (an exponent, a leading zero,
+/// spaces, more digits: the kind rules decide those).
+#[inline(always)]
+fn lead_number(rest: &[u8], delim: u8, point: bool) -> Option<(i64, usize, usize)> {
+    let neg = rest.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    let mut m: i64 = 0;
+    let mut digits = 0;
+    match rest.get(i) {
+        Some(b'0') => {
+            i += 1;
+            digits = 1;
+        }
+        Some(b'1'..=b'9') => {
+            while let Some(&d) = rest.get(i).filter(|d| d.is_ascii_digit()) {
+                m = m.wrapping_mul(10).wrapping_add(i64::from(d - b'0'));
+                i += 1;
+                digits += 1;
+            }
+        }
+        _ => return None,
+    }
+    let mut frac = 0;
+    if point && rest.get(i) == Some(&b'.') {
+        i += 1;
+        while let Some(&d) = rest.get(i).filter(|d| d.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(i64::from(d - b'0'));
+            i += 1;
+            frac += 1;
+        }
+        if frac == 0 {
+            return None;
+        }
+    }
+    // (checked once: more digits may have wrapped `m`, it is not used then)
+    if digits + frac > FLOAT_EXACT || rest.get(i).is_some_and(|&b| b != delim) {
+        return None;
+    }
+    Some((if neg { -m } else { m }, frac, i))
 }
 
 /// The Arrow validity bitmap of `n` rows with nulls at `nulls` (None: no nulls).
@@ -729,16 +848,46 @@ fn row(
     let line = &data[s..e];
     // The reference's indentation test on the first raw cell: the
     // indentation, then neither a space nor an empty first cell.
-    if !(line.len() > plen
+    let indented = line.len() > plen
         && line[..plen].iter().all(|&b| b == b' ')
         && line[plen] != b' '
-        && line[plen] != delim)
-    {
+        && line[plen] != delim;
+    if !indented {
         *plain_bad = true;
     }
     let start_len = out.cols[0].len();
     let mut j = 0;
-    if quotes {
+    if !quotes && indented && !out.typed.is_empty() {
+        // A planned run's plain row: each cell typed as its end is found
+        // (Typed::put_fast), the uncommon ones by the cell path.
+        let mut p = s + plen;
+        loop {
+            let Some(t) = out.typed.get_mut(j) else {
+                return false; // (more cells than columns)
+            };
+            let end = match t.put_fast(data, p, e, delim) {
+                Some((end, kind)) => {
+                    out.kinds[j] |= kind;
+                    end
+                }
+                None => {
+                    let end = find_delim(data, p, e, delim);
+                    let Some(cell) = bare(data, p, end) else {
+                        return false;
+                    };
+                    if !out.put(j, data, cell) {
+                        return false;
+                    }
+                    end
+                }
+            };
+            j += 1;
+            if end >= e {
+                break;
+            }
+            p = end + 1;
+        }
+    } else if quotes {
         let mut p = s;
         loop {
             let raw_start = if j == 0 { s + plen.min(line.len()) } else { p };
@@ -1458,8 +1607,27 @@ mod tests {
             "é日本語の長い文字列です",
             "",
             "12345678901234567890",
+            // (the shapes around Typed::put_fast's: leading zeros, -0,
+            // 15 and 16 digits, decimals, keywords' neighbours, dates)
+            "05",
+            "-0",
+            "-12",
+            "123456789012345",
+            "1234567890123456",
+            "-0.25",
+            "0.000000000000001",
+            "1.123456789012345",
+            "12.5e3",
+            "1.",
+            "-",
+            "2017-08-16",
+            "nothing",
+            "tru",
+            "truex",
+            "false ",
+            "x ",
         ];
-        for round in 0..300 {
+        for round in 0..600 {
             let width = 1 + round % 4;
             // per column a few kinds, so that many columns fit a layout
             let pools: Vec<Vec<&str>> = (0..width)
