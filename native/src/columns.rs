@@ -208,22 +208,113 @@ pub struct Typed {
     pub nulls: Vec<u32>,
 }
 
-impl Typed {
-    fn new(plan: Plan, rows: usize) -> Typed {
-        let values = match plan.layout {
-            Layout::Int64 => Values::Int64(Vec::with_capacity(rows)),
-            Layout::Float64 => Values::Float64(Vec::with_capacity(rows)),
-            Layout::Bool => Values::Bool(Vec::with_capacity(rows)),
+impl Values {
+    /// Room for `rows` values of `layout` (zeroed: the pages are the
+    /// system's until written).
+    fn room(layout: Layout, rows: usize) -> Values {
+        match layout {
+            Layout::Int64 => Values::Int64(vec![0; rows]),
+            Layout::Float64 => Values::Float64(vec![0.0; rows]),
+            Layout::Bool => Values::Bool(vec![0; rows]),
             Layout::Views => Values::Views {
-                views: Vec::with_capacity(rows),
-                long: vec![Vec::new()],
+                views: vec![0; rows],
+                long: Vec::new(),
             },
             Layout::Skip => Values::Skip,
-        };
-        Typed {
+        }
+    }
+
+    /// Its room split at row `at`: the sinks of the two halves of a run.
+    fn sinks(&mut self, at: usize) -> (Sink<'_>, Sink<'_>) {
+        fn halves<T>(v: &mut [T], at: usize) -> (&mut [T], &mut [T]) {
+            v.split_at_mut(at.min(v.len()))
+        }
+        match self {
+            Values::Int64(v) => {
+                let (a, b) = halves(v, at);
+                (Sink::Int64(a), Sink::Int64(b))
+            }
+            Values::Float64(v) => {
+                let (a, b) = halves(v, at);
+                (Sink::Float64(a), Sink::Float64(b))
+            }
+            Values::Bool(v) => {
+                let (a, b) = halves(v, at);
+                (Sink::Bool(a), Sink::Bool(b))
+            }
+            Values::Views { views, .. } => {
+                let (a, b) = halves(views, at);
+                (Sink::Views(a), Sink::Views(b))
+            }
+            Values::Skip => (Sink::Skip, Sink::Skip),
+        }
+    }
+
+    /// The `rows` values written from `from` on moved to `to` (the second
+    /// half's rows right after the first half's), the rest dropped.
+    fn close_gap(&mut self, from: usize, to: usize, rows: usize) {
+        fn close<T: Copy>(v: &mut Vec<T>, from: usize, to: usize, rows: usize) {
+            if from > to {
+                v.copy_within(from..from + rows, to);
+            }
+            v.truncate(to + rows);
+        }
+        match self {
+            Values::Int64(v) => close(v, from, to, rows),
+            Values::Float64(v) => close(v, from, to, rows),
+            Values::Bool(v) => close(v, from, to, rows),
+            Values::Views { views, .. } => close(views, from, to, rows),
+            Values::Skip => {}
+        }
+    }
+}
+
+/// One half's share of a planned column's room (see [`Values::sinks`]).
+enum Sink<'a> {
+    Int64(&'a mut [i64]),
+    Float64(&'a mut [f64]),
+    Bool(&'a mut [u8]),
+    Views(&'a mut [u128]),
+    Skip,
+}
+
+/// A planned column's values of one half of a run, written in place into
+/// the run's room: its rows, nulls, and longer strings.
+struct Fill<'a> {
+    allowed: u8,
+    sink: Sink<'a>,
+    /// Values written.
+    n: usize,
+    /// Rows (of this half) holding `null`.
+    nulls: Vec<u32>,
+    /// The strings of more than 12 bytes, and this buffer's index.
+    long: Vec<u8>,
+    buffer: u32,
+}
+
+/// `x` into `sink[*n]`; false: no room (not reached: a half has no more
+/// rows than lines).
+#[inline(always)]
+fn store<T>(sink: &mut [T], n: &mut usize, x: T) -> bool {
+    match sink.get_mut(*n) {
+        Some(slot) => {
+            *slot = x;
+            *n += 1;
+            true
+        }
+        None => false,
+    }
+}
+
+impl<'a> Fill<'a> {
+    fn new(plan: Plan, sink: Sink<'a>, buffer: u32) -> Fill<'a> {
+        Fill {
             allowed: plan.allowed,
-            values,
+            sink,
+            n: 0,
             nulls: Vec::new(),
+            long: Vec::new(),
+            buffer,
         }
     }
 
@@ -238,25 +329,22 @@ impl Typed {
             self.nulls.push(row as u32);
         }
         let tok = Columns::tok(data, c);
-        match &mut self.values {
-            Values::Int64(v) => v.push(if null { 0 } else { int(tok).unwrap_or(0) }),
-            Values::Float64(v) => v.push(if null { 0.0 } else { unsigned_zero(float(tok)) }),
+        let n = &mut self.n;
+        match &mut self.sink {
+            Sink::Int64(v) => store(v, n, if null { 0 } else { int(tok).unwrap_or(0) }),
+            Sink::Float64(v) => store(v, n, if null { 0.0 } else { unsigned_zero(float(tok)) }),
             // ("true" or "false": the length tells)
-            Values::Bool(v) => v.push(u8::from(!null && tok.len() == 4)),
-            Values::Views { views, long } => {
+            Sink::Bool(v) => store(v, n, u8::from(!null && tok.len() == 4)),
+            Sink::Views(v) => {
                 let view = if null {
                     0
                 } else {
-                    match view_of(data, c.start as usize, tok, long) {
-                        Some(view) => view,
-                        None => return false,
-                    }
+                    view_of(data, c.start as usize, tok, &mut self.long, self.buffer)
                 };
-                views.push(view);
+                store(v, n, view)
             }
-            Values::Skip => {}
+            Sink::Skip => true,
         }
-        true
     }
 
     /// The cell at `data[p..]` of a plain row (its line ends at `e`), when
@@ -264,20 +352,20 @@ impl Typed {
     /// short decimal, a boolean, a string that is no other kind): its value
     /// written in the same pass that finds its end, without a [`Cell`].
     /// Returns the cell's end (a delimiter or `e`) and kind; None, having
-    /// written nothing: [`Typed::put`] decides (nulls, spaces, exponents,
+    /// written nothing: [`Fill::put`] decides (nulls, spaces, exponents,
     /// long numbers, misfits).
     #[inline(always)]
     fn put_fast(&mut self, data: &[u8], p: usize, e: usize, delim: u8) -> Option<(usize, u8)> {
         let rest = data.get(p..e)?;
         let allowed = self.allowed;
-        match &mut self.values {
-            Values::Int64(v) if allowed & K_INT != 0 => {
-                let (x, _, n) = lead_number(rest, delim, false)?;
-                v.push(x);
-                Some((p + n, K_INT))
+        let n = &mut self.n;
+        let (end, kind, stored) = match &mut self.sink {
+            Sink::Int64(v) if allowed & K_INT != 0 => {
+                let (x, _, len) = lead_number(rest, delim, false)?;
+                (p + len, K_INT, store(v, n, x))
             }
-            Values::Float64(v) => {
-                let (m, frac, n) = lead_number(rest, delim, true)?;
+            Sink::Float64(v) => {
+                let (m, frac, len) = lead_number(rest, delim, true)?;
                 let kind = if frac > 0 { K_FLOAT } else { K_INT };
                 if kind & !allowed != 0 {
                     return None;
@@ -285,22 +373,21 @@ impl Typed {
                 // (as `float`: a mantissa of at most 15 digits and at most
                 // 22 decimals are exact, one division rounds once)
                 let f = m.unsigned_abs() as f64 / POW10[frac];
-                v.push(unsigned_zero(if m < 0 { -f } else { f }));
-                Some((p + n, kind))
+                let f = unsigned_zero(if m < 0 { -f } else { f });
+                (p + len, kind, store(v, n, f))
             }
-            Values::Bool(v) if allowed & K_BOOL != 0 => {
-                let (x, n) = match rest.first() {
+            Sink::Bool(v) if allowed & K_BOOL != 0 => {
+                let (x, len) = match rest.first() {
                     Some(b't') if rest.starts_with(b"true") => (1, 4),
                     Some(b'f') if rest.starts_with(b"false") => (0, 5),
                     _ => return None,
                 };
-                if rest.get(n).is_some_and(|&b| b != delim) {
+                if rest.get(len).is_some_and(|&b| b != delim) {
                     return None;
                 }
-                v.push(x);
-                Some((p + n, K_BOOL))
+                (p + len, K_BOOL, store(v, n, x))
             }
-            Values::Views { views, long } if allowed & K_STR != 0 => {
+            Sink::Views(v) if allowed & K_STR != 0 => {
                 let end = find_delim(data, p, e, delim);
                 let tok = data.get(p..end)?;
                 let (&first, &last) = (tok.first()?, tok.last()?);
@@ -311,42 +398,13 @@ impl Typed {
                 if matches!(first, b'n' | b't' | b'f' | b'-' | b'0'..=b'9') && kind(tok)? != K_STR {
                     return None;
                 }
-                views.push(view_of(data, p, tok, long)?);
-                Some((end, K_STR))
+                let view = view_of(data, p, tok, &mut self.long, self.buffer);
+                (end, K_STR, store(v, n, view))
             }
-            _ => None,
-        }
-    }
-
-    /// `other`'s rows (the next `rows0` rows on) after this one's.
-    fn append(&mut self, other: &mut Typed, rows0: usize) {
-        self.nulls
-            .extend(other.nulls.iter().map(|&r| r + rows0 as u32));
-        match (&mut self.values, &mut other.values) {
-            (Values::Int64(a), Values::Int64(b)) => a.append(b),
-            (Values::Float64(a), Values::Float64(b)) => a.append(b),
-            (Values::Bool(a), Values::Bool(b)) => a.append(b),
-            (
-                Values::Views { views, long },
-                Values::Views {
-                    views: v2,
-                    long: l2,
-                },
-            ) => {
-                let shift = long.len() as u32;
-                for v in v2.iter_mut() {
-                    let mut b = v.to_le_bytes();
-                    if u32::from_le_bytes([b[0], b[1], b[2], b[3]]) > 12 {
-                        let index = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) + shift;
-                        b[8..12].copy_from_slice(&index.to_le_bytes());
-                        *v = u128::from_le_bytes(b);
-                    }
-                }
-                views.append(v2);
-                long.append(l2);
-            }
-            _ => {}
-        }
+            _ => return None,
+        };
+        // (no room: the cell path then says no too)
+        stored.then_some((end, kind))
     }
 }
 
@@ -361,11 +419,10 @@ fn unsigned_zero(f: f64) -> f64 {
 }
 
 /// The Arrow string view of `tok` (at `data[start..]`, a string's
-/// content): inline up to 12 bytes, else a reference into the last of
-/// `long` (buffer 0 of this half: renumbered when halves join), to which
-/// it is appended.  None: no buffer (not reached).
+/// content): inline up to 12 bytes, else a reference into `long`, buffer
+/// `buffer` of the column, to which it is appended.
 #[inline(always)]
-fn view_of(data: &[u8], start: usize, tok: &[u8], long: &mut [Vec<u8>]) -> Option<u128> {
+fn view_of(data: &[u8], start: usize, tok: &[u8], long: &mut Vec<u8>, buffer: u32) -> u128 {
     let len = tok.len();
     if len <= 12 {
         // (16 bytes loaded at once where the run has them, the token's
@@ -382,13 +439,13 @@ fn view_of(data: &[u8], start: usize, tok: &[u8], long: &mut [Vec<u8>]) -> Optio
                 u128::from_le_bytes(b)
             }
         };
-        return Some(len as u128 | body << 32);
+        return len as u128 | body << 32;
     }
-    let buf = long.last_mut()?;
     let prefix = u32::from_le_bytes([tok[0], tok[1], tok[2], tok[3]]);
-    let view = len as u128 | (prefix as u128) << 32 | (buf.len() as u128) << 96;
-    buf.extend_from_slice(tok);
-    Some(view)
+    let view =
+        len as u128 | (prefix as u128) << 32 | (buffer as u128) << 64 | (long.len() as u128) << 96;
+    long.extend_from_slice(tok);
+    view
 }
 
 /// The §4 number at the start of `rest` that ends at a `delim` or at the
@@ -550,53 +607,131 @@ fn split_run(
     parallel: usize,
     plan: Option<&[Plan]>,
 ) -> Split {
-    // (the lines past `cap` are not the run's: the next may be an error;
-    // a run has fewer lines than bytes)
-    let end = if cap == 0 {
-        0
-    } else if cap >= data.len() {
-        data.len()
-    } else {
-        match memchr::memchr_iter(b'\n', data).nth(cap - 1) {
-            Some(i) => i + 1,
-            None => data.len(),
-        }
-    };
-    let data = &data[..end];
-    if width == 0 || data.last() != Some(&b'\n') || u32::try_from(data.len()).is_err() {
-        return Split::Unhandled;
-    }
     // A long run is walked in two halves at once (a line boundary near the
     // middle), the second half's rows then appended to the first's.  Each
     // half checks its own bytes (a line boundary is a character boundary).
-    let mid = if data.len() >= parallel {
-        memchr(b'\n', &data[data.len() / 2..]).map_or(data.len(), |i| data.len() / 2 + i + 1)
-    } else {
-        data.len()
+    // Their lines are counted (fast SIMD passes), to make room for: most
+    // lines are rows.
+    let halves = |data: &[u8]| {
+        let mid = if data.len() >= parallel {
+            memchr(b'\n', &data[data.len() / 2..]).map_or(data.len(), |i| data.len() / 2 + i + 1)
+        } else {
+            data.len()
+        };
+        let lines1 = memchr::memchr_iter(b'\n', &data[..mid]).count();
+        (
+            mid,
+            lines1,
+            lines1 + memchr::memchr_iter(b'\n', &data[mid..]).count(),
+        )
     };
-    let half =
-        |upto: usize, from: usize| split_half(&data[..upto], from, plen, delim, width, plan, end);
-    let (out, flags) = if mid < data.len() {
+    let (mut mid, mut lines1, mut lines) = halves(data);
+    let mut data = data;
+    if lines > cap {
+        // (the lines past `cap` are not the run's: the next may be an error;
+        // this search makes a call per line, only when the cap cuts the run)
+        if let Some(i) = memchr::memchr_iter(b'\n', data).nth(cap.max(1) - 1) {
+            data = &data[..if cap == 0 { 0 } else { i + 1 }];
+            (mid, lines1, lines) = halves(data);
+        }
+    }
+    let lines2 = lines - lines1;
+    let end = data.len();
+    if width == 0 || data.last() != Some(&b'\n') || u32::try_from(data.len()).is_err() {
+        return Split::Unhandled;
+    }
+    // A planned split writes each column's values into one room for the
+    // run, the second half's from its line `lines1` on: no copy when the
+    // halves join (but for the few lines that were not rows).
+    let mut rooms: Vec<Values> = plan
+        .map(|plan| {
+            plan.iter()
+                .map(|p| Values::room(p.layout, lines1 + lines2))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut fills1 = Vec::with_capacity(rooms.len());
+    let mut fills2 = Vec::with_capacity(rooms.len());
+    for (room, p) in rooms.iter_mut().zip(plan.unwrap_or_default()) {
+        let (a, b) = room.sinks(lines1);
+        fills1.push(Fill::new(*p, a, 0));
+        fills2.push(Fill::new(*p, b, 1));
+    }
+    let planned = plan.is_some();
+    let half = |upto: usize, from: usize, lines: usize, fills: &mut [Fill]| {
+        split_half(
+            &data[..upto],
+            from,
+            lines,
+            plen,
+            delim,
+            width,
+            fills,
+            planned,
+            end,
+        )
+    };
+    let (out, flags, second) = if mid < data.len() {
         let (first, second) = std::thread::scope(|scope| {
-            let other = scope.spawn(|| half(data.len(), mid));
-            let first = half(mid, 0);
+            let other = scope.spawn(|| {
+                let got = half(data.len(), mid, lines2, &mut fills2);
+                (got, fills2)
+            });
+            let first = half(mid, 0, lines1, &mut fills1);
             match other.join() {
                 Ok(second) => (first, second),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
-        let (Some((mut out, mut flags)), Some((mut second, flags2))) = (first, second) else {
+        let (Some((mut out, mut flags)), (Some((mut more, flags2)), fills2)) = (first, second)
+        else {
             return Split::Unhandled;
         };
-        out.append(&mut second);
+        let rows1 = out.rows();
+        out.append(&mut more);
         flags.or(&flags2);
-        (out, flags)
+        (out, flags, Some((rows1, fills2)))
     } else {
-        match half(data.len(), 0) {
-            Some(got) => got,
+        drop(fills2);
+        match half(data.len(), 0, lines1, &mut fills1) {
+            Some((out, flags)) => (out, flags, None),
             None => return Split::Unhandled,
         }
     };
+    let mut out = out;
+    if planned {
+        // The halves' values joined in their room, their nulls and longer
+        // strings after the first's (the sinks given back first).
+        let rows = out.rows();
+        let (rows1, fills2) = second.unwrap_or((rows, Vec::new()));
+        let firsts: Vec<(u8, Vec<u32>, Vec<u8>)> = fills1
+            .into_iter()
+            .map(|f| (f.allowed, f.nulls, f.long))
+            .collect();
+        let seconds: Vec<(Vec<u32>, Vec<u8>)> =
+            fills2.into_iter().map(|f| (f.nulls, f.long)).collect();
+        let mut seconds = seconds.into_iter();
+        out.typed = rooms
+            .into_iter()
+            .zip(firsts)
+            .map(|(mut values, (allowed, mut nulls, long))| {
+                values.close_gap(lines1, rows1, rows - rows1);
+                let mut buffers = vec![long];
+                if let Some((more_nulls, more_long)) = seconds.next() {
+                    nulls.extend(more_nulls.iter().map(|&r| r + rows1 as u32));
+                    buffers.push(more_long);
+                }
+                if let Values::Views { long, .. } = &mut values {
+                    *long = buffers;
+                }
+                Typed {
+                    allowed,
+                    values,
+                    nulls,
+                }
+            })
+            .collect();
+    }
     let Flags {
         special_bad,
         not_plain,
@@ -618,24 +753,25 @@ fn split_run(
 /// The lines of `data[from..]` (complete lines) split into a [`Columns`]
 /// of their own (line indices from 0, offsets `data`'s); None: only the
 /// reference can tell (see [`Split::Unhandled`]).
+#[allow(clippy::too_many_arguments)]
 fn split_half(
     data: &[u8],
     from: usize,
+    lines: usize,
     plen: usize,
     delim: u8,
     width: usize,
-    plan: Option<&[Plan]>,
+    fills: &mut [Fill],
+    planned: bool,
     end: usize,
 ) -> Option<(Columns, Flags)> {
     let part = &data[from..];
     if memchr2(QUOTED, DELIM_IN_QUOTES, part).is_some() || crate::utf8(part).is_err() {
         return None;
     }
-    // Lines, to reserve cells for (most lines are rows).
-    let lines = memchr::memchr_iter(b'\n', part).count();
-    let mut out = Columns::new(width, lines, end, plan);
+    let mut out = Columns::new(width, lines, end, planned);
     let mut flags = Flags::default();
-    if !walk(data, from, plen, delim, &mut out, &mut flags) {
+    if !walk(data, from, plen, delim, &mut out, &mut flags, fills) {
         return None;
     }
     out.lines = lines;
@@ -663,20 +799,17 @@ impl Flags {
 }
 
 impl Columns {
-    fn new(width: usize, lines: usize, end: usize, plan: Option<&[Plan]>) -> Columns {
-        let (cols, typed) = match plan {
-            Some(plan) => (
-                (0..width).map(|_| Vec::new()).collect(),
-                plan.iter().map(|&p| Typed::new(p, lines)).collect(),
-            ),
-            None => ((0..width).map(|_| recycled(lines)).collect(), Vec::new()),
-        };
+    fn new(width: usize, lines: usize, end: usize, planned: bool) -> Columns {
+        // (a planned split keeps no cells)
+        let cols = (0..width)
+            .map(|_| if planned { Vec::new() } else { recycled(lines) })
+            .collect();
         Columns {
             width,
             line_starts: Vec::with_capacity(lines),
             cols,
             kinds: vec![0; width],
-            typed,
+            typed: Vec::new(),
             specials: Vec::new(),
             lines: 0,
             quoted: false,
@@ -685,23 +818,22 @@ impl Columns {
     }
 
     /// Cell `j` of the row being split (cells past the width are left for
-    /// the row's width check); false: a misfit of a planned column.
+    /// the row's width check), into `fills[j]` for a planned split, else
+    /// kept; false: a misfit of a planned column.
     #[inline(always)]
-    fn put(&mut self, j: usize, data: &[u8], cell: Cell) -> bool {
+    fn put(&mut self, fills: &mut [Fill], j: usize, data: &[u8], cell: Cell) -> bool {
         let Some(k) = self.kinds.get_mut(j) else {
             return true;
         };
         *k |= cell.kind;
-        if self.typed.is_empty() {
+        if fills.is_empty() {
             if let Some(col) = self.cols.get_mut(j) {
                 col.push(cell);
             }
             return true;
         }
         let row = self.line_starts.len();
-        self.typed
-            .get_mut(j)
-            .is_none_or(|t| t.put(data, &cell, row))
+        fills.get_mut(j).is_none_or(|f| f.put(data, &cell, row))
     }
 
     /// A planned split's typed columns (moved out; empty for [`split`]'s
@@ -713,10 +845,6 @@ impl Columns {
 
     /// The rows of `other` (the lines after this one's) after this one's.
     fn append(&mut self, other: &mut Columns) {
-        let rows0 = self.line_starts.len();
-        for (t, more) in self.typed.iter_mut().zip(other.typed.iter_mut()) {
-            t.append(more, rows0);
-        }
         self.line_starts.append(&mut other.line_starts);
         for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
             col.append(more);
@@ -742,6 +870,7 @@ fn walk(
     delim: u8,
     out: &mut Columns,
     flags: &mut Flags,
+    fills: &mut [Fill],
 ) -> bool {
     // Where the bytes that send a line to the decoder are (few: SIMD
     // searches, then one cursor while walking the lines).
@@ -784,13 +913,17 @@ fn walk(
                 *special_bad = true;
             } else if !leading && simple(line, plen, delim) {
                 out.quoted = true;
-                if !row(out, data, s, e, plen, delim, true, not_plain, plain_bad) {
+                if !row(
+                    out, fills, data, s, e, plen, delim, true, not_plain, plain_bad,
+                ) {
                     return false;
                 }
             } else {
                 out.specials.push((k, s, e + 1));
             }
-        } else if !row(out, data, s, e, plen, delim, false, not_plain, plain_bad) {
+        } else if !row(
+            out, fills, data, s, e, plen, delim, false, not_plain, plain_bad,
+        ) {
             return false;
         }
         s = e + 1;
@@ -836,6 +969,7 @@ fn simple(line: &[u8], plen: usize, delim: u8) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn row(
     out: &mut Columns,
+    fills: &mut [Fill],
     data: &[u8],
     s: usize,
     e: usize,
@@ -857,12 +991,12 @@ fn row(
     }
     let start_len = out.cols[0].len();
     let mut j = 0;
-    if !quotes && indented && !out.typed.is_empty() {
+    if !quotes && indented && !fills.is_empty() {
         // A planned run's plain row: each cell typed as its end is found
         // (Typed::put_fast), the uncommon ones by the cell path.
         let mut p = s + plen;
         loop {
-            let Some(t) = out.typed.get_mut(j) else {
+            let Some(t) = fills.get_mut(j) else {
                 return false; // (more cells than columns)
             };
             let end = match t.put_fast(data, p, e, delim) {
@@ -875,7 +1009,7 @@ fn row(
                     let Some(cell) = bare(data, p, end) else {
                         return false;
                     };
-                    if !out.put(j, data, cell) {
+                    if !out.put(fills, j, data, cell) {
                         return false;
                     }
                     end
@@ -912,7 +1046,7 @@ fn row(
                 };
                 (cell, end)
             };
-            if !out.put(j, data, cell) {
+            if !out.put(fills, j, data, cell) {
                 return false;
             }
             j += 1;
@@ -934,7 +1068,7 @@ fn row(
             let Some(cell) = bare(data, start, p) else {
                 return false;
             };
-            if !out.put(j, data, cell) {
+            if !out.put(fills, j, data, cell) {
                 return false;
             }
             j += 1;
@@ -943,7 +1077,7 @@ fn row(
         }
     }
     if j != out.width {
-        if !out.typed.is_empty() {
+        if !fills.is_empty() {
             return false; // (split's outcome then tells what it is)
         }
         *not_plain = true;
@@ -1779,6 +1913,26 @@ mod tests {
             panic!()
         };
         assert_eq!((c.rows(), c.lines, c.end), (2, 2, 12));
+        // ... in two halves, planned, the cap in either half
+        let text: String = (0..300).map(|i| format!("  {i},{}\n", i * 2)).collect();
+        let plan = [Plan {
+            layout: Layout::Int64,
+            allowed: K_INT,
+        }; 2];
+        for cap in [1, 137, 151, 299, 300, 301] {
+            let got = split_run(text.as_bytes(), 2, b',', 2, cap, 1, Some(&plan));
+            let Split::Columns(mut c) = got else { panic!() };
+            let n = cap.min(300);
+            let end = text.lines().take(n).map(|l| l.len() + 1).sum::<usize>();
+            assert_eq!((c.rows(), c.lines, c.end), (n, n, end));
+            let typed = c.take_typed();
+            let want: Vec<i64> = (0..n as i64).map(|i| i * 2).collect();
+            assert!(matches!(&typed[1].values, Values::Int64(v) if *v == want));
+        }
+        assert!(matches!(
+            split_run(text.as_bytes(), 2, b',', 2, 0, 1, Some(&plan)),
+            Split::Unhandled
+        ));
         let c = cols(b"  true,null\n  false,x\n", 2, 2);
         let b = c.boolean(0, 0, 2);
         assert_eq!(b.values, vec![1]);
