@@ -413,6 +413,14 @@ PLAIN = [plain_row(i) for i in range(1500)]
 def test_typed_as_split() -> None:
     spy = planned(PLAIN)
     assert spy.typed > 10, vars(spy)  # (most runs typed as split)
+    # The types are decided once the first batch holds infer_schema_length
+    # rows, not when it is whole: the runs after the first are typed even
+    # in a batch as long as the table (and the frame is the same).
+    spy = planned(PLAIN, batch_size=100_000)
+    assert spy.typed > 10, vars(spy)
+    # ... and with the inferred rows spread over batches, after them.
+    spy = planned(PLAIN, batch_size=7, infer_schema_length=30)
+    assert spy.typed > 10, vars(spy)
     planned(PLAIN, columns=["d", "a"])
     planned(PLAIN, columns=["c"], n_rows=700)
     planned(PLAIN, reader="iter_batches", batch_size=100)

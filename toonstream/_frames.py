@@ -1326,14 +1326,24 @@ class FrameReader:
         pieces: list[Piece] = []
         n = 0
         size = self.batch_size
+        first = True  # (no batch made yet)
         try:
             for piece in self.scan.pieces():
                 if self.selected is None:
                     self._layout()
                 piece = self._project(piece)
+                if first and self.dtypes is None and self.infer is not None and n + piece.n > self.infer:
+                    # The types are those of the first infer_schema_length
+                    # rows (and one more tells the table goes on): decided
+                    # as soon as the first batch holds them, so that the
+                    # native splitter types the next run as it splits it
+                    # (FrameReader._plan), not only once the batch is whole
+                    # (_jobs decides when the rows span batches).
+                    self._decide(_head([self._batch([*pieces, piece])], self.infer), complete=False)
                 while n + piece.n >= size:
                     head, piece = piece.split(size - n)
                     pieces.append(head)
+                    first = False
                     yield self._batch(pieces)
                     pieces, n = [], 0
                 if piece.n:
