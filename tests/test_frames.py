@@ -864,3 +864,25 @@ def test_the_reads_of_a_source_do_not_change_the_outcome(doc: bytes, monkeypatch
     expected = _read_outcome(doc)
     for sizes in ([1], [7], [128], [127, 129], [3, 300, 64], [len(doc)]):
         assert _read_outcome(_Reads(doc, sizes)) == expected, sizes
+
+
+
+def test_bad_number_in_inferred_rows_comes_before_any_batch(engine: str, chunking: Any) -> None:
+    # The types are decided as soon as the first batch holds the inferred
+    # rows (so that the splitter types the runs after them); a bad number
+    # among those rows is still raised where the whole batch is decided:
+    # no frame comes before it.  (Rows the decoder reads itself, as all of
+    # them are when they fit in its first feed, raise their error as the
+    # decoder meets it, the rows before it typed first.)
+    lines = [f"  {i},{i}" for i in range(400)]
+    lines[250] = "  250,1e111111111111111111"
+    text = "[400]{a,b}:\n" + "\n".join(lines) + "\n"
+    with pytest.raises(ToonDecodeError) as want:
+        toonstream.loads(text)
+    heights = []
+    with pytest.raises(ToonDecodeError) as got:
+        for frame in tp.iter_frames(text.encode(), infer_schema_length=300, batch_size=1000):
+            heights.append(frame.height)
+    assert (got.value.code, got.value.line, got.value.column) == (want.value.code, want.value.line, want.value.column)
+    _, feed = chunking
+    assert heights == ([] if feed < len(text) else [250])

@@ -34,6 +34,7 @@ or Datetime (see ``iso_dtype``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from bisect import bisect_left
 from collections import deque
@@ -590,6 +591,11 @@ class TableScan:
                 self.plan = None  # a cell the plan does not take: cells from now on
         else:
             got = self.splitter(data, base, end, plen, delim, width, min(cap, end - base))
+        if isinstance(got, tuple) and got[0] == "unhandled" and self.splitter is not table_columns:
+            # What only the reference can tell (an "odd" number token, say):
+            # its splitter then, as on the python engine, so that the rows
+            # come the same way (typed, or the decoder's) on both engines.
+            got = table_columns(data, base, end, plen, delim, width, min(cap, end - base))
         if isinstance(got, tuple):
             verdict, quoted = got
             if quoted:
@@ -1339,7 +1345,11 @@ class FrameReader:
                     # native splitter types the next run as it splits it
                     # (FrameReader._plan), not only once the batch is whole
                     # (_jobs decides when the rows span batches).
-                    self._decide(_head([self._batch([*pieces, piece])], self.infer), complete=False)
+                    # (a bad number among those rows: the decision, and its
+                    # error, come once the batch is whole, as without this
+                    # shortcut, so errors come in the same order)
+                    with contextlib.suppress(ToonDecodeError):
+                        self._decide(_head([self._batch([*pieces, piece])], self.infer), complete=False)
                 while n + piece.n >= size:
                     head, piece = piece.split(size - n)
                     pieces.append(head)
