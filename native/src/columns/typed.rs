@@ -351,3 +351,79 @@ pub(super) fn join(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lead_numbers() {
+        // (digits as an integer, decimals, length): up to the delimiter or the end
+        assert_eq!(lead_number(b"42,x", b',', false), Some((42, 0, 2)));
+        assert_eq!(lead_number(b"-42", b',', false), Some((-42, 0, 3)));
+        assert_eq!(lead_number(b"0", b',', false), Some((0, 0, 1)));
+        assert_eq!(lead_number(b"-0", b',', false), Some((0, 0, 2)));
+        assert_eq!(lead_number(b"802.265|", b'|', true), Some((802265, 3, 7)));
+        assert_eq!(lead_number(b"-0.25", b',', true), Some((-25, 2, 5)));
+        assert_eq!(
+            lead_number(b"123456789012345", b',', false),
+            Some((123456789012345, 0, 15))
+        );
+        assert_eq!(
+            lead_number(b"1.23456789012345", b',', true),
+            Some((123456789012345, 14, 16))
+        );
+        // the kind rules' cases: none of these
+        for tok in [
+            &b"05"[..],
+            b"-05",
+            b"1.5",
+            b"1.",
+            b".5",
+            b"1e5",
+            b"+5",
+            b"-",
+            b"",
+            b" 1",
+            b"1 ",
+            b"1234567890123456",
+            b"1.234567890123456",
+            b"12,5x",
+        ] {
+            let point = tok != b"1.5";
+            let want = if tok == b"12,5x" {
+                Some((12, 0, 2))
+            } else {
+                None
+            };
+            assert_eq!(
+                lead_number(tok, b',', point),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(tok)
+            );
+        }
+        assert_eq!(lead_number(b"1.5", b',', false), None); // (not an int)
+    }
+
+    #[test]
+    fn views_name_their_buffer() {
+        let mut long = Vec::new();
+        let data = b"short,a string longer than twelve";
+        let short = view_of(data, 0, &data[..5], &mut long, 1);
+        assert_eq!(short & 0xffff_ffff, 5);
+        assert_eq!((short >> 32).to_le_bytes()[..5], *b"short");
+        assert!(long.is_empty());
+        let tok = &data[6..];
+        let view = view_of(data, 6, tok, &mut long, 1);
+        let b = view.to_le_bytes();
+        assert_eq!(
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize,
+            tok.len()
+        );
+        assert_eq!(&b[4..8], &tok[..4]);
+        assert_eq!(u32::from_le_bytes([b[8], b[9], b[10], b[11]]), 1); // buffer
+        assert_eq!(u32::from_le_bytes([b[12], b[13], b[14], b[15]]), 0); // offset
+        assert_eq!(long, tok);
+    }
+}
