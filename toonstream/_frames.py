@@ -1344,10 +1344,10 @@ class FrameReader:
                     # as soon as the first batch holds them, so that the
                     # native splitter types the next run as it splits it
                     # (FrameReader._plan), not only once the batch is whole
-                    # (_jobs decides when the rows span batches).
-                    # (a bad number among those rows: the decision, and its
-                    # error, come once the batch is whole, as without this
-                    # shortcut, so errors come in the same order)
+                    # (_jobs decides when the rows span batches).  A bad
+                    # number among those rows leaves the decision, and its
+                    # error, to the whole batch, so errors come in the same
+                    # order as without this shortcut.
                     with contextlib.suppress(ToonDecodeError):
                         self._decide(_head([self._batch([*pieces, piece])], self.infer), complete=False)
                 while n + piece.n >= size:
