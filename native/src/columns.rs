@@ -361,11 +361,7 @@ fn split_run(
     // run, the second half's from its line `lines1` on: no copy when the
     // halves join (but for the few lines that were not rows).
     let mut rooms: Vec<Values> = plan
-        .map(|plan| {
-            plan.iter()
-                .map(|p| Values::room(p.layout, lines1 + lines2))
-                .collect()
-        })
+        .map(|plan| plan.iter().map(|p| Values::room(p.layout, lines)).collect())
         .unwrap_or_default();
     let mut fills1 = Vec::with_capacity(rooms.len());
     let mut fills2 = Vec::with_capacity(rooms.len());
@@ -374,19 +370,8 @@ fn split_run(
         fills1.push(Fill::new(*p, a, 0));
         fills2.push(Fill::new(*p, b, 1));
     }
-    let planned = plan.is_some();
     let half = |upto: usize, from: usize, lines: usize, fills: &mut [Fill]| {
-        split_half(
-            &data[..upto],
-            from,
-            lines,
-            plen,
-            delim,
-            width,
-            fills,
-            planned,
-            end,
-        )
+        split_half(&data[..upto], from, lines, plen, delim, width, fills, end)
     };
     let (out, flags, second) = if mid < data.len() {
         let (first, second) = std::thread::scope(|scope| {
@@ -416,7 +401,7 @@ fn split_run(
         }
     };
     let mut out = out;
-    if planned {
+    if plan.is_some() {
         // (the sinks given back first: they borrow the rooms)
         let firsts = fills1.into_iter().map(Fill::into_parts).collect();
         let second = second
@@ -453,14 +438,13 @@ fn split_half(
     delim: u8,
     width: usize,
     fills: &mut [Fill],
-    planned: bool,
     end: usize,
 ) -> Option<(Columns, Flags)> {
     let part = &data[from..];
     if memchr2(QUOTED, DELIM_IN_QUOTES, part).is_some() || crate::utf8(part).is_err() {
         return None;
     }
-    let mut out = Columns::new(width, lines, end, planned);
+    let mut out = Columns::new(width, lines, end, !fills.is_empty());
     let mut flags = Flags::default();
     if !walk(data, from, plen, delim, &mut out, &mut flags, fills) {
         return None;
@@ -682,37 +666,7 @@ fn row(
     }
     let start_len = out.cols[0].len();
     let mut j = 0;
-    if !quotes && indented && !fills.is_empty() {
-        // A planned run's plain row: each cell typed as its end is found
-        // (Typed::put_fast), the uncommon ones by the cell path.
-        let mut p = s + plen;
-        loop {
-            let Some(t) = fills.get_mut(j) else {
-                return false; // (more cells than columns)
-            };
-            let end = match t.put_fast(data, p, e, delim) {
-                Some((end, kind)) => {
-                    out.kinds[j] |= kind;
-                    end
-                }
-                None => {
-                    let end = find_delim(data, p, e, delim);
-                    let Some(cell) = bare(data, p, end) else {
-                        return false;
-                    };
-                    if !out.put(fills, j, data, cell) {
-                        return false;
-                    }
-                    end
-                }
-            };
-            j += 1;
-            if end >= e {
-                break;
-            }
-            p = end + 1;
-        }
-    } else if quotes {
+    if quotes {
         let mut p = s;
         loop {
             let raw_start = if j == 0 { s + plen.min(line.len()) } else { p };
@@ -749,18 +703,29 @@ fn row(
     } else {
         // A plain line: every delimiter ends a cell (the first cell's
         // token starts after the indentation, or at a delimiter within it:
-        // such a line is refused anyway).
+        // such a line is refused anyway).  In a planned run a cell of its
+        // column's commonest shape is typed as its end is found
+        // (`Fill::put_fast`); the others take the cell path.
         let mut token = (s + plen).min(e);
         let mut p = s;
         while p <= e {
-            // (8 bytes at a time: cells are too short for a SIMD search to pay)
-            p = find_delim(data, p, e, delim);
-            let start = if j == 0 { token.min(p) } else { token };
-            let Some(cell) = bare(data, start, p) else {
-                return false;
+            let fast = match fills.get_mut(j) {
+                Some(f) if indented => f.put_fast(data, token, e, delim),
+                _ => None,
             };
-            if !out.put(fills, j, data, cell) {
-                return false;
+            if let Some((end, kind)) = fast {
+                out.kinds[j] |= kind;
+                p = end;
+            } else {
+                // (8 bytes at a time: cells are too short for a SIMD search to pay)
+                p = find_delim(data, p, e, delim);
+                let start = if j == 0 { token.min(p) } else { token };
+                let Some(cell) = bare(data, start, p) else {
+                    return false;
+                };
+                if !out.put(fills, j, data, cell) {
+                    return false;
+                }
             }
             j += 1;
             p += 1;
