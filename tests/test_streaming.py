@@ -196,6 +196,31 @@ def test_missing_as_null_shapes() -> None:
 
 
 # ---------------------------------------------------------------- orjson fast path vs the stdlib path
+
+
+@pytest.mark.parametrize(
+    ("records", "row"),
+    [
+        ([{"a": "\ud800"}, {"a": 1, "b": 2}], 0),  # the bad row lacks a key
+        ([{"a": 1, "b": 2}, {"a": 1}, {"a": 10**10000}], 2),  # a row before it does
+        ([{"a": 1, "b": 2}, {"a": Decimal("1E+999999999999999999")}], 1),
+    ],
+)
+def test_missing_as_null_error_names_the_row(engine: str, records: list[Any], row: int) -> None:
+    # An unencodable value in a null-filled table: a ToonEncodeError at its row, never a
+    # KeyError from locating the row (found by a differential fuzz run: the row search
+    # used the strict cells, so a row lacking a key raised KeyError first).
+    with pytest.raises(ToonEncodeError) as e:
+        toonstream.dumps(records, missing_as_null=True)
+    assert e.value.path[0] == row
+    with pytest.raises(ToonEncodeError) as e:
+        encode_records(records, io.StringIO(), missing_as_null=True)
+    assert e.value.path[0] == row
+    if isinstance(records[0]["a"], str):
+        lines = b'{"a":1}\n{"a":"\\ud800"}\n{"a":1,"b":2}\n'
+        with pytest.raises(ToonEncodeError) as e:
+            encode_jsonl(io.BytesIO(lines), io.BytesIO(), missing_as_null=True)
+        assert e.value.path[0] == 1
 #
 # encode_jsonl parses with orjson when it is installed and falls back line by
 # line to the stdlib reader wherever the two could differ.  Both must give the

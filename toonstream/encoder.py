@@ -368,12 +368,13 @@ class Walk:
 
         return cells
 
-    def row_writer(self, fields: Fields, depth: int) -> Callable[[Any], str]:
-        """A function from one row object to its row line at ``depth`` (§9.3)."""
+    def row_writer(self, fields: Fields, depth: int, *, lenient: bool = False) -> Callable[[Any], str]:
+        """A function from one row object to its row line at ``depth`` (§9.3);
+        ``lenient`` as in :meth:`_cells`."""
         ind = self.unit * depth
         join = self.d.join
         prim = self.prim
-        get = self._cells(fields)
+        get = self._cells(fields, lenient)
         norm = self.norm
         plain = NEEDS_QUOTE[self.d].search
 
@@ -410,7 +411,7 @@ class Walk:
                 tuples = [get(o if type(o) is dict else norm(o)) for o in part]
                 yield format_rows(tuples, width, self.d, self.prim, ind)
             except ToonEncodeError as e:
-                self._locate_row(e, fields, depth, part, start)
+                self._locate_row(e, fields, depth, part, start, lenient=lenient)
                 raise
 
     def _table_rows(
@@ -433,10 +434,14 @@ class Walk:
                 self._locate_row(e, fields, depth, objs[start:end], start)
                 raise
 
-    def _locate_row(self, e: ToonEncodeError, fields: Fields, depth: int, part: Sequence[Any], start: int) -> None:
+    def _locate_row(
+        self, e: ToonEncodeError, fields: Fields, depth: int, part: Sequence[Any], start: int, *, lenient: bool = False
+    ) -> None:
         """Error path of the batched table writers: put the failing row's
-        index (``start`` + its place in ``part``) in front of ``e.path``."""
-        row = self.row_writer(fields, depth)
+        index (``start`` + its place in ``part``) in front of ``e.path``.
+        ``lenient``: as the writer's cells (a missing key is a null: rows
+        that lack one must not fail here, before the bad row)."""
+        row = self.row_writer(fields, depth, lenient=lenient)
         for i, o in enumerate(part):
             try:
                 row(o)
