@@ -139,6 +139,8 @@ KINDS = [
     ["1,1.5,true", "-2,2,false", "0,-0.0,null", "-0,1e5,true", "9223372036854775807,1E-7,false"],
     ["1,x,true", "2,null,null", "3,,false", "null,null,null"],
     ["1,1,1", "2,2.5,a", "3,3,true"],  # mixed: a String column with numbers (canonical text)
+    # numbers in a String column, written as the reference writes their values
+    ["1.50,x,-0", "-0.0,1E-7,2.5e+10", "1e3,12345678901234567890,0.1", "y,123456789.123456789,z"],
     ["1234567890123456,1,a", "2,1.5,b"],  # a wide int in a float column (String)
     ["99999999999999999999,1,a", "2,2,b"],  # beyond int64: Decimal
     ["1" * 40 + ",1,a", "2,2,b"],  # beyond 38 digits
@@ -430,6 +432,24 @@ def test_typed_as_split() -> None:
     planned(piped, header="t[{n}|]{{a|b|c|d|e}}:")
 
 
+NUMBERS_AS_TEXT = ["1.50", "-0", "-0.0", "1e3", "1E-7", "2.5e+10", "12345678901234567890", "0.1", "7"]
+
+
+def test_typed_as_split_numbers_in_a_string_column() -> None:
+    # A String column mixing words and numbers is typed as split, each number as its canonical
+    # text (what the reference's text_of writes of its decoded value), not sent to the reference.
+    rows = [r if i % 5 else late([r], 0, 3, NUMBERS_AS_TEXT[i % 9])[0] for i, r in enumerate(PLAIN) if '"' not in r]
+    spy = planned(rows)
+    assert spy.typed > 10, vars(spy)
+    frame = tp.read_toon(table(rows, header="t[{n}]{{a,b,c,d,e}}:"), infer_schema_length=20)
+    assert frame.schema["d"] == pl.String
+    got = set(frame["d"].to_list())
+    want = {"1.5", "0", "1000", "1e-7", "25000000000", "12345678901234567890", "0.1", "7"}
+    assert want <= got and not {"1.50", "-0", "-0.0", "1e3", "1E-7", "2.5e+10"} & got
+    # ... and one beyond float range sends its run to the reference (encode_decimal's text)
+    planned(late(rows, 900, 3, "1e400"))
+
+
 def late(rows: list[str], at: int, col: int, cell: str) -> list[str]:
     out = list(rows)
     cells = out[at].split(",") if '"' not in out[at] else None
@@ -450,6 +470,11 @@ def late(rows: list[str], at: int, col: int, cell: str) -> list[str]:
         (1201, 2, "1"),  # a number in a Boolean column
         (1201, 3, "42"),  # a number in a String column: its canonical text
         (1201, 3, "1e5"),
+        (1201, 3, "1.50"),
+        (1201, 3, "-0"),
+        (1201, 3, "-0.0"),
+        (1201, 3, "12345678901234567890"),
+        (1201, 3, "1e400"),  # beyond float range: the reference writes it (encode_decimal)
         (1201, 4, "x"),  # a string in the column of nulls (String, inferred from nulls only)
         (1201, 0, "05"),  # not a number (§4): a string
     ],

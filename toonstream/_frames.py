@@ -18,8 +18,8 @@ Who owns what:
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
   wherever ``convert_values`` would give the same column
   (``FrameReader._typed_native``); what it does not decide (an odd
-  number, a Decimal column, numbers in a String column, a value that does
-  not fit) is typed from the same cells' tokens as the reference's are;
+  number, a Decimal column, a number beyond float range in a String column
+  (its ``encode_decimal`` text), a value that does not fit) is typed from the same cells' tokens as the reference's are;
 - every other row comes from the decoder as a tuple; both kinds of pieces
   are typed the same way and put back in order.
 
@@ -840,10 +840,6 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
     return pl.Series(name, values, dtype=base)
 
 
-#: the kinds of numbers (a String column holding one is typed by the reference: its canonical text)
-_NUMBERS = K_INT | K_BIG | K_FLOAT | K_HUGE
-
-
 def _native_kind(base: pl.DataType, bits: int) -> str | None:
     """The native column buffers that give a column of dtype ``base`` whose
     cells have kinds ``bits`` (already checked to fit), as ``convert_values``
@@ -856,8 +852,8 @@ def _native_kind(base: pl.DataType, bits: int) -> str | None:
         return "bool"
     if base == pl.Null:
         return "null"
-    if base == pl.String and not bits & _NUMBERS:
-        return "utf8"
+    if base == pl.String and not bits & K_HUGE:
+        return "utf8"  # (numbers as their canonical text, the engine's text_of)
     return None
 
 
@@ -1479,8 +1475,8 @@ class FrameReader:
             if layout is None:
                 return None
             allowed = allowed_kinds(base, self.forced[i]) & 0xFF
-            if layout == "v":  # (numbers in a String column: their canonical text is the reference's)
-                allowed &= ~_NUMBERS
+            if layout == "v":  # (a number beyond float range: its text is the reference's, encode_decimal)
+                allowed &= ~K_HUGE
             plan[leaf] = (layout, allowed)
         return plan
 
@@ -1606,7 +1602,8 @@ class FrameReader:
         """The batch typed from the native engine's columns, exactly as
         :meth:`_typed` types the same rows; None where the token path must
         (a value that does not fit, which it reports; numbers in a String
-        column, which need their canonical text; a Decimal column)."""
+        column beyond float range, whose text is ``encode_decimal``'s; a Decimal
+        column)."""
         assert self.dtypes is not None and batch.native is not None
         views = batch.native
         order = batch.order()

@@ -163,8 +163,9 @@ pub enum Layout {
 
 impl Layout {
     /// The layout that holds cells of kinds `bits` as the frame reader
-    /// types them without a schema (ints; numbers; booleans; strings
-    /// without numbers); [`Layout::Skip`] for any other mix.
+    /// types them without a schema (ints; numbers; booleans; strings, with
+    /// numbers as their canonical text, see [`number_text`]);
+    /// [`Layout::Skip`] for any other mix (numbers beyond float range).
     pub fn of_kinds(bits: u8) -> Layout {
         if bits & !(K_INT | K_NULL) == 0 {
             Layout::Int64
@@ -172,7 +173,7 @@ impl Layout {
             Layout::Float64
         } else if bits & !(K_BOOL | K_NULL) == 0 {
             Layout::Bool
-        } else if bits & (K_INT | K_BIG | K_FLOAT | K_HUGE) == 0 {
+        } else if bits & K_HUGE == 0 {
             Layout::Views
         } else {
             Layout::Skip
@@ -827,6 +828,33 @@ fn kind(tok: &[u8]) -> Option<u8> {
     }
 }
 
+/// The text a String column holds for the plain cell `c` whose token is
+/// `tok`, as the reference's `text_of` writes its decoded value: a
+/// number's canonical text, any other token as it is.  Returns None for
+/// the token itself, or Some(written) with the text in `buf`: `-0` is `0`,
+/// a decimal or an exponent is `encode_float`'s text of its float (the
+/// decoder's value, -0.0 as 0; an integer token is already canonical).
+/// Numbers beyond float range (`K_HUGE`, `encode_decimal`'s text) are not
+/// the caller's to ask for.
+fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Option<()> {
+    if c.quoted {
+        return None;
+    }
+    match c.kind & !K_WIDE {
+        K_INT if tok == b"-0" => {
+            buf.clear();
+            buf.push('0');
+            Some(())
+        }
+        K_FLOAT => {
+            buf.clear();
+            crate::format::write_float(buf, float(tok));
+            Some(())
+        }
+        _ => None,
+    }
+}
+
 /// A §4 integer token's value, if it fits int64.
 fn int(tok: &[u8]) -> Option<i64> {
     let (neg, digits) = match tok.split_first() {
@@ -1060,40 +1088,47 @@ impl Columns {
         }
     }
 
-    /// The bytes of column `col`'s strings longer than 12 bytes, rows
-    /// `lo..hi`, one after the other: the data buffer of
-    /// [`Columns::write_views`] (shorter strings sit in their views).
-    pub fn long_strings(&self, data: &[u8], col: usize, lo: usize, hi: usize, out: &mut Vec<u8>) {
-        for c in self.cells(col, lo, hi) {
-            let tok = Self::tok(data, c);
-            if tok.len() > 12 && (c.kind != K_NULL || c.quoted) {
-                out.extend_from_slice(tok);
-            }
-        }
-    }
-
     /// The strings of column `col`, rows `lo..hi`, as Arrow string views
-    /// (16 bytes each, into `out`) whose longer strings are in the buffer
-    /// [`Columns::long_strings`] makes (buffer 0): the frames then hold
-    /// the strings, not the whole run.
-    pub fn write_views(&self, data: &[u8], col: usize, lo: usize, hi: usize, out: &mut [u8]) {
-        let mut offset: u32 = 0;
+    /// (16 bytes each, into `out`), numbers as their canonical text (see
+    /// [`number_text`]); the strings longer than 12 bytes go one after the
+    /// other into `long`, the views' buffer 0 (shorter ones sit in their
+    /// views): the frames then hold the strings, not the whole run.
+    /// Returns false, having written part of it, where a cell is a number
+    /// beyond float range (only the reference writes its text).
+    pub fn write_views(
+        &self,
+        data: &[u8],
+        col: usize,
+        lo: usize,
+        hi: usize,
+        out: &mut [u8],
+        long: &mut Vec<u8>,
+    ) -> bool {
+        let mut buf = String::new();
         for (slot, c) in out.chunks_exact_mut(16).zip(self.cells(col, lo, hi)) {
             let mut view = [0u8; 16];
             if c.kind != K_NULL || c.quoted {
+                if c.kind & K_HUGE != 0 && !c.quoted {
+                    return false;
+                }
                 let tok = Self::tok(data, c);
-                view[..4].copy_from_slice(&(tok.len() as u32).to_le_bytes());
-                if tok.len() <= 12 {
-                    view[4..4 + tok.len()].copy_from_slice(tok);
+                let text = match number_text(tok, c, &mut buf) {
+                    Some(()) => buf.as_bytes(),
+                    None => tok,
+                };
+                view[..4].copy_from_slice(&(text.len() as u32).to_le_bytes());
+                if text.len() <= 12 {
+                    view[4..4 + text.len()].copy_from_slice(text);
                 } else {
-                    view[4..8].copy_from_slice(&tok[..4]);
+                    view[4..8].copy_from_slice(&text[..4]);
                     // (buffer 0: bytes 8..12 stay zero)
-                    view[12..16].copy_from_slice(&offset.to_le_bytes());
-                    offset += tok.len() as u32;
+                    view[12..16].copy_from_slice(&(long.len() as u32).to_le_bytes());
+                    long.extend_from_slice(text);
                 }
             }
             slot.copy_from_slice(&view);
         }
+        true
     }
 
     /// Booleans, as a bitmap (`values`) of `true` cells.
@@ -1341,9 +1376,8 @@ mod tests {
                     Values::Bool(v) => assert_eq!(pack_bits(v), cells.boolean(col, 0, n).values),
                     Values::Views { views, long } => {
                         let mut want = vec![0u8; n * 16];
-                        cells.write_views(data, col, 0, n, &mut want);
                         let mut want_long = Vec::new();
-                        cells.long_strings(data, col, 0, n, &mut want_long);
+                        assert!(cells.write_views(data, col, 0, n, &mut want, &mut want_long));
                         for (r, view) in views.iter().enumerate() {
                             let w =
                                 u128::from_le_bytes(want[r * 16..r * 16 + 16].try_into().unwrap());
@@ -1509,21 +1543,84 @@ mod tests {
             [1f64.to_le_bytes(), 3f64.to_le_bytes()].concat()
         );
         let mut v = vec![0xaa; 32];
-        c.write_views(data, 2, 0, 2, &mut v);
+        assert!(c.write_views(data, 2, 0, 2, &mut v, &mut Vec::new()));
         assert_eq!(v[..7], [3, 0, 0, 0, b'x', b',', b'y']);
         assert_eq!(v[16..], [0; 16]);
         let long = b"  abcdefghijklmnop,1\n  qrstuvwxyz0123,2\n";
         let c = cols(long, 2, 2);
         let mut v = vec![0; 32];
-        c.write_views(long, 0, 0, 2, &mut v);
         let mut buf = Vec::new();
-        c.long_strings(long, 0, 0, 2, &mut buf);
+        assert!(c.write_views(long, 0, 0, 2, &mut v, &mut buf));
         assert_eq!(buf, b"abcdefghijklmnopqrstuvwxyz0123");
         assert_eq!(
             (v[..4].to_vec(), &v[4..8], v[12]),
             (vec![16, 0, 0, 0], &b"abcd"[..], 0)
         );
         assert_eq!((v[16], &v[20..24], v[28]), (14, &b"qrst"[..], 16));
+    }
+
+    #[test]
+    fn numbers_as_text() {
+        // A string column's numbers, as the reference's `text_of` writes their values; a
+        // quoted cell as written; both paths (cells, and a planned split).
+        let cells: [(&[u8], &[u8]); 12] = [
+            (b"1.50", b"1.5"),
+            (b"-0", b"0"),
+            (b"-0.0", b"0"),
+            (b"1e3", b"1000"),
+            (b"1E-7", b"1e-7"),
+            (b"2.5e+10", b"25000000000"),
+            (b"-12345678901234567890", b"-12345678901234567890"),
+            (b"0.1000000000000000055511151231257827", b"0.1"),
+            (b"7", b"7"),
+            (b"x", b"x"),
+            (b"true", b"true"),
+            (b"\"1.50\"", b"1.50"),
+        ];
+        let mut data = b"  ".to_vec();
+        for (i, (tok, _)) in cells.iter().enumerate() {
+            data.extend_from_slice(if i > 0 { b"," } else { b"" });
+            data.extend_from_slice(tok);
+        }
+        data.push(b'\n');
+        let c = cols(&data, 2, cells.len());
+        let plan = [Plan {
+            layout: Layout::Views,
+            allowed: !K_HUGE,
+        }; 12];
+        let Split::Columns(mut planned) = split_planned(&data, 2, b',', 12, usize::MAX, &plan)
+        else {
+            panic!("not planned");
+        };
+        let typed = planned.take_typed();
+        for (col, (tok, want)) in cells.iter().enumerate() {
+            let (mut v, mut long) = (vec![0u8; 16], Vec::new());
+            assert!(c.write_views(&data, col, 0, 1, &mut v, &mut long));
+            let view = u128::from_le_bytes(v.try_into().unwrap());
+            assert_eq!(
+                view_str(view, &[long]),
+                *want,
+                "{:?}",
+                std::str::from_utf8(tok)
+            );
+            let Values::Views { views, long } = &typed[col].values else {
+                panic!("not views");
+            };
+            assert_eq!(
+                view_str(views[0], long),
+                *want,
+                "{:?}",
+                std::str::from_utf8(tok)
+            );
+        }
+        // Beyond float range: only the reference writes it (a misfit of the plan).
+        let data = b"  1e400\n";
+        let (mut v, mut long) = (vec![0u8; 16], Vec::new());
+        assert!(!cols(data, 2, 1).write_views(data, 0, 0, 1, &mut v, &mut long));
+        match split_planned(data, 2, b',', 1, usize::MAX, &plan[..1]) {
+            Split::Columns(mut c) => assert!(c.take_typed().is_empty()),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

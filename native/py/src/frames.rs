@@ -26,7 +26,9 @@ use std::sync::{Arc, OnceLock};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
+use toonstream_native::columns::{
+    self, Columns, Fixed, Layout, Plan, Split, Typed, Values, K_HUGE,
+};
 
 use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
@@ -321,6 +323,13 @@ impl TableColumns {
                 vec![Buffer::validity(validity), Buffer::bytes(values)],
             )
         };
+        if kind == "views" && c.bits(col, lo, hi) & K_HUGE != 0 {
+            // (the frame reader never asks for it: only the reference writes such a
+            // number's text, `encode_decimal`'s)
+            return Err(PyValueError::new_err(
+                "no string views of a number beyond float range",
+            ));
+        }
         let made = guarded(&mut false, || {
             Ok(py.detach(|| match kind {
                 "int64" => Some(fixed(Fixed::Int64, c"l")),
@@ -332,9 +341,10 @@ impl TableColumns {
                 }
                 "views" => {
                     let mut long = Vec::new();
-                    c.long_strings(data, col, lo, hi, &mut long);
                     let mut views = vec![0u8; len * 16];
-                    c.write_views(data, col, lo, hi, &mut views);
+                    if !c.write_views(data, col, lo, hi, &mut views, &mut long) {
+                        return None; // (not reached: refused above)
+                    }
                     let (validity, nulls) = c.nulls(col, lo, hi);
                     // (one variadic buffer, then the int64 sizes of the variadic buffers)
                     let sizes = (long.len() as i64).to_ne_bytes().to_vec();

@@ -3,7 +3,9 @@
 //! for the whole run, each half of the run into its share of it
 //! ([`Fill`]); then joined ([`join`]).
 
-use super::{find_delim, float, int, kind, Cell, Columns, Layout, Plan, Typed, Values, POW10};
+use super::{
+    find_delim, float, int, kind, number_text, Cell, Columns, Layout, Plan, Typed, Values, POW10,
+};
 use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_INT, K_NULL, K_STR};
 
 impl Values {
@@ -88,6 +90,8 @@ pub(super) struct Fill<'a> {
     /// The strings of more than 12 bytes, and this buffer's index.
     long: Vec<u8>,
     buffer: u32,
+    /// A number's canonical text in a string column (see [`number_text`]).
+    text: String,
 }
 
 /// `x` into `sink[*n]`; false: no room (not reached: a half has no more
@@ -113,6 +117,7 @@ impl<'a> Fill<'a> {
             nulls: Vec::new(),
             long: Vec::new(),
             buffer,
+            text: String::new(),
         }
     }
 
@@ -136,6 +141,9 @@ impl<'a> Fill<'a> {
             Sink::Views(v) => {
                 let view = if null {
                     0
+                } else if number_text(tok, c, &mut self.text).is_some() {
+                    let text = self.text.as_bytes();
+                    view_of(text, 0, text, &mut self.long, self.buffer)
                 } else {
                     view_of(data, c.start as usize, tok, &mut self.long, self.buffer)
                 };
