@@ -53,6 +53,7 @@ class Spy:
         self.tables = 0
         self.typed = 0
         self.plans = 0
+        self.specials = 0  # lines of the runs left to the decoder
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
         got = _native.table_columns(*args, **kw)
@@ -60,6 +61,7 @@ class Spy:
         if not isinstance(got, tuple):
             self.tables += 1
             self.typed += got.typed
+            self.specials += len(got.specials)
         return got
 
 
@@ -150,7 +152,11 @@ KINDS = [
     ["05,+5,1.", "-,- x,0x1", "1.5.1,--1,-0.0e0"],  # not numbers (§4)
     [" 1 , 2.5 ,  x  ", "  2,3,y z"[2:], "3 ,4 , w"],  # spaces around cells
     ['"a",b,"c,d"', '"  padded",x,""', '"true","1","null"', '"a:b",y,"#x"'],  # simple quoted cells
-    ['"a\\"b",c,d', '"x\\ny",e,f', "g,h,i"],  # escapes: the decoder's
+    ['"a\\"b",c,d', '"x\\ny",e,f', "g,h,i"],  # escapes (§7.1): split natively
+    ['"a\\\\",b,"c\\td"', '"\\"",e,"f,\\\\g"', '"x\\ry",h,i'],  # a final backslash, a lone quote, a delimiter
+    ['"a\\x",b,c', "d,e,f"],  # an invalid escape: the decoder's error
+    ['"a\\u0041",b,c', "d,e,f"],  # \u: the decoder reads it
+    ['"a\\",b,c', "d,e,f"],  # an escaped quote, then no closing one
     ["1,2,3", "# a comment", "4,5,6"],
     ["1,2,3", "4,5,6", "", "7,8,9"],  # a blank line
     ["1,2,3", "4,5", "7,8,9"],  # a short row
@@ -448,6 +454,25 @@ def test_typed_as_split_numbers_in_a_string_column() -> None:
     assert want <= got and not {"1.50", "-0", "-0.0", "1e3", "1E-7", "2.5e+10"} & got
     # ... and one beyond float range sends its run to the reference (encode_decimal's text)
     planned(late(rows, 900, 3, "1e400"))
+
+
+ESCAPED = ['"say \\"hi\\""', '"a\\\\b"', '"tab\\there"', '"x,\\ny"', '"\\r"', '"\\"q,r\\""']
+
+
+def test_typed_as_split_escapes() -> None:
+    # Quoted cells with escapes are split and unescaped natively (not fed to the decoder line by
+    # line), in a planned run and in the cells the reference types; their errors, lines and
+    # line texts are the reference's.
+    rows = [r if i % 4 else late([r], 0, 3, ESCAPED[i // 4 % 6])[0] for i, r in enumerate(PLAIN) if '"' not in r]
+    spy = planned(rows)
+    assert spy.typed > 10 and spy.specials == 0, vars(spy)
+    frame = tp.read_toon(table(rows, header="t[{n}]{{a,b,c,d,e}}:"), infer_schema_length=20)
+    assert {'say "hi"', "a\\b", "tab\there", "x,\ny", "\r", '"q,r"'} <= set(frame["d"].to_list())
+    planned(rows, schema_overrides={"a": pl.Decimal(38, 0)})  # (the reference types the tokens)
+    k = next(i for i in range(900, len(rows)) if '"' not in rows[i] and '"' not in rows[i + 1])
+    planned(late(rows, k, 3, '"bad \\x"'))  # an invalid escape: the decoder's error
+    planned(late(rows, k, 0, "x"))  # a misfit: its line text as written, escapes and all
+    planned(late(late(rows, k + 1, 0, "x"), k, 3, '"a\\"b"'))
 
 
 def late(rows: list[str], at: int, col: int, cell: str) -> list[str]:

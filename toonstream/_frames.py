@@ -13,7 +13,8 @@ Who owns what:
   the cells as string tokens, decoded here a column at a time by the
   grammar's column converter (``_reference.numbers``: the one §4 typing of
   the python engine) and classified by the values' kinds (``value_kind``).
-  The native one takes simple quoted cells too and
+  The native one takes quoted cells right against the delimiters too
+  (§7.1's short escapes unescaped there) and
   classifies each cell as ``value_kind`` classifies its value
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
   wherever ``convert_values`` would give the same column
@@ -61,7 +62,7 @@ from ._reference.numbers import (
     make_converter,
 )
 from ._reference.runs import TokenRun, table_columns
-from ._reference.scalars import Fail, find_unquoted, split_cells
+from ._reference.scalars import Fail, _unescape, find_unquoted, split_cells
 from ._consumers import RowsAdapter
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext
 
@@ -668,7 +669,15 @@ QUOTED, DELIM_IN_QUOTES = "\x01", "\x02"
 
 
 def untoken(tok: str, delim: str) -> str | None:
-    """A marked quoted token's string, or None for a plain token."""
+    """A marked quoted token's string (unescaped), or None for a plain token."""
+    body = _quoted_body(tok, delim)
+    if body is None or "\\" not in body:
+        return body
+    return _unescape(body, 0)  # (escapes checked by the splitter: the native one's rows)
+
+
+def _quoted_body(tok: str, delim: str) -> str | None:
+    """A marked quoted token's content as written (escapes and all), or None."""
     if tok[:1] == QUOTED:
         return tok[1:].replace(DELIM_IN_QUOTES, delim)
     return None
@@ -1014,14 +1023,14 @@ class _Batch:
 
 def _cell_text(cell: str | None, delim: str) -> str:
     """A plain row's cell as split (None: empty) as it stood in the line: a
-    marked quoted token back in quotes (a simple one: no escapes), after
+    marked quoted token back in quotes (its content as written), after
     the indentation that the first cell still carries."""
     if cell is None:
         return ""
     body = cell.lstrip(" ")
     if body[:1] != QUOTED:
         return cell
-    return cell[: len(cell) - len(body)] + '"' + (untoken(body, delim) or "") + '"'
+    return cell[: len(cell) - len(body)] + '"' + (_quoted_body(body, delim) or "") + '"'
 
 
 def _cell_column(text: str, leaf: int, keyed: bool, delim: str) -> int:
@@ -1733,7 +1742,7 @@ class FrameReader:
         column = 1
         if cells is not None and leaf < len(cells):
             # A plain row's line from its cells (the first still carries the
-            # indentation; a quoted cell was simple: no escapes).
+            # indentation; a quoted cell's token is its content as written).
             tokens = [_cell_text(c, delim) for c in cells]
             text = delim.join(tokens)
             column = sum(len(t) + 1 for t in tokens[:leaf]) + _indent_of(tokens[leaf]) + 1

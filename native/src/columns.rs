@@ -8,8 +8,10 @@
 //!
 //! * which lines the decoder must read itself (a quote, colon, backslash,
 //!   CR or NUL anywhere, a comment marker or tab after the indentation),
-//!   except *simple* quoted rows (quoted cells without escapes, right
-//!   against the delimiters), which are split here;
+//!   except *simple* quoted rows (quoted cells right against the
+//!   delimiters, whose escapes are §7.1's short ones: `\\`, `\"`, `\n`,
+//!   `\r`, `\t`), which are split here, the escaped cells unescaped into
+//!   `Columns::escaped`;
 //! * each plain cell's §4 kind ([`K_NULL`] ... [`K_WIDE`], the bits of
 //!   `_frames.value_kind` of the value the reference decodes), on the cell
 //!   trimmed of spaces;
@@ -66,11 +68,13 @@ const DELIM_IN_QUOTES: u8 = 0x02;
 struct Cell {
     /// End of the raw cell (its delimiter or the line end).
     raw_end: u32,
-    /// The token: trimmed of spaces, or a quoted cell's content.
+    /// The token: trimmed of spaces, or a quoted cell's content (with
+    /// `escaped`: its unescaped text, in [`Columns::escaped`]).
     start: u32,
     end: u32,
     kind: u8,
     quoted: bool,
+    escaped: bool,
 }
 
 /// The plain rows of a run, column by column.
@@ -91,6 +95,9 @@ pub struct Columns {
     pub lines: usize,
     /// Some row had quoted cells (split here as simple rows).
     pub quoted: bool,
+    /// The unescaped contents of quoted cells with escapes (§7.1), one
+    /// after the other (a cell with `escaped` names its range).
+    escaped: Vec<u8>,
     /// The run's bytes (its lines end there).
     pub end: usize,
 }
@@ -164,7 +171,7 @@ pub enum Layout {
 impl Layout {
     /// The layout that holds cells of kinds `bits` as the frame reader
     /// types them without a schema (ints; numbers; booleans; strings, with
-    /// numbers as their canonical text, see [`number_text`]);
+    /// numbers as their canonical text, see `number_text`);
     /// [`Layout::Skip`] for any other mix (numbers beyond float range).
     pub fn of_kinds(bits: u8) -> Layout {
         if bits & !(K_INT | K_NULL) == 0 {
@@ -489,6 +496,7 @@ impl Columns {
             specials: Vec::new(),
             lines: 0,
             quoted: false,
+            escaped: Vec::new(),
             end,
         }
     }
@@ -509,7 +517,8 @@ impl Columns {
             return true;
         }
         let row = self.line_starts.len();
-        fills.get_mut(j).is_none_or(|f| f.put(data, &cell, row))
+        let source = if cell.escaped { &self.escaped } else { data };
+        fills.get_mut(j).is_none_or(|f| f.put(source, &cell, row))
     }
 
     /// A planned split's typed columns (moved out; empty for [`split`]'s
@@ -522,9 +531,18 @@ impl Columns {
     /// The rows of `other` (the lines after this one's) after this one's.
     fn append(&mut self, other: &mut Columns) {
         self.line_starts.append(&mut other.line_starts);
+        // (the other half's unescaped contents follow this half's)
+        let moved = self.escaped.len() as u32;
         for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
+            if moved > 0 && !other.escaped.is_empty() {
+                for c in more.iter_mut().filter(|c| c.escaped) {
+                    c.start += moved;
+                    c.end += moved;
+                }
+            }
             col.append(more);
         }
+        self.escaped.append(&mut other.escaped);
         let shift = self.lines;
         self.specials
             .extend(other.specials.drain(..).map(|(k, s, e)| (k + shift, s, e)));
@@ -607,20 +625,19 @@ fn walk(
     true
 }
 
-/// A simple row after the indentation (the reference's `_SIMPLE_ROW`):
-/// cells that are quoted strings without escapes right against the
-/// delimiters, or bare tokens without quotes, colons, backslashes, CR, NUL.
+/// A simple row after the indentation (the reference's `_SIMPLE_ROW`, and
+/// escapes): cells that are quoted strings right against the delimiters,
+/// without CR or NUL, whose escapes are `\\`, `\"`, `\n`, `\r` or `\t`
+/// (any other, `\u` included, is the decoder's to read or reject), or bare
+/// tokens without quotes, colons, backslashes, CR, NUL.
 fn simple(line: &[u8], plen: usize, delim: u8) -> bool {
     let mut p = plen;
     loop {
         if line.get(p) == Some(&b'"') {
-            let Some(q) = memchr(b'"', &line[p + 1..]).map(|i| p + 1 + i) else {
+            let Some(q) = closing_quote(line, p + 1) else {
                 return false;
             };
-            if line[p + 1..q]
-                .iter()
-                .any(|&b| matches!(b, b'\\' | b'\r' | 0))
-            {
+            if line[p + 1..q].iter().any(|&b| matches!(b, b'\r' | 0)) {
                 return false;
             }
             p = q + 1;
@@ -638,6 +655,40 @@ fn simple(line: &[u8], plen: usize, delim: u8) -> bool {
             Some(_) => return false,
         }
     }
+}
+
+/// The closing quote of the quoted string whose content starts at
+/// `line[p]`: past the escapes `\\`, `\"`, `\n`, `\r`, `\t`; None if
+/// there is none, or another escape comes first.
+fn closing_quote(line: &[u8], mut p: usize) -> Option<usize> {
+    loop {
+        let i = p + memchr2(b'"', b'\\', line.get(p..)?)?;
+        if line[i] == b'"' {
+            return Some(i);
+        }
+        if !matches!(line.get(i + 1), Some(b'\\' | b'"' | b'n' | b'r' | b't')) {
+            return None;
+        }
+        p = i + 2;
+    }
+}
+
+/// The content `raw` of a quoted string (its escapes checked by
+/// [`closing_quote`]) unescaped per §7.1, appended to `out`.
+fn unescape(raw: &[u8], out: &mut Vec<u8>) {
+    let mut rest = raw;
+    while let Some(i) = memchr(b'\\', rest) {
+        out.extend_from_slice(&rest[..i]);
+        out.push(match rest.get(i + 1) {
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(&b) => b, // (a backslash or a quote)
+            None => b'\\',
+        });
+        rest = rest.get(i + 2..).unwrap_or(&[]);
+    }
+    out.extend_from_slice(rest);
 }
 
 /// Split one row line `data[s..e]` into its cells; false: a token only the
@@ -673,15 +724,26 @@ fn row(
             let raw_start = if j == 0 { s + plen.min(line.len()) } else { p };
             let (cell, next) = if data.get(raw_start) == Some(&b'"') {
                 // (a simple row: the closing quote is there, then a delimiter or the end)
-                let q = memchr(b'"', &data[raw_start + 1..e]).map_or(e, |i| raw_start + 1 + i);
+                let line = &data[..e];
+                let q = closing_quote(line, raw_start + 1).unwrap_or(e);
                 let end = (q + 1).min(e);
+                let content = &data[raw_start + 1..q];
+                let escaped = memchr(b'\\', content).is_some();
+                let (start, stop) = if escaped {
+                    let at = out.escaped.len();
+                    unescape(content, &mut out.escaped);
+                    (at, out.escaped.len())
+                } else {
+                    (raw_start + 1, q)
+                };
                 (
                     Cell {
                         raw_end: end as u32,
-                        start: (raw_start + 1) as u32,
-                        end: q as u32,
+                        start: start as u32,
+                        end: stop as u32,
                         kind: K_STR,
                         quoted: true,
+                        escaped,
                     },
                     end,
                 )
@@ -781,6 +843,7 @@ fn bare(data: &[u8], s: usize, e: usize) -> Option<Cell> {
         end: te as u32,
         kind: kind(&data[ts..te])?,
         quoted: false,
+        escaped: false,
     })
 }
 
@@ -1007,8 +1070,10 @@ impl Columns {
         cells.get(lo.min(hi)..hi).unwrap_or(&[])
     }
 
-    fn tok<'a>(data: &'a [u8], c: &Cell) -> &'a [u8] {
-        data.get(c.start as usize..c.end as usize).unwrap_or(&[])
+    /// The token of cell `c` (`data`: the run), or its unescaped content.
+    fn tok<'a>(&'a self, data: &'a [u8], c: &Cell) -> &'a [u8] {
+        let source = if c.escaped { &self.escaped[..] } else { data };
+        source.get(c.start as usize..c.end as usize).unwrap_or(&[])
     }
 
     /// `validity` of `cells`, rows of column `col`: none without a pass
@@ -1066,7 +1131,7 @@ impl Columns {
             Fixed::Int64 => {
                 for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
                     let v = if c.kind & K_INT != 0 {
-                        int(Self::tok(data, c)).unwrap_or(0)
+                        int(self.tok(data, c)).unwrap_or(0)
                     } else {
                         0
                     };
@@ -1077,7 +1142,7 @@ impl Columns {
                 for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
                     let mut f = 0.0;
                     if c.kind & (K_INT | K_FLOAT | K_BIG) != 0 {
-                        f = float(Self::tok(data, c));
+                        f = float(self.tok(data, c));
                         if f == 0.0 {
                             f = 0.0;
                         }
@@ -1090,7 +1155,7 @@ impl Columns {
 
     /// The strings of column `col`, rows `lo..hi`, as Arrow string views
     /// (16 bytes each, into `out`), numbers as their canonical text (see
-    /// [`number_text`]); the strings longer than 12 bytes go one after the
+    /// `number_text`); the strings longer than 12 bytes go one after the
     /// other into `long`, the views' buffer 0 (shorter ones sit in their
     /// views): the frames then hold the strings, not the whole run.
     /// Returns false, having written part of it, where a cell is a number
@@ -1111,7 +1176,7 @@ impl Columns {
                 if c.kind & K_HUGE != 0 && !c.quoted {
                     return false;
                 }
-                let tok = Self::tok(data, c);
+                let tok = self.tok(data, c);
                 let text = match number_text(tok, c, &mut buf) {
                     Some(()) => buf.as_bytes(),
                     None => tok,
@@ -1170,18 +1235,29 @@ impl Columns {
             let raw_end = c.raw_end as usize;
             if c.quoted {
                 // (before the opening quote: the first cell's indentation)
-                out.data.extend_from_slice(
-                    data.get(raw_start..(c.start as usize).saturating_sub(1))
-                        .unwrap_or(&[]),
-                );
+                let quote = if c.escaped {
+                    let raw = data.get(raw_start..raw_end).unwrap_or(&[]);
+                    raw_start + memchr(b'"', raw).unwrap_or(0)
+                } else {
+                    (c.start as usize).saturating_sub(1)
+                };
+                out.data
+                    .extend_from_slice(data.get(raw_start..quote).unwrap_or(&[]));
                 out.data.push(QUOTED);
-                out.data.extend(Self::tok(data, c).iter().map(|&b| {
-                    if b == delim {
-                        DELIM_IN_QUOTES
-                    } else {
-                        b
-                    }
-                }));
+                // (the content as written, escapes and all: the frame reader
+                // unescapes a token's value, and rebuilds a row's line from them)
+                let content = data
+                    .get(quote + 1..raw_end.saturating_sub(1))
+                    .unwrap_or(&[]);
+                out.data.extend(content.iter().map(
+                    |&b| {
+                        if b == delim {
+                            DELIM_IN_QUOTES
+                        } else {
+                            b
+                        }
+                    },
+                ));
             } else if raw_end > raw_start {
                 out.data
                     .extend_from_slice(data.get(raw_start..raw_end).unwrap_or(&[]));
@@ -1557,6 +1633,81 @@ mod tests {
             (vec![16, 0, 0, 0], &b"abcd"[..], 0)
         );
         assert_eq!((v[16], &v[20..24], v[28]), (14, &b"qrst"[..], 16));
+    }
+
+    #[test]
+    fn escaped_cells() {
+        assert_eq!(closing_quote(b"\"a\\\"b\",", 1), Some(5));
+        assert_eq!(closing_quote(b"\"a\\\\\",", 1), Some(4));
+        assert_eq!(closing_quote(b"\"a\\x\"", 1), None); // (not an escape of §7.1's short ones)
+        assert_eq!(closing_quote(b"\"a\\u0041\"", 1), None); // (the decoder's)
+        assert_eq!(closing_quote(b"\"a\\\"", 1), None); // (unterminated)
+        let mut out = Vec::new();
+        unescape(br#"q\"\\\n\r\tz"#, &mut out);
+        assert_eq!(out, b"q\"\\\n\r\tz");
+        // A run long enough for two halves, escaped cells in both: each cell's text (the
+        // second half's moved past the first's), its token as written, and a planned split.
+        let mut data = Vec::new();
+        let mut want = Vec::new();
+        let mut i = 0;
+        while data.len() < 3 << 20 {
+            let (cell, text) = match i % 3 {
+                0 => (format!("\"a\\\"{i}\\\\\""), format!("a\"{i}\\")),
+                1 => (format!("\"tab\\t{i},x\""), format!("tab\t{i},x")),
+                _ => (format!("w{i}"), format!("w{i}")),
+            };
+            data.extend_from_slice(format!("  {i},{cell}\n").as_bytes());
+            want.push((cell, text));
+            i += 1;
+        }
+        let c = cols(&data, 2, 2);
+        let n = c.rows();
+        assert_eq!(n, want.len());
+        let (mut views, mut long) = (vec![0u8; n * 16], Vec::new());
+        assert!(c.write_views(&data, 1, 0, n, &mut views, &mut long));
+        let tokens = c.tokens(&data, 1, 0, n, b',');
+        let plan = [
+            Plan {
+                layout: Layout::Int64,
+                allowed: K_INT,
+            },
+            Plan {
+                layout: Layout::Views,
+                allowed: K_STR,
+            },
+        ];
+        let Split::Columns(mut planned) = split_planned(&data, 2, b',', 2, usize::MAX, &plan)
+        else {
+            panic!("not planned");
+        };
+        let typed = planned.take_typed();
+        let Values::Views {
+            views: pv,
+            long: plong,
+        } = &typed[1].values
+        else {
+            panic!("not views");
+        };
+        for (r, (cell, text)) in want.iter().enumerate() {
+            let view = u128::from_le_bytes(views[r * 16..r * 16 + 16].try_into().unwrap());
+            assert_eq!(
+                view_str(view, std::slice::from_ref(&long)),
+                text.as_bytes(),
+                "row {r}"
+            );
+            assert_eq!(view_str(pv[r], plong), text.as_bytes(), "row {r}");
+            let o = &tokens.offsets;
+            let tok = &tokens.data[o[r] as usize..o[r + 1] as usize];
+            let raw: Vec<u8> = match cell.strip_prefix('"') {
+                Some(body) => [&[QUOTED][..], body.trim_end_matches('"').as_bytes()]
+                    .concat()
+                    .iter()
+                    .map(|&b| if b == b',' { DELIM_IN_QUOTES } else { b })
+                    .collect(),
+                None => cell.as_bytes().to_vec(),
+            };
+            assert_eq!(tok, raw, "row {r}");
+        }
     }
 
     #[test]

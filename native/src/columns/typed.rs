@@ -3,9 +3,7 @@
 //! for the whole run, each half of the run into its share of it
 //! ([`Fill`]); then joined ([`join`]).
 
-use super::{
-    find_delim, float, int, kind, number_text, Cell, Columns, Layout, Plan, Typed, Values, POW10,
-};
+use super::{find_delim, float, int, kind, number_text, Cell, Layout, Plan, Typed, Values, POW10};
 use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_INT, K_NULL, K_STR};
 
 impl Values {
@@ -131,7 +129,7 @@ impl<'a> Fill<'a> {
         if null {
             self.nulls.push(row as u32);
         }
-        let tok = Columns::tok(data, c);
+        let tok = data.get(c.start as usize..c.end as usize).unwrap_or(&[]);
         let n = &mut self.n;
         match &mut self.sink {
             Sink::Int64(v) => store(v, n, if null { 0 } else { int(tok).unwrap_or(0) }),
