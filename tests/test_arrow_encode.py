@@ -166,13 +166,27 @@ def test_dates() -> None:
     check(pa.table({"d32": pa.array(values, pa.date32()), "d64": pa.array(values, pa.date64())}))
 
 
-def test_dates_out_of_python_range_fail_like_to_pylist() -> None:
-    table = pa.table({"d": pa.array([3_000_000], pa.date32())})
-    with pytest.raises(Exception) as ours:
-        encoded(table)
-    with pytest.raises(Exception) as theirs:
-        expected(table)
-    assert type(ours.value) is type(theirs.value)
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array([1, 3_000_000], pa.date32()),  # past 9999-12-31
+        pa.array([1, -719_163], pa.date32()),  # before 0001-01-01
+        pa.array([0, 253_402_300_800], pa.timestamp("s")),
+        pa.array([0, 253_402_300_800], pa.timestamp("s", tz="UTC")),
+        pa.array([0, -62_135_596_801_000], pa.timestamp("ms")),
+        pa.array([[1], [3_000_000]], pa.list_(pa.date32())),  # (the per-row path)
+    ],
+    ids=["date-after", "date-before", "ts", "ts-utc", "ts-ms-before", "list"],
+)
+def test_times_out_of_python_range_are_encode_errors(engine: str, column: pa.Array) -> None:
+    # A date or time Python cannot hold (to_pylist raises OverflowError): a ToonEncodeError at
+    # its row and field, not a bare OverflowError (found by a differential review).
+    table = pa.table({"d": column})
+    for default in (None, str):
+        with pytest.raises(ToonEncodeError) as e:
+            encode_arrow(table, io.StringIO(), default=default)
+        assert e.value.path[:1] == (1,) and "out of Python's range" in str(e.value)
+        assert not isinstance(e.value, OverflowError)
 
 
 TIMES = [

@@ -517,12 +517,13 @@ class _Formatter:
         """Cells formatted one Python value at a time (as ``dumps`` does):
         the whole column, or the cells where ``mask`` is true."""
         if mask is None:
-            values = arr.to_pylist()
+            values = python_values(arr, lambda i: (offset + i,) + leaf.path)
             rows: Iterable[int] = range(len(values))
         else:
             idx = pc.indices_nonzero(mask)
-            values = pc.take(arr, idx).to_pylist()
-            rows = idx.to_pylist()
+            picked: list[int] = idx.to_pylist()
+            values = python_values(pc.take(arr, idx), lambda i: (offset + picked[i],) + leaf.path)
+            rows = picked
         prim = self.prim
         texts = []
         for i, v in zip(rows, values):
@@ -843,12 +844,38 @@ def _spool_batches(source: _Source, batch_size: int) -> _Source:
     return _Source(source.schema, n, batches, reiterable=True, cleanup=tmp.close)
 
 
+def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> list[Any]:
+    """``data.to_pylist()`` (an Array or a RecordBatch), or the
+    ``ToonEncodeError`` of its first value that has no Python form (a date or
+    time outside ``datetime``'s years 1-9999: pyarrow raises OverflowError),
+    at ``path(index)``.
+
+    >>> import pyarrow as pa
+    >>> python_values(pa.array([2932897], pa.date32()), lambda i: (i, "d"))
+    Traceback (most recent call last):
+    ...
+    toonstream._errors.ToonEncodeError: date32[day] value out of Python's range (date value out of range) (at [0].d)
+    """
+    try:
+        return data.to_pylist()  # type: ignore[no-any-return]
+    except OverflowError as e:
+        for i in range(len(data)):
+            try:
+                data.slice(i, 1).to_pylist()
+            except OverflowError:
+                what = data.type if hasattr(data, "type") else "a"
+                raise ToonEncodeError(f"{what} value out of Python's range ({e})", path=path(i)) from None
+        raise
+
+
 def _per_row(source: _Source, out: IO[str] | IO[bytes], key: str | None, d: str, indent_size: int, options: dict[str, Any]) -> None:
     """Exact fallback: Python rows (``to_pylist``) through the streaming encoder."""
     from .streaming import encode_records
 
     def records() -> Iterator[Any]:
+        done = 0
         for batch in source.batches():
-            yield from batch.to_pylist()
+            yield from python_values(batch, lambda i: (done + i,))
+            done += batch.num_rows
 
     encode_records(records(), out, key=key, delimiter=d, indent_size=indent_size, **options)
