@@ -238,6 +238,9 @@ def test_columns_through_the_capsule_interface() -> None:
     assert len(cols.arrow(0, 5, 9, "int64")) == 0  # (rows past the run: none)
     with pytest.raises(ValueError, match="unknown column kind"):
         cols.arrow(0, 0, 4, "decimal")
+    huge = _native.table_columns(b"  1e400\n", 0, 8, 2, ",", 1, 10)  # (its text is encode_decimal's)
+    with pytest.raises(ValueError, match="no string views of a number beyond float range"):
+        huge.arrow(0, 0, 1, "views")
     del cols, column
     gc.collect()
     assert [s.to_list() for s in series] == [v for _, v in want.values()]

@@ -19,8 +19,9 @@ Who owns what:
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
   wherever ``convert_values`` would give the same column
   (``FrameReader._typed_native``); what it does not decide (an odd
-  number, a Decimal column, a number beyond float range in a String column
-  (its ``encode_decimal`` text), a value that does not fit) is typed from the same cells' tokens as the reference's are;
+  number, a Decimal column, a number beyond float range in a String
+  column (its ``encode_decimal`` text), a value that does not fit) is
+  typed from the same cells' tokens as the reference's are;
 - every other row comes from the decoder as a tuple; both kinds of pieces
   are typed the same way and put back in order.
 

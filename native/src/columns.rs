@@ -171,7 +171,7 @@ pub enum Layout {
 impl Layout {
     /// The layout that holds cells of kinds `bits` as the frame reader
     /// types them without a schema (ints; numbers; booleans; strings, with
-    /// numbers as their canonical text, see `number_text`);
+    /// numbers as their canonical text, see `typed::number_text`);
     /// [`Layout::Skip`] for any other mix (numbers beyond float range).
     pub fn of_kinds(bits: u8) -> Layout {
         if bits & !(K_INT | K_NULL) == 0 {
@@ -517,7 +517,7 @@ impl Columns {
             return true;
         }
         let row = self.line_starts.len();
-        let source = if cell.escaped { &self.escaped } else { data };
+        let source = self.source(data, &cell);
         fills.get_mut(j).is_none_or(|f| f.put(source, &cell, row))
     }
 
@@ -891,33 +891,6 @@ fn kind(tok: &[u8]) -> Option<u8> {
     }
 }
 
-/// The text a String column holds for the plain cell `c` whose token is
-/// `tok`, as the reference's `text_of` writes its decoded value: a
-/// number's canonical text, any other token as it is.  Returns None for
-/// the token itself, or Some(written) with the text in `buf`: `-0` is `0`,
-/// a decimal or an exponent is `encode_float`'s text of its float (the
-/// decoder's value, -0.0 as 0; an integer token is already canonical).
-/// Numbers beyond float range (`K_HUGE`, `encode_decimal`'s text) are not
-/// the caller's to ask for.
-fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Option<()> {
-    if c.quoted {
-        return None;
-    }
-    match c.kind & !K_WIDE {
-        K_INT if tok == b"-0" => {
-            buf.clear();
-            buf.push('0');
-            Some(())
-        }
-        K_FLOAT => {
-            buf.clear();
-            crate::format::write_float(buf, float(tok));
-            Some(())
-        }
-        _ => None,
-    }
-}
-
 /// A §4 integer token's value, if it fits int64.
 fn int(tok: &[u8]) -> Option<i64> {
     let (neg, digits) = match tok.split_first() {
@@ -1070,9 +1043,19 @@ impl Columns {
         cells.get(lo.min(hi)..hi).unwrap_or(&[])
     }
 
+    /// The buffer cell `c`'s range is in: `data` (the run), or the
+    /// unescaped contents.
+    fn source<'a>(&'a self, data: &'a [u8], c: &Cell) -> &'a [u8] {
+        if c.escaped {
+            &self.escaped
+        } else {
+            data
+        }
+    }
+
     /// The token of cell `c` (`data`: the run), or its unescaped content.
     fn tok<'a>(&'a self, data: &'a [u8], c: &Cell) -> &'a [u8] {
-        let source = if c.escaped { &self.escaped[..] } else { data };
+        let source = self.source(data, c);
         source.get(c.start as usize..c.end as usize).unwrap_or(&[])
     }
 
@@ -1155,7 +1138,7 @@ impl Columns {
 
     /// The strings of column `col`, rows `lo..hi`, as Arrow string views
     /// (16 bytes each, into `out`), numbers as their canonical text (see
-    /// `number_text`); the strings longer than 12 bytes go one after the
+    /// `typed::string_view`); the strings longer than 12 bytes go one after the
     /// other into `long`, the views' buffer 0 (shorter ones sit in their
     /// views): the frames then hold the strings, not the whole run.
     /// Returns false, having written part of it, where a cell is a number
@@ -1169,29 +1152,16 @@ impl Columns {
         out: &mut [u8],
         long: &mut Vec<u8>,
     ) -> bool {
-        let mut buf = String::new();
+        let mut text = String::new();
         for (slot, c) in out.chunks_exact_mut(16).zip(self.cells(col, lo, hi)) {
-            let mut view = [0u8; 16];
+            let mut view = 0;
             if c.kind != K_NULL || c.quoted {
                 if c.kind & K_HUGE != 0 && !c.quoted {
                     return false;
                 }
-                let tok = self.tok(data, c);
-                let text = match number_text(tok, c, &mut buf) {
-                    Some(()) => buf.as_bytes(),
-                    None => tok,
-                };
-                view[..4].copy_from_slice(&(text.len() as u32).to_le_bytes());
-                if text.len() <= 12 {
-                    view[4..4 + text.len()].copy_from_slice(text);
-                } else {
-                    view[4..8].copy_from_slice(&text[..4]);
-                    // (buffer 0: bytes 8..12 stay zero)
-                    view[12..16].copy_from_slice(&(long.len() as u32).to_le_bytes());
-                    long.extend_from_slice(text);
-                }
+                view = typed::string_view(self.source(data, c), c, &mut text, long, 0);
             }
-            slot.copy_from_slice(&view);
+            slot.copy_from_slice(&view.to_le_bytes());
         }
         true
     }

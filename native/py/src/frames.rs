@@ -26,9 +26,7 @@ use std::sync::{Arc, OnceLock};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use toonstream_native::columns::{
-    self, Columns, Fixed, Layout, Plan, Split, Typed, Values, K_HUGE,
-};
+use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
 
 use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
@@ -323,27 +321,22 @@ impl TableColumns {
                 vec![Buffer::validity(validity), Buffer::bytes(values)],
             )
         };
-        if kind == "views" && c.bits(col, lo, hi) & K_HUGE != 0 {
-            // (the frame reader never asks for it: only the reference writes such a
-            // number's text, `encode_decimal`'s)
-            return Err(PyValueError::new_err(
-                "no string views of a number beyond float range",
-            ));
-        }
         let made = guarded(&mut false, || {
             Ok(py.detach(|| match kind {
-                "int64" => Some(fixed(Fixed::Int64, c"l")),
-                "float64" => Some(fixed(Fixed::Float64, c"g")),
+                "int64" => Ok(fixed(Fixed::Int64, c"l")),
+                "float64" => Ok(fixed(Fixed::Float64, c"g")),
                 "bool" => {
                     let b = c.boolean(col, lo, hi);
                     let buffers = vec![Buffer::validity(b.validity), Buffer::bytes(b.values)];
-                    Some((c"b", b.nulls, buffers))
+                    Ok((c"b", b.nulls, buffers))
                 }
                 "views" => {
                     let mut long = Vec::new();
                     let mut views = vec![0u8; len * 16];
                     if !c.write_views(data, col, lo, hi, &mut views, &mut long) {
-                        return None; // (not reached: refused above)
+                        // (the frame reader never asks for it: only the reference
+                        // writes such a number's text, `encode_decimal`'s)
+                        return Err("no string views of a number beyond float range".into());
                     }
                     let (validity, nulls) = c.nulls(col, lo, hi);
                     // (one variadic buffer, then the int64 sizes of the variadic buffers)
@@ -354,7 +347,7 @@ impl TableColumns {
                         Buffer::bytes(long),
                         Buffer::bytes(sizes),
                     ];
-                    Some((c"vu", nulls, buffers))
+                    Ok((c"vu", nulls, buffers))
                 }
                 "tokens" => {
                     let s = c.tokens(data, col, lo, hi, delim);
@@ -363,17 +356,13 @@ impl TableColumns {
                         Buffer::Offsets(s.offsets),
                         Buffer::bytes(s.data),
                     ];
-                    Some((c"u", s.nulls, buffers))
+                    Ok((c"u", s.nulls, buffers))
                 }
-                _ => None,
+                _ => Err(format!("unknown column kind {kind:?}")),
             }))
         })?;
         py.check_signals()?;
-        let Some((format, nulls, buffers)) = made else {
-            return Err(PyValueError::new_err(format!(
-                "unknown column kind {kind:?}"
-            )));
-        };
+        let (format, nulls, buffers) = made.map_err(PyValueError::new_err)?;
         Ok(ArrowColumn::new(format, len, nulls, buffers))
     }
 }

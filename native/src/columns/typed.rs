@@ -1,10 +1,11 @@
 //! A planned split's writer (see [`super::split_planned`]): each column's
 //! values written in place as the rows are split, into one room per column
 //! for the whole run, each half of the run into its share of it
-//! ([`Fill`]); then joined ([`join`]).
+//! ([`Fill`]); then joined ([`join`]).  And the Arrow string views of
+//! both paths ([`string_view`]: the cells' `Columns::write_views` too).
 
-use super::{find_delim, float, int, kind, number_text, Cell, Layout, Plan, Typed, Values, POW10};
-use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_INT, K_NULL, K_STR};
+use super::{find_delim, float, int, kind, Cell, Layout, Plan, Typed, Values, POW10};
+use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_INT, K_NULL, K_STR, K_WIDE};
 
 impl Values {
     /// Room for `rows` values of `layout`, zeroed (slices of it are written
@@ -139,11 +140,8 @@ impl<'a> Fill<'a> {
             Sink::Views(v) => {
                 let view = if null {
                     0
-                } else if number_text(tok, c, &mut self.text).is_some() {
-                    let text = self.text.as_bytes();
-                    view_of(text, 0, text, &mut self.long, self.buffer)
                 } else {
-                    view_of(data, c.start as usize, tok, &mut self.long, self.buffer)
+                    string_view(data, c, &mut self.text, &mut self.long, self.buffer)
                 };
                 store(v, n, view)
             }
@@ -225,6 +223,54 @@ fn unsigned_zero(f: f64) -> f64 {
         0.0
     } else {
         f
+    }
+}
+
+/// The text a String column holds for the plain cell `c` whose token is
+/// `tok`, as the reference's `text_of` writes its decoded value: a
+/// number's canonical text, any other token as it is.  Returns None for
+/// the token itself, or Some(written) with the text in `buf`: `-0` is `0`,
+/// a decimal or an exponent is `encode_float`'s text of its float (the
+/// decoder's value, -0.0 as 0; an integer token is already canonical).
+/// Numbers beyond float range (`K_HUGE`, `encode_decimal`'s text) are not
+/// the caller's to ask for.
+fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Option<()> {
+    if c.quoted {
+        return None;
+    }
+    match c.kind & !K_WIDE {
+        K_INT if tok == b"-0" => {
+            buf.clear();
+            buf.push('0');
+            Some(())
+        }
+        K_FLOAT => {
+            buf.clear();
+            crate::format::write_float(buf, float(tok));
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// The Arrow string view of the cell `c` of a String column (`data`: the
+/// buffer its range is in): its token, or a number's canonical text (see
+/// [`number_text`], written in `text`); longer strings go into `long`,
+/// buffer `buffer` of the column (see [`view_of`]).
+#[inline(always)]
+pub(super) fn string_view(
+    data: &[u8],
+    c: &Cell,
+    text: &mut String,
+    long: &mut Vec<u8>,
+    buffer: u32,
+) -> u128 {
+    let tok = data.get(c.start as usize..c.end as usize).unwrap_or(&[]);
+    if number_text(tok, c, text).is_some() {
+        let text = text.as_bytes();
+        view_of(text, 0, text, long, buffer)
+    } else {
+        view_of(data, c.start as usize, tok, long, buffer)
     }
 }
 
