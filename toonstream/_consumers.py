@@ -417,9 +417,9 @@ class RowsAdapter:
         )
 
     def in_target(self) -> bool:
-        """True while the innermost open scope is a matching (non-keyed) tabular array."""
+        """True while the innermost open scope is a matching tabular array or keyed table."""
         scopes = self.scopes
-        return bool(scopes) and scopes[-1].mark is not None and scopes[-1].kind == _TABLE
+        return bool(scopes) and scopes[-1].mark is not None and scopes[-1].kind in (_TABLE, _KEYED)
 
     def push(self, events: list[Event]) -> list[Any]:
         out: list[Any] = []

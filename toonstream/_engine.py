@@ -126,7 +126,7 @@ class Engine:
 
     __slots__ = ("name", "loads", "value_decoder", "dumps", "row_decoder", "parse_decoder", "items_decoder",
                  "json_writer", "jsonl_table", "jsonl_count", "table_rows", "list_items", "jsonl_items",
-                 "table_columns", "arrow_rows",
+                 "table_columns", "key_set", "arrow_rows",
                  "fill_elements", "value_hooks")
 
     def __init__(
@@ -146,6 +146,7 @@ class Engine:
         list_items: Callable[..., Any] | None = None,
         jsonl_items: Callable[..., Any] | None = None,
         table_columns: Callable[[bytes, int, int, int, str, int, int], Any] | None = None,
+        key_set: Callable[[], Any] | None = None,
         arrow_rows: Callable[..., Any] | None = None,
         fill_elements: Callable[[Any, list[Any], list[Any], bool, int], tuple[int, list[Any], Any, int]] | None = None,
         value_hooks: bool = False,
@@ -210,6 +211,11 @@ class Engine:
         #: Keyword ``plan`` (the native engine's; see ``_frames.FrameReader._plan``): the
         #: column types are known, each column is typed as it is split.
         self.table_columns = table_columns
+        #: ``key_set()``: an empty set of a keyed table's entry keys for the frame readers'
+        #: decoder (``_reference.machine.KeySet``), whose ``take((run, lo, hi))`` adds the keys
+        #: of rows ``lo..hi`` of a keyed run of ``table_columns`` (``keyed=True``) without
+        #: making them ``str``; None: a ``set``, given the keys as a list.
+        self.key_set = key_set
         #: ``arrow_rows(batch, *, delimiter, indent_size)``: the row lines of a pyarrow
         #: ``RecordBatch`` of a flat table (read through its ``__arrow_c_array__``; ``"\\n" +
         #: indent + cells`` each, UTF-8 bytes, as ``encode_arrow``'s reference formats them), or
@@ -290,6 +296,7 @@ def _native(reason: str) -> Engine:
         list_items=getattr(native, "list_items", None),
         jsonl_items=getattr(native, "jsonl_items", None),
         table_columns=getattr(native, "table_columns", None),
+        key_set=getattr(native, "KeySet", None),
         arrow_rows=getattr(native, "arrow_rows", None),
         fill_elements=getattr(native, "fill_elements", None),
         value_hooks=True,

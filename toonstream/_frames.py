@@ -74,6 +74,7 @@ CHUNK = 4 << 20
 # Bytes fed to the decoder per step outside plain-row runs: small, so that
 # the fast path takes over soon after a table header.
 FEED = 64 << 10
+FIRST_FEED = 4 << 10
 
 _FLOAT_EXACT = 15  # digits of an integer that a float always holds exactly
 
@@ -108,6 +109,15 @@ def _splitter(max_number_length: int = MAX_NUMBER_LENGTH) -> Callable[[bytes, in
     if max_number_length < NATIVE_NUMBER_LEN:
         splitter = None
     return splitter if splitter is not None else table_columns
+
+
+def _key_set(splitter: Any) -> Callable[[], Any] | None:
+    """The engine's set of entry keys, for a reader with the engine's
+    ``splitter`` (None: the reference's ``set``)."""
+    from . import _engine
+
+    engine = _engine.current()
+    return engine.key_set if splitter is not None and splitter is engine.table_columns else None
 
 
 class NativeRows:
@@ -172,6 +182,13 @@ class NativeRows:
 
     def row(self, k: int) -> tuple[Any, ...]:
         return self.slice(k, 1).tokens().row(0)
+
+    def line(self, k: int) -> str | None:
+        """Row ``k``'s line as written, for an entry row (a keyed table's);
+        None for a table's row (``row`` rebuilds it)."""
+        if not self.cols.keyed:
+            return None
+        return str(self.cols.row_line(self.lo + k).decode("utf-8")).rstrip("\n")
 
 
 #: plain rows: the reference's string frame (token columns), or the native engine's columns
@@ -367,7 +384,15 @@ class TableScan:
         options = dict(options or {})
         options.setdefault("parse_float", None)  # floats
         # (no held rows: this reader pairs lines and rows itself, feed by feed)
-        self.decoder = Decoder(hold_rows=False, _line_marks=True, **options)
+        # Runs of plain rows are split column-wise by the engine (a very
+        # small line limit leaves every row to the decoder, which checks it).
+        numbers = options.get("max_number_length", MAX_NUMBER_LENGTH)
+        self.splitter = _splitter(numbers) if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
+        self.fast = self.splitter is not None
+        # A keyed table's entry keys: in the engine's set, which takes a
+        # split run's keys as they are (no str each), if it has one.
+        self.key_set = _key_set(self.splitter)
+        self.decoder = Decoder(hold_rows=False, _line_marks=True, _key_set=self.key_set, **options)
         self.adapter = RowsAdapter(path, as_dict=False, key_field=key_field, where=self.decoder.event_line)
         self.adapter.on_table = self._table
         self.path = path
@@ -378,11 +403,6 @@ class TableScan:
         self.ahead = RecordsAhead() if path is None else None
         self.chunks = chunks
         self.limit = limit
-        # Runs of plain rows are split column-wise by the engine (a very
-        # small line limit leaves every row to the decoder, which checks it).
-        numbers = options.get("max_number_length", MAX_NUMBER_LENGTH)
-        self.splitter = _splitter(numbers) if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
-        self.fast = self.splitter is not None
         #: per leaf column, how the native splitter types its cells once the
         #: types are known (FrameReader._plan); None: cells, typed later
         self.plan: list[tuple[str, int]] | None = None
@@ -419,12 +439,16 @@ class TableScan:
         by the fast path, the rest fed to the decoder in small pieces; it
         stops once the row limit is reached."""
         decoder, adapter = self.decoder, self.adapter
+        slow_to = 0  # entry rows before this offset are the decoder's (see below)
+        first_feed, feed = pos, FIRST_FEED // 2
         while pos < size:
-            if self.fast and adapter.in_target():
+            if self.fast and pos >= slow_to and adapter.in_target():
                 ctx = decoder.table_context()
                 if ctx is not None:
                     end = buf.rfind(b"\n", pos, min(size, pos + CHUNK)) + 1
-                    if end > pos:
+                    if end > pos and ctx.keyed and self.splitter is table_columns:
+                        slow_to = end  # (the reference splits no entry rows)
+                    elif end > pos:
                         try:
                             piece = self._fast(buf, pos, end, ctx)
                         except ToonDecodeError:
@@ -432,6 +456,8 @@ class TableScan:
                             # among them comes before this one in the document.
                             if self._partial is not None:
                                 yield from self._emit(self._partial)
+                            if self._full():
+                                return  # (the row limit came first: the rest is not read)
                             raise
                         if piece is not None:
                             pos += self._consumed
@@ -439,8 +465,20 @@ class TableScan:
                             if self._full():
                                 return
                             continue
-            # The decoder's way: a small piece, ending at a line end if it can.
-            stop = min(size, pos + FEED)
+                        if self._declined:
+                            # Entry rows the engine left to the decoder: it
+                            # reads them all, not a piece of them at each
+                            # try (a try splits up to CHUNK bytes).
+                            slow_to = end
+            # The decoder's way: a small piece, ending at a line end if it can;
+            # before the target, smaller ones first (a table's header is then
+            # found without the reference reading many rows after it: entry
+            # rows cost it some 30 us each), growing to FEED.
+            if adapter.in_target():
+                feed = FEED
+            else:
+                feed = min(FEED, feed * 2 if pos > first_feed else FIRST_FEED)
+            stop = min(size, pos + feed)
             if stop < size:
                 nl = buf.rfind(b"\n", pos, stop)
                 if nl >= pos:
@@ -457,6 +495,8 @@ class TableScan:
                 if rows:
                     first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
                     yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
+                if self._full():
+                    return  # (as above: an error after the row limit is not met)
                 raise
             src = self._after_feed(src, chunk)
             pos = stop
@@ -533,6 +573,7 @@ class TableScan:
 
     _consumed = 0
     _partial: Piece | None = None  # after _fast raised: the rows before the bad line
+    _declined = False  # after _fast gave None: the engine left entry rows to the decoder
 
     def _fast(self, data: bytes, base: int, end: int, ctx: TableContext) -> Piece | None:
         """The rows at the start of ``data[base:end]`` (complete lines), as
@@ -540,7 +581,8 @@ class TableScan:
         decoder go.  Sets ``_consumed`` to the bytes taken."""
         self._consumed = 0
         self._partial = None
-        plen, delim, width, left = ctx
+        self._declined = False
+        plen, delim, width, left, keyed = ctx
         self.plen, self.delim = plen, delim
         if left <= 0:
             return None
@@ -560,14 +602,14 @@ class TableScan:
         cap = left
         if self.limit is not None:
             cap = min(cap, self.limit - self.done + 1)
-        piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, check=False)
+        piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, keyed, check=False)
         if piece is False:
             # Some line is not `prefix` + a non-space: the run ends at the
             # first such line (a shallower one ends the table; a deeper or
             # blank one is the decoder's to report or skip).
             m = _run_end(prefix).search(data, base, end)
             end = m.start() if m is not None else end
-            piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, check=True) if end > base else None
+            piece = self._plain_run(data, base, end, cap, plen, prefix, delim, width, keyed, check=True) if end > base else None
         if not isinstance(piece, Piece):
             return None
         if crlf:  # bytes taken from the input: one CR more per line
@@ -575,24 +617,47 @@ class TableScan:
         return piece
 
     def _plain_run(
-        self, data: bytes, base: int, end: int, cap: int, plen: int, prefix: bytes, delim: str, width: int, *, check: bool
+        self,
+        data: bytes,
+        base: int,
+        end: int,
+        cap: int,
+        plen: int,
+        prefix: bytes,
+        delim: str,
+        width: int,
+        keyed: bool,
+        *,
+        check: bool,
     ) -> Piece | None | bool:
         """Rows of ``data[base:end]`` (at most ``cap`` lines of it): the plain
         ones split column-wise by the engine, the others fed to the
         decoder.  None: the decoder reads them all; False: a line is not at
         row indentation (only when ``check`` is False: the caller then cuts
-        the run and calls again).  Sets ``_consumed``."""
+        the run and calls again).  ``keyed``: entry rows, which only the
+        native engine splits (their keys a column before the cells).  Sets
+        ``_consumed``."""
         assert self.splitter is not None
         # (the engine takes the first ``cap`` lines itself; the native one
         # reads the run in place: no copy of it)
         plan = self.plan
-        if plan is not None and len(plan) == width:
-            native: Any = self.splitter  # (the native engine's: it takes a plan)
-            got = native(data, base, end, plen, delim, width, min(cap, end - base), plan=plan)
+        cols = width + 1 if keyed else width
+        native: Any = self.splitter  # (the native engine's, when a plan or keyed is passed)
+        if plan is not None and len(plan) == cols:
+            got = native(data, base, end, plen, delim, width, min(cap, end - base), plan=plan, keyed=keyed)
             if not isinstance(got, tuple) and not got.typed:
                 self.plan = None  # a cell the plan does not take: cells from now on
+        elif keyed:
+            got = native(data, base, end, plen, delim, width, min(cap, end - base), keyed=True)
         else:
             got = self.splitter(data, base, end, plen, delim, width, min(cap, end - base))
+        if isinstance(got, tuple) and keyed:
+            if got[1]:
+                self.quoted = True
+            if got[0] == "not_indented" and not check:
+                return False
+            self._declined = True
+            return None
         if isinstance(got, tuple) and got[0] == "unhandled" and self.splitter is not table_columns:
             # What only the reference can tell (an "odd" number token, say):
             # its splitter then, as on the python engine, so that the rows
@@ -615,17 +680,25 @@ class TableScan:
                     [pl.Series(f"c{i}", col, dtype=pl.String) for i, col in enumerate(got.columns)]
                 )
         elif got.rows:
-            split_rows = NativeRows(got, 0, got.rows, list(range(width)))
-        return self._replay(data, got.lines, fed, split_rows, got.end)
+            split_rows = NativeRows(got, 0, got.rows, list(range(cols)))
+        return self._replay(data, got.lines, fed, split_rows, got.end, got if keyed else None)
 
     def _replay(
-        self, data: bytes, n_lines: int, spans_of: dict[int, tuple[int, int]], frame: Plain | None, size: int
+        self,
+        data: bytes,
+        n_lines: int,
+        spans_of: dict[int, tuple[int, int]],
+        frame: Plain | None,
+        size: int,
+        entries: Any = None,
     ) -> Piece:
         """The run's Piece: its ``n_lines`` lines (``data[:size]``) replayed
         to the decoder in order, plain rows (``frame``) counted, the lines it
         must read (``spans_of``: line index -> (start, end after the LF), in
-        order) fed.  Sets ``_consumed``, or ``_partial`` before a decode
-        error."""
+        order) fed.  ``entries``: a keyed run's split, whose plain rows'
+        keys the decoder checks for duplicates as it counts them (the first
+        duplicate's line is fed to it, which reports it).  Sets
+        ``_consumed``, or ``_partial`` before a decode error."""
         specials = list(spans_of)
         lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
         decoder, adapter = self.decoder, self.adapter
@@ -636,12 +709,25 @@ class TableScan:
         texts: list[bytes] = []  # the special lines that gave a row
         prev_k = 0  # the next line not yet accounted for
         r = 0  # rows so far
-        for k in specials:
-            decoder.skip_rows(k - prev_k)
-            r += k - prev_k
-            start, end = spans_of[k]
+
+        def skip(n: int) -> None:
+            """Count the next ``n`` plain rows."""
+            nonlocal r
+            if entries is None:
+                decoder.skip_rows(n)
+                r += n
+                return
+            p = r - len(rows)  # (plain rows so far)
+            keys = (entries, p, p + n) if self.key_set is not None else entries.keys(p, p + n)
+            took = decoder.skip_rows(n, keys)
+            r += took
+            if took < n:
+                feed(entries.row_line(p + took))  # (a duplicate key: the decoder reports it)
+                raise RuntimeError("toonstream: internal error: a duplicate entry key the decoder accepted")
+
+        def feed(line: bytes) -> list[Any]:
             try:
-                got = adapter.push(decoder.feed(data[start:end]))
+                return adapter.push(decoder.feed(line))
             except ToonDecodeError:  # the rows before this line, for pieces()
                 if frame is None:
                     self._partial = Piece(None, rows, None, first, gaps=gaps, texts=texts) if rows else None
@@ -650,6 +736,11 @@ class TableScan:
                         Piece(frame.slice(0, r - len(rows)), rows, pos, first, gaps=gaps, texts=texts) if r else None
                     )
                 raise
+
+        for k in specials:
+            skip(k - prev_k)
+            start, end = spans_of[k]
+            got = feed(data[start:end])
             if not got:
                 gaps.append(k)
             for row in got:
@@ -658,7 +749,7 @@ class TableScan:
                 texts.append(lines[k])
                 r += 1
             prev_k = k + 1
-        decoder.skip_rows(n_lines - prev_k)
+        skip(n_lines - prev_k)
         self._consumed = size
         return Piece(frame, rows, pos if frame is not None else None, first, gaps=gaps, texts=texts)
 
@@ -986,7 +1077,8 @@ class _Batch:
     def where(self, fast_row: int | None, exact_row: int | None) -> tuple[int, str | None, list[Any] | None]:
         """Where a row stands, given its index among the fast or the decoder
         rows: its line (0: unknown), its line's text (None: not kept) and,
-        for a plain row, its cells as split (the text is rebuilt from them)."""
+        for a plain row, its cells as split (a table row's text is rebuilt
+        from them; an entry row's is kept)."""
         f = e = 0
         for p in self.pieces:
             nf = p.frame.height if p.frame is not None else 0
@@ -998,7 +1090,8 @@ class _Batch:
                     if q <= r:
                         r += 1
                 cells = list(p.full.row(k)) if p.full is not None else None
-                return (p.line + p.offset(r) if p.line else 0), None, cells
+                entry = p.full.line(k) if isinstance(p.full, NativeRows) else None
+                return (p.line + p.offset(r) if p.line else 0), entry, cells
             if exact_row is not None and e <= exact_row < e + len(p.rows):
                 j = exact_row - e
                 r = pos[j] if p.frame is not None else j
@@ -1741,7 +1834,7 @@ class FrameReader:
         delim = scan.header.delimiter if scan.header is not None else scan.delim
         leaf = self.selected[i] if self.selected is not None else i
         column = 1
-        if cells is not None and leaf < len(cells):
+        if cells is not None and leaf < len(cells) and text is None:
             # A plain row's line from its cells (the first still carries the
             # indentation; a quoted cell's token is its content as written).
             tokens = [_cell_text(c, delim) for c in cells]

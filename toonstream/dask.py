@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence, cast
 
@@ -287,5 +288,18 @@ def to_toon(
                     shutil.copyfileobj(part, f, 1 << 20)
         os.replace(tmp, out)
     finally:
-        shutil.rmtree(spool, ignore_errors=True)
+        _remove_spool(spool)
     return None
+
+
+def _remove_spool(spool: str, *, attempts: int = 50) -> None:
+    """Remove the spool directory.  When a partition fails, ``compute``
+    raises while the other partitions' tasks may still be writing their
+    bodies into it (a distributed scheduler does not wait for them): a body
+    made while the tree is being removed leaves it behind, so the removal is
+    retried until the directory is gone (for up to about 5 seconds)."""
+    for _ in range(attempts):
+        shutil.rmtree(spool, ignore_errors=True)
+        if not os.path.exists(spool):
+            return
+        time.sleep(0.1)

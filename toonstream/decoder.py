@@ -43,7 +43,7 @@ from ._consumers import AsyncRowReader, ParseAdapter, RowReader, RowsAdapter, _I
 from ._errors import ToonDecodeError
 from ._reference.events import Event
 from ._reference.lines import LineSplitter
-from ._reference.machine import Machine
+from ._reference.machine import KeySet, Keys, Machine
 from ._reference.numbers import decimal_float, make_column_converter, make_converter
 
 _T = TypeVar("_T")
@@ -110,6 +110,7 @@ class TableContext(NamedTuple):
     delimiter: str
     width: int  # cells per row
     rows_left: int  # rows still to come (declared length minus rows seen)
+    keyed: bool = False  # entry rows of a keyed table (§9.5): ``key: cells``
 
 
 def _limit(name: str, value: int | None, default: int) -> int:
@@ -173,6 +174,9 @@ class Decoder:
         _block_paths: decode blocks of table rows (and item runs) column-wise
             (default True); False: every line goes the per-line way, the
             reference the block paths are tested against.
+        _key_set: makes the set of a keyed table's entry keys (strict mode),
+            a :class:`~toonstream._reference.machine.KeySet` (default: a
+            ``set``); :meth:`skip_rows` takes keys in the form it takes.
         _line_marks: remember the line of each line's first event, for
             :meth:`event_line` and :meth:`line_batches` (default False; it
             turns ``batches`` and ``_value_runs`` off: their events span
@@ -210,6 +214,7 @@ class Decoder:
         _value_runs: bool = False,
         _block_paths: bool = True,
         _line_marks: bool = False,
+        _key_set: Callable[[], KeySet] | None = None,
     ) -> None:
         # None means the default, as on the native engine (the two check options alike)
         indent_size = 2 if indent_size is None else indent_size
@@ -240,6 +245,7 @@ class Decoder:
             max_fields=max_fields,
             batches=batches,
             value_runs=_value_runs,
+            key_set=_key_set if _key_set is not None else Keys,
         )
         # Complete row lines not yet given to the machine, and small chunks
         # not yet split into lines (see feed).
@@ -470,7 +476,9 @@ class Decoder:
         Not None only between complete lines (nothing of a partial line or
         UTF-8 sequence pending), in strict mode, inside a tabular array:
         then a line of exactly ``indent`` spaces followed by cells is the
-        next row.  With :meth:`skip_rows` this lets a consumer parse long
+        next row.  Or inside a keyed table (``keyed``): then such a line
+        with an unquoted colon is its next entry row, ``key: cells``
+        (§9.5).  With :meth:`skip_rows` this lets a consumer parse long
         runs of rows itself (the Arrow/Polars readers do, column-wise)
         while the decoder keeps the count, the line numbers and everything
         else.
@@ -478,8 +486,9 @@ class Decoder:
         >>> d = Decoder()
         >>> _ = d.feed(b"t[3]{a,b}:\\n")
         >>> d.table_context()
-        TableContext(indent=2, delimiter=',', width=2, rows_left=3)
+        TableContext(indent=2, delimiter=',', width=2, rows_left=3, keyed=False)
         >>> d.skip_rows(2)     # the caller consumed two row lines itself
+        2
         >>> d.feed(b"  5,6\\n"), d.line
         ([Rows(rows=[(5, 6)])], 4)
         """
@@ -488,19 +497,39 @@ class Decoder:
         ctx = self._machine.table_context()
         return None if ctx is None else TableContext(*ctx)
 
-    def skip_rows(self, count: int) -> None:
-        """Account for ``count`` row lines the caller consumed itself.
+    def skip_rows(self, count: int, keys: Any = None) -> int:
+        """Account for ``count`` row lines the caller consumed itself; return
+        how many it counted.
 
         Only valid right after :meth:`table_context` returned a context, for
         at most ``rows_left`` lines, each ``indent`` spaces then exactly
         ``width`` cells that the row grammar accepts: the caller vouches for
-        them.  Line numbers and the declared-length check stay exact.
+        them.  Line numbers and the declared-length check stay exact.  In a
+        keyed table, ``keys`` are the lines' entry keys (unescaped; a
+        sequence of str, or the form the ``_key_set`` option's set takes): the
+        decoder keeps them to check later keys against, and counts the lines
+        only up to the first duplicate key (§14.3), whose line the caller
+        then feeds, for the decoder to report it.
+
+        >>> d = Decoder()
+        >>> _ = d.feed(b"[3:]{a}:\\n")
+        >>> d.table_context().keyed
+        True
+        >>> d.skip_rows(3, ["x", "y", "x"])
+        2
+        >>> d.feed(b"  x: 1\\n")
+        Traceback (most recent call last):
+          ...
+        toonstream._errors.ToonDecodeError: duplicate key 'x' (line 4, column 3)
         """
+        if keys is not None:
+            count = self._machine.take_keys(keys)
         if count <= 0:
-            return
+            return 0
         lines = self._lines
         lines.lines_emitted += count
         self._machine.skip_rows(count, lines.lines_emitted)
+        return count
 
     @property
     def line(self) -> int:

@@ -100,6 +100,11 @@ pub struct Columns {
     escaped: Vec<u8>,
     /// The run's bytes (its lines end there).
     pub end: usize,
+    /// Rows of a keyed table (§9.5): column 0 holds the entry keys.
+    keyed: bool,
+    /// A keyed run's entry keys, one per plain row (kept even when a
+    /// planned split keeps no cells: the reader checks them for duplicates).
+    keys: Vec<Cell>,
 }
 
 /// What [`split`] found.
@@ -283,7 +288,40 @@ fn is_special(b: u8) -> bool {
 /// ending with LF): rows at indentation `plen`, `width` cells separated by
 /// `delim`.  [`Columns::end`] says where the run ends.
 pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> Split {
-    split_run(data, plen, delim, width, cap, PARALLEL_RUN, None)
+    split_run(data, plen, delim, width, cap, PARALLEL_RUN, None, false)
+}
+
+/// [`split`] (or [`split_planned`], with a plan) for the entry rows of a
+/// keyed table (§9.5), `entrykey: cells` with `width` cells: column 0 of
+/// the result holds the entry keys (strings, [`Columns::key`]), columns
+/// `1..=width` the cells.  An entry row is split here when its key is bare
+/// (no quote, backslash, CR or NUL before the first colon) or a quoted key
+/// right against its colon with §7.1's short escapes, and its cells are
+/// those of a plain or simple row; any other line at the indentation is
+/// the decoder's (a special line).
+///
+/// ```
+/// use toonstream_native::columns::{split_entries, Split, K_INT, K_STR};
+/// let data = b"  a: 1,x\n  \"b c\": 2,y\n";
+/// let Split::Columns(c) = split_entries(data, 2, b',', 2, usize::MAX, None) else { panic!() };
+/// assert_eq!((c.rows(), c.bits(0, 0, 2), c.bits(1, 0, 2)), (2, K_STR, K_INT));
+/// assert_eq!((c.key(data, 0), c.key(data, 1)), (&b"a"[..], &b"b c"[..]));
+/// ```
+pub fn split_entries(
+    data: &[u8],
+    plen: usize,
+    delim: u8,
+    width: usize,
+    cap: usize,
+    plan: Option<&[Plan]>,
+) -> Split {
+    let run = |plan| split_run(data, plen, delim, width + 1, cap, PARALLEL_RUN, plan, true);
+    if let Some(plan) = plan.filter(|p| p.len() == width + 1) {
+        if let Split::Columns(c) = run(Some(plan)) {
+            return Split::Columns(c);
+        }
+    }
+    run(None)
 }
 
 /// [`split`] with the column types known: each column's cells are written
@@ -313,16 +351,25 @@ pub fn split_planned(
     plan: &[Plan],
 ) -> Split {
     if plan.len() == width {
-        if let Split::Columns(c) =
-            split_run(data, plen, delim, width, cap, PARALLEL_RUN, Some(plan))
-        {
+        if let Split::Columns(c) = split_run(
+            data,
+            plen,
+            delim,
+            width,
+            cap,
+            PARALLEL_RUN,
+            Some(plan),
+            false,
+        ) {
             return Split::Columns(c);
         }
     }
     split(data, plen, delim, width, cap)
 }
 
-/// [`split`], on two threads for a run of at least `parallel` bytes.
+/// [`split`], on two threads for a run of at least `parallel` bytes
+/// (`keyed`: entry rows, `width` counting the key's column).
+#[allow(clippy::too_many_arguments)]
 fn split_run(
     data: &[u8],
     plen: usize,
@@ -331,6 +378,7 @@ fn split_run(
     cap: usize,
     parallel: usize,
     plan: Option<&[Plan]>,
+    keyed: bool,
 ) -> Split {
     // A long run is walked in two halves at once (a line boundary near the
     // middle), the second half's rows then appended to the first's.  Each
@@ -379,7 +427,17 @@ fn split_run(
         fills2.push(Fill::new(*p, b, 1));
     }
     let half = |upto: usize, from: usize, lines: usize, fills: &mut [Fill]| {
-        split_half(&data[..upto], from, lines, plen, delim, width, fills, end)
+        split_half(
+            &data[..upto],
+            from,
+            lines,
+            plen,
+            delim,
+            width,
+            fills,
+            end,
+            keyed,
+        )
     };
     let (out, flags, second) = if mid < data.len() {
         let (first, second) = std::thread::scope(|scope| {
@@ -447,12 +505,15 @@ fn split_half(
     width: usize,
     fills: &mut [Fill],
     end: usize,
+    keyed: bool,
 ) -> Option<(Columns, Flags)> {
     let part = &data[from..];
     if memchr2(QUOTED, DELIM_IN_QUOTES, part).is_some() || crate::utf8(part).is_err() {
         return None;
     }
     let mut out = Columns::new(width, lines, end, !fills.is_empty());
+    out.keyed = keyed;
+    out.quoted = keyed; // (a key's token is marked as a quoted one)
     let mut flags = Flags::default();
     if !walk(data, from, plen, delim, &mut out, &mut flags, fills) {
         return None;
@@ -498,6 +559,8 @@ impl Columns {
             quoted: false,
             escaped: Vec::new(),
             end,
+            keyed: false,
+            keys: Vec::new(),
         }
     }
 
@@ -532,16 +595,25 @@ impl Columns {
     fn append(&mut self, other: &mut Columns) {
         self.line_starts.append(&mut other.line_starts);
         // (the other half's unescaped contents follow this half's)
-        let moved = self.escaped.len() as u32;
-        for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
-            if moved > 0 && !other.escaped.is_empty() {
-                for c in more.iter_mut().filter(|c| c.escaped) {
+        let moved = if other.escaped.is_empty() {
+            0
+        } else {
+            self.escaped.len() as u32
+        };
+        let shift = |cells: &mut Vec<Cell>| {
+            if moved > 0 {
+                for c in cells.iter_mut().filter(|c| c.escaped) {
                     c.start += moved;
                     c.end += moved;
                 }
             }
+        };
+        for (col, more) in self.cols.iter_mut().zip(other.cols.iter_mut()) {
+            shift(more);
             col.append(more);
         }
+        shift(&mut other.keys);
+        self.keys.append(&mut other.keys);
         self.escaped.append(&mut other.escaped);
         let shift = self.lines;
         self.specials
@@ -575,16 +647,28 @@ fn walk(
         .collect();
     marks.sort_unstable();
     let mut mark = 0;
-    let (special_bad, not_plain, plain_bad) = (
-        &mut flags.special_bad,
-        &mut flags.not_plain,
-        &mut flags.plain_bad,
-    );
     let mut s = from;
     for (k, e) in (0..).zip(memchr::memchr_iter(b'\n', part).map(|i| from + i)) {
         let line = &data[s..e];
         if line.is_empty() {
             return false; // (what Polars' tokenizer makes of it is its own)
+        }
+        if out.keyed {
+            if !entry(
+                out,
+                fills,
+                data,
+                (k, s, e),
+                plen,
+                delim,
+                &marks,
+                &mut mark,
+                flags,
+            ) {
+                return false;
+            }
+            s = e + 1;
+            continue;
         }
         let indented = line.len() > plen && line[..plen].iter().all(|&b| b == b' ');
         // Leading-only specials: after the indentation, as the reference's
@@ -604,25 +688,131 @@ fn walk(
         let indented = indented && line[plen] != b' ';
         if special {
             if !indented {
-                *special_bad = true;
+                flags.special_bad = true;
             } else if !leading && simple(line, plen, delim) {
                 out.quoted = true;
-                if !row(
-                    out, fills, data, s, e, plen, delim, true, not_plain, plain_bad,
-                ) {
+                if !row(out, fills, data, (s, e), plen, delim, true, flags, None) {
                     return false;
                 }
             } else {
                 out.specials.push((k, s, e + 1));
             }
-        } else if !row(
-            out, fills, data, s, e, plen, delim, false, not_plain, plain_bad,
-        ) {
+        } else if !row(out, fills, data, (s, e), plen, delim, false, flags, None) {
             return false;
         }
         s = e + 1;
     }
     true
+}
+
+/// Entry row `k` of a keyed run, the line `data[s..e]` (see
+/// [`split_entries`]): its key, then its cells as [`row`] splits a row's;
+/// or a special line, the decoder's (a comment, a key that is not bare or
+/// simply quoted, no cells, cells that are not plain or simple).  `marks`
+/// and `mark`: [`walk`]'s.  False: only the reference can tell.
+#[allow(clippy::too_many_arguments)]
+fn entry(
+    out: &mut Columns,
+    fills: &mut [Fill],
+    data: &[u8],
+    (k, s, e): (usize, usize, usize),
+    plen: usize,
+    delim: u8,
+    marks: &[usize],
+    mark: &mut usize,
+    flags: &mut Flags,
+) -> bool {
+    let line = &data[s..e];
+    if !(line.len() > plen && line[..plen].iter().all(|&b| b == b' ') && line[plen] != b' ') {
+        flags.plain_bad = true; // (the run is cut before it: see Split::NotIndented)
+        return true;
+    }
+    let special = |out: &mut Columns| {
+        out.specials.push((k, s, e + 1));
+        true
+    };
+    let at = s + plen;
+    while *mark < marks.len() && marks[*mark] < s {
+        *mark += 1;
+    }
+    let (key, colon) = match data[at] {
+        b'#' | b'\t' => return special(out),
+        b'"' => {
+            // a quoted key right against its colon (§7.4: unescaped per §7.1)
+            let Some(q) = closing_quote(&data[..e], at + 1) else {
+                return special(out);
+            };
+            let content = &data[at + 1..q];
+            if data.get(q + 1) != Some(&b':')
+                || q + 1 >= e
+                || content.iter().any(|&b| matches!(b, b'\r' | 0))
+            {
+                return special(out);
+            }
+            let escaped = memchr(b'\\', content).is_some();
+            let (start, stop) = if escaped {
+                let from = out.escaped.len();
+                unescape(content, &mut out.escaped);
+                (from, out.escaped.len())
+            } else {
+                (at + 1, q)
+            };
+            let key = Cell {
+                raw_end: (q + 1) as u32,
+                start: start as u32,
+                end: stop as u32,
+                kind: K_STR,
+                quoted: true,
+                escaped,
+            };
+            (key, q + 1)
+        }
+        _ => {
+            // a bare key: all before the first colon, with no other mark
+            // (quote, backslash, CR, NUL) before it, trimmed (§7.4)
+            let colon = match marks.get(*mark) {
+                Some(&c) if c < e && data[c] == b':' && c > at => c,
+                _ => return special(out),
+            };
+            let (ts, te) = crate::scalars::trim_spaces(data, at, colon);
+            let key = Cell {
+                raw_end: colon as u32,
+                start: ts as u32,
+                end: te as u32,
+                kind: K_STR, // (a key is a string, whatever it looks like)
+                quoted: true,
+                escaped: false,
+            };
+            (key, colon)
+        }
+    };
+    while *mark < marks.len() && marks[*mark] <= colon {
+        *mark += 1;
+    }
+    // The cells, from the first after the colon's spaces: none (a blank
+    // rest) is the decoder's width error.
+    let mut first = colon + 1;
+    while first < e && data[first] == b' ' {
+        first += 1;
+    }
+    if first >= e {
+        return special(out);
+    }
+    let quotes = *mark < marks.len() && marks[*mark] < e;
+    if quotes && !simple(&data[..e], first, delim) {
+        return special(out);
+    }
+    row(
+        out,
+        fills,
+        data,
+        (s, e),
+        plen,
+        delim,
+        quotes,
+        flags,
+        Some((key, first)),
+    )
 }
 
 /// A simple row after the indentation (the reference's `_SIMPLE_ROW`, and
@@ -691,37 +881,46 @@ fn unescape(raw: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
-/// Split one row line `data[s..e]` into its cells; false: a token only the
-/// reference types (an "odd" number).
+/// Split one row line `data[s..e]` into its cells (an entry row's: `key`,
+/// its key cell and where its first cell starts, checked by [`entry`]);
+/// false: a token only the reference types (an "odd" number).
 #[allow(clippy::too_many_arguments)]
 fn row(
     out: &mut Columns,
     fills: &mut [Fill],
     data: &[u8],
-    s: usize,
-    e: usize,
+    (s, e): (usize, usize),
     plen: usize,
     delim: u8,
     quotes: bool,
-    not_plain: &mut bool,
-    plain_bad: &mut bool,
+    flags: &mut Flags,
+    key: Option<(Cell, usize)>,
 ) -> bool {
     let line = &data[s..e];
     // The reference's indentation test on the first raw cell: the
     // indentation, then neither a space nor an empty first cell.
-    let indented = line.len() > plen
-        && line[..plen].iter().all(|&b| b == b' ')
-        && line[plen] != b' '
-        && line[plen] != delim;
+    let indented = key.is_some()
+        || line.len() > plen
+            && line[..plen].iter().all(|&b| b == b' ')
+            && line[plen] != b' '
+            && line[plen] != delim;
     if !indented {
-        *plain_bad = true;
+        flags.plain_bad = true;
     }
     let start_len = out.cols[0].len();
     let mut j = 0;
+    let mut first = s + plen.min(line.len());
+    if let Some((cell, at)) = key {
+        if !out.put(fills, 0, data, cell) {
+            return false;
+        }
+        j = 1;
+        first = at;
+    }
     if quotes {
-        let mut p = s;
+        let mut p = first;
         loop {
-            let raw_start = if j == 0 { s + plen.min(line.len()) } else { p };
+            let raw_start = p;
             let (cell, next) = if data.get(raw_start) == Some(&b'"') {
                 // (a simple row: the closing quote is there, then a delimiter or the end)
                 let line = &data[..e];
@@ -769,8 +968,11 @@ fn row(
         // such a line is refused anyway).  In a planned run a cell of its
         // column's commonest shape is typed as its end is found
         // (`Fill::put_fast`); the others take the cell path.
-        let mut token = (s + plen).min(e);
-        let mut p = s;
+        let (mut token, mut p) = if key.is_some() {
+            (first, first)
+        } else {
+            ((s + plen).min(e), s)
+        };
         while p <= e {
             let fast = match fills.get_mut(j) {
                 Some(f) if indented => f.put_fast(data, token, e, delim),
@@ -799,7 +1001,7 @@ fn row(
         if !fills.is_empty() {
             return false; // (split's outcome then tells what it is)
         }
-        *not_plain = true;
+        flags.not_plain = true;
         // keep the columns rectangular (the run is refused anyway)
         for col in out.cols.iter_mut() {
             col.truncate(start_len);
@@ -807,6 +1009,9 @@ fn row(
         return true;
     }
     out.line_starts.push(s as u32);
+    if let Some((cell, _)) = key {
+        out.keys.push(cell);
+    }
     true
 }
 
@@ -1023,6 +1228,17 @@ impl Columns {
         self.line_starts.len()
     }
 
+    /// The entry key of plain row `i` of a keyed run ([`split_entries`];
+    /// `data`: the run), unescaped; empty for another run.
+    pub fn key<'a>(&'a self, data: &'a [u8], i: usize) -> &'a [u8] {
+        self.keys.get(i).map_or(&[], |c| self.tok(data, c))
+    }
+
+    /// Where plain row `i`'s line starts in the run.
+    pub fn row_start(&self, i: usize) -> Option<usize> {
+        self.line_starts.get(i).map(|&s| s as usize)
+    }
+
     /// The kinds of column `col`'s cells in rows `lo..hi`, or-ed.
     pub fn bits(&self, col: usize, lo: usize, hi: usize) -> u8 {
         let all = self.kinds.get(col).copied().unwrap_or(0);
@@ -1197,6 +1413,28 @@ impl Columns {
         let mut empty: Vec<u32> = Vec::new();
         for (i, c) in (0..).zip(cells) {
             let r = lo + i as usize;
+            if self.keyed && col == 0 {
+                // An entry key, always a string: marked as a quoted token
+                // (after the indentation), its content as written.
+                let line = self.line_starts.get(r).copied().unwrap_or(0) as usize;
+                let raw = data.get(line..c.raw_end as usize).unwrap_or(&[]);
+                let indent = raw.iter().take_while(|&&b| b == b' ').count();
+                let content = if raw.get(indent) == Some(&b'"') {
+                    raw.get(indent + 1..raw.len().saturating_sub(1))
+                        .unwrap_or(&[])
+                } else {
+                    data.get(c.start as usize..c.end as usize).unwrap_or(&[])
+                };
+                out.data.extend_from_slice(&raw[..indent]);
+                out.data.push(QUOTED);
+                out.data.extend(
+                    content
+                        .iter()
+                        .map(|&b| if b == delim { DELIM_IN_QUOTES } else { b }),
+                );
+                out.offsets.push(out.data.len() as i32);
+                continue;
+            }
             let raw_start = if col == 0 {
                 self.line_starts.get(r).copied().unwrap_or(0)
             } else {
@@ -1323,14 +1561,24 @@ mod tests {
 
     /// The same outcome, walked in one piece or two.
     fn same_split(data: &[u8], width: usize) {
-        let one = split_run(data, 2, b',', width, usize::MAX, usize::MAX, None);
-        let two = split_run(data, 2, b',', width, usize::MAX, 1, None);
+        same_split_as(data, width, false);
+    }
+
+    /// [`same_split`], of table rows or (`keyed`) entry rows (`width`
+    /// counting the keys' column); the keys, too.
+    fn same_split_as(data: &[u8], width: usize, keyed: bool) {
+        let one = split_run(data, 2, b',', width, usize::MAX, usize::MAX, None, keyed);
+        let two = split_run(data, 2, b',', width, usize::MAX, 1, None, keyed);
         match (&one, &two) {
             (Split::Columns(a), Split::Columns(b)) => {
                 assert_eq!(
                     (a.rows(), a.lines, a.quoted, &a.specials),
                     (b.rows(), b.lines, b.quoted, &b.specials)
                 );
+                for r in 0..a.rows() {
+                    assert_eq!(a.key(data, r), b.key(data, r));
+                    assert_eq!(a.row_start(r), b.row_start(r));
+                }
                 for col in 0..width {
                     let (ta, tb) = (
                         a.tokens(data, col, 0, a.rows(), b','),
@@ -1364,7 +1612,14 @@ mod tests {
     /// A planned split (in one piece and in two) gives the values the
     /// cells give, for the plan their kinds allow; a misfit gives the cells.
     fn same_typed(data: &[u8], width: usize) {
-        let Split::Columns(cells) = split(data, 2, b',', width, usize::MAX) else {
+        same_typed_as(data, width, false);
+    }
+
+    /// [`same_typed`], of table rows or (`keyed`) entry rows.
+    fn same_typed_as(data: &[u8], width: usize, keyed: bool) {
+        let Split::Columns(cells) =
+            split_run(data, 2, b',', width, usize::MAX, PARALLEL_RUN, None, keyed)
+        else {
             for parallel in [usize::MAX, 1] {
                 let plan = vec![
                     Plan {
@@ -1373,7 +1628,16 @@ mod tests {
                     };
                     width
                 ];
-                let got = split_run(data, 2, b',', width, usize::MAX, parallel, Some(&plan));
+                let got = split_run(
+                    data,
+                    2,
+                    b',',
+                    width,
+                    usize::MAX,
+                    parallel,
+                    Some(&plan),
+                    keyed,
+                );
                 assert!(!matches!(got, Split::Columns(_)));
             }
             return;
@@ -1389,9 +1653,16 @@ mod tests {
             })
             .collect();
         for parallel in [usize::MAX, 1] {
-            let Split::Columns(mut c) =
-                split_run(data, 2, b',', width, usize::MAX, parallel, Some(&plan))
-            else {
+            let Split::Columns(mut c) = split_run(
+                data,
+                2,
+                b',',
+                width,
+                usize::MAX,
+                parallel,
+                Some(&plan),
+                keyed,
+            ) else {
                 panic!("a planned split that fits gave no columns");
             };
             assert_eq!(
@@ -1444,9 +1715,16 @@ mod tests {
                 if bits.count_ones() > 1 {
                     let mut tight = plan.clone();
                     tight[col].allowed = bits & (bits - 1); // (its lowest kind left out)
-                    let Split::Columns(mut c) =
-                        split_run(data, 2, b',', width, usize::MAX, parallel, Some(&tight))
-                    else {
+                    let Split::Columns(mut c) = split_run(
+                        data,
+                        2,
+                        b',',
+                        width,
+                        usize::MAX,
+                        parallel,
+                        Some(&tight),
+                        keyed,
+                    ) else {
                         continue; // (split_planned then splits into cells)
                     };
                     assert!(c.take_typed().is_empty(), "a misfit was typed");
@@ -1548,6 +1826,87 @@ mod tests {
         r[5] = "k: v".to_string();
         r[395] = "  1,2".to_string();
         same_split((r.join("\n") + "\n").as_bytes(), 3);
+    }
+
+    #[test]
+    fn entry_rows() {
+        let data: &[u8] = b"  a: 1,x\n  \"b\\tc\": 2,\"y,z\"\n  null : 3,q\n  # note\n  \"d\"x: 4,r\n  e:\n  f: 5,s:t\n  k,l: 6,u\n  m 7,v\n";
+        let Split::Columns(c) = split_entries(data, 2, b',', 2, usize::MAX, None) else {
+            panic!()
+        };
+        // (specials: the comment, a quoted key not against its colon, no
+        // cells, a colon in a cell, no colon at all)
+        assert_eq!(
+            c.specials.iter().map(|s| s.0).collect::<Vec<_>>(),
+            vec![3, 4, 5, 6, 8]
+        );
+        assert_eq!(c.rows(), 4);
+        assert!(c.quoted);
+        let keys: Vec<&[u8]> = (0..4).map(|r| c.key(data, r)).collect();
+        assert_eq!(keys, [&b"a"[..], b"b\tc", b"null", b"k,l"]);
+        assert_eq!(
+            (c.bits(0, 0, 4), c.bits(1, 0, 4), c.bits(2, 0, 4)),
+            (K_STR, K_INT, K_STR)
+        );
+        assert_eq!(c.row_start(1), Some(9));
+        let t = c.tokens(data, 0, 0, 4, b',');
+        assert_eq!(t.data, b"  \x01a  \x01b\\tc  \x01null  \x01k\x02l");
+        let t = c.tokens(data, 1, 0, 4, b',');
+        assert_eq!(t.data, b" 1 2 3 6");
+        let t = c.tokens(data, 2, 0, 4, b',');
+        assert_eq!(t.data, b"x\x01y\x02zqu");
+        let mut v = vec![0; 64];
+        assert!(c.write_views(data, 0, 0, 4, &mut v, &mut Vec::new()));
+        assert_eq!(&v[16..24], b"\x03\0\0\0b\tc\0");
+        // Verdicts: off the indentation; a row of another width.
+        for (text, want) in [
+            (&b"  a: 1,x\n b: 2,y\n"[..], "NotIndented"),
+            (b"  a: 1,x\n  b: 2\n", "NotPlain"),
+            (b"  a: 1,x\n    b: 2,y\n", "NotIndented"),
+        ] {
+            let got = format!("{:?}", split_entries(text, 2, b',', 2, usize::MAX, None));
+            assert!(got.starts_with(want), "{got}");
+        }
+        // A planned split keeps the keys; one or two halves agree.
+        let rows: Vec<String> = (0..300)
+            .map(|i| match i % 5 {
+                0 => format!("  \"k\\\"{i}\": {i},\"q\\n{i}\",x"),
+                1 => format!("  k{i}: {i},a:b,y"),
+                2 => "  # note".to_string(),
+                _ => format!("  k {i} : {i}, {i}.5 ,z{i}"),
+            })
+            .collect();
+        let text = rows.join("\n") + "\n";
+        same_split_as(text.as_bytes(), 4, true);
+        same_typed_as(text.as_bytes(), 4, true);
+        let plan = [
+            Plan {
+                layout: Layout::Views,
+                allowed: K_STR,
+            },
+            Plan {
+                layout: Layout::Int64,
+                allowed: K_INT,
+            },
+            Plan {
+                layout: Layout::Views,
+                allowed: K_STR | K_FLOAT,
+            },
+            Plan {
+                layout: Layout::Views,
+                allowed: K_STR,
+            },
+        ];
+        let Split::Columns(mut c) =
+            split_entries(text.as_bytes(), 2, b',', 3, usize::MAX, Some(&plan))
+        else {
+            panic!()
+        };
+        assert_eq!(c.take_typed().len(), 4);
+        assert_eq!(
+            (c.key(text.as_bytes(), 0), c.key(text.as_bytes(), 2)),
+            (&b"k\"0"[..], &b"k 4"[..])
+        );
     }
 
     #[test]
@@ -1794,7 +2153,7 @@ mod tests {
             allowed: K_INT,
         }; 2];
         for cap in [1, 137, 151, 299, 300, 301] {
-            let got = split_run(text.as_bytes(), 2, b',', 2, cap, 1, Some(&plan));
+            let got = split_run(text.as_bytes(), 2, b',', 2, cap, 1, Some(&plan), false);
             let Split::Columns(mut c) = got else { panic!() };
             let n = cap.min(300);
             let end = text.lines().take(n).map(|l| l.len() + 1).sum::<usize>();
@@ -1804,7 +2163,7 @@ mod tests {
             assert!(matches!(&typed[1].values, Values::Int64(v) if *v == want));
         }
         assert!(matches!(
-            split_run(text.as_bytes(), 2, b',', 2, 0, 1, Some(&plan)),
+            split_run(text.as_bytes(), 2, b',', 2, 0, 1, Some(&plan), false),
             Split::Unhandled
         ));
         let c = cols(b"  true,null\n  false,x\n", 2, 2);

@@ -21,7 +21,7 @@ explicit stack, so 100k levels of nesting cost memory, not Python stack.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from .._errors import ToonDecodeError
 from .blocks import Blocks
@@ -61,6 +61,41 @@ ROOT_OBJECT = 1  # the root object frame is at the bottom of the stack
 ROOT_ARRAY = 2  # a root array or keyed root object is open
 ROOT_DONE = 3  # the root form is complete: any further content is trailing
 
+class KeySet(Protocol):
+    """The entry keys of a keyed table (strict mode, §14.3): the machine asks
+    ``key in keys`` and calls ``add`` for each entry row it reads; ``take``
+    adds the keys of rows a consumer parsed itself (see ``Machine.take_keys``),
+    in the form that key set takes."""
+
+    def __contains__(self, key: object) -> bool: ...
+
+    def add(self, key: str) -> None: ...
+
+    def take(self, keys: Any) -> int: ...
+
+
+class Keys(set[str]):
+    """The reference's :class:`KeySet`: a ``set``; ``take`` takes a sequence of keys."""
+
+    def take(self, keys: Sequence[str]) -> int:
+        """Add ``keys`` up to the first duplicate (of a key held, or of an
+        earlier one of them); return how many it added."""
+        n = len(keys)
+        if self.isdisjoint(keys):
+            before = len(self)
+            self.update(keys)
+            if len(self) - before == n:
+                return n
+            self.difference_update(keys)  # (all of them were new: a repeat among them)
+        seen: set[str] = set()  # (an error path: the first duplicate in order)
+        for i, key in enumerate(keys):
+            if key in self or key in seen:
+                self.update(keys[:i])
+                return i
+            seen.add(key)
+        raise AssertionError("a duplicate that is not")  # pragma: no cover
+
+
 class _Frame:
     __slots__ = ("kind", "depth", "length", "count", "delim", "width", "keys", "line", "text")
 
@@ -71,7 +106,7 @@ class _Frame:
         self.count = 0
         self.delim = ","
         self.width = 0
-        self.keys: set[str] | None = None
+        self.keys: set[str] | KeySet | None = None  # (a keyed table's: a KeySet)
         self.line = line  # where the scope was opened (for count errors)
         self.text = text
 
@@ -95,9 +130,11 @@ class Machine(Blocks):
         max_fields: int = 10_000,
         batches: bool = False,
         value_runs: bool = False,
+        key_set: Callable[[], KeySet] = Keys,
     ) -> None:
         # (the options were checked by the Decoder)
         self.convert = convert
+        self.key_set = key_set  # makes a keyed table's KeySet
         # Decodes a whole column of row tokens at once (the row-block fast path);
         # None disables that path.
         self.convert_column = convert_column
@@ -213,9 +250,10 @@ class Machine(Blocks):
             return sys.maxsize
         return max(0, top.length - top.count)
 
-    def table_context(self) -> tuple[int, str, int, int] | None:
-        """``(indent, delimiter, width, rows_left)`` when the next line, if it is
-        a row, belongs to the innermost tabular array; None otherwise.
+    def table_context(self) -> tuple[int, str, int, int, bool] | None:
+        """``(indent, delimiter, width, rows_left, keyed)`` when the next line,
+        if it is a row, belongs to the innermost tabular array (or, ``keyed``,
+        is an entry row of the innermost keyed table); None otherwise.
 
         Only in strict mode and with no blank line pending: those are the
         cases where "a line of ``indent`` spaces then simple cells" means
@@ -225,22 +263,35 @@ class Machine(Blocks):
         if self.failed is not None or not stack or not self.strict or self.blank_line:
             return None
         top = stack[-1]
-        if top.kind != TABLE or top.length is None:
+        if top.kind not in (TABLE, KEYED) or top.length is None:
             return None
-        return top.depth * self.indent_size, top.delim, top.width, top.length - top.count
+        return top.depth * self.indent_size, top.delim, top.width, top.length - top.count, top.kind == KEYED
+
+    def take_keys(self, keys: Any) -> int:
+        """Add ``keys``, the entry keys of rows the caller parsed itself (in
+        order, in the form the innermost keyed table's :class:`KeySet`
+        takes: a sequence of str for :class:`Keys`), up to the first
+        duplicate (§14.3); return how many it took.  The caller then counts
+        that many rows (``skip_rows``) and lets the machine read the
+        duplicate's line, which it reports."""
+        held = self.stack[-1].keys
+        assert held is not None and not type(held) is set
+        return held.take(keys)  # type: ignore[union-attr]
 
     def skip_rows(self, count: int, last_lineno: int) -> None:
-        """Count ``count`` rows of the innermost table that the caller parsed
-        itself (see ``table_context``); ``last_lineno`` is the last one's line.
+        """Count ``count`` rows of the innermost table (or keyed table) that
+        the caller parsed itself (see ``table_context``); ``last_lineno`` is
+        the last one's line.
 
         The caller vouches that each line was a plain row of the right width
-        and that there were at most ``rows_left`` of them; the machine only
-        does the bookkeeping its own row path would have done.
+        and that there were at most ``rows_left`` of them (and, keyed, that
+        ``take_keys`` took their keys); the machine only does the
+        bookkeeping its own row path would have done.
         """
         if count <= 0:
             return
         frame = self.stack[-1]
-        assert frame.kind == TABLE and frame.length is not None and frame.count + count <= frame.length
+        assert frame.kind in (TABLE, KEYED) and frame.length is not None and frame.count + count <= frame.length
         if frame.count == 0:
             self.started_arrays += 1
         frame.count += count
@@ -477,7 +528,7 @@ class Machine(Blocks):
             frame.delim = h.delim
             frame.width = h.width
             if h.keyed and self.strict:
-                frame.keys = set()
+                frame.keys = self.key_set()
             out.append(StartTable(h.fields, h.length, h.keyed, h.delim, h.width, self._lineno, self._text))
             return
         rest = h.rest.strip(" ")

@@ -20,12 +20,15 @@
 //! Python object: the run's `bytes` is immutable and kept alive by the
 //! object).
 
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList, PyString};
 use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
 
 use crate::arrow::{ArrowColumn, Buffer};
@@ -42,6 +45,8 @@ pub(crate) struct TableColumns {
     delim: u8,
     plen: usize,
     width: usize,
+    /// Entry rows of a keyed table (column 0: the keys).
+    keyed: bool,
     /// A planned split's columns, ready to export (None: a column not kept);
     /// empty for a split into cells.
     typed: Vec<Option<Export>>,
@@ -137,7 +142,7 @@ fn delim_byte(delim: &str) -> PyResult<u8> {
 /// (`TableColumns.typed`); a cell the plan does not allow gives the
 /// split into cells instead.
 #[pyfunction]
-#[pyo3(signature = (data, start, end, plen, delim, width, cap, *, plan=None))]
+#[pyo3(signature = (data, start, end, plen, delim, width, cap, *, plan=None, keyed=false))]
 #[allow(clippy::too_many_arguments)] // (a Python function's positional arguments)
 pub(crate) fn table_columns(
     py: Python<'_>,
@@ -149,6 +154,7 @@ pub(crate) fn table_columns(
     width: usize,
     cap: usize,
     plan: Option<Vec<(String, u8)>>,
+    keyed: bool,
 ) -> PyResult<Py<PyAny>> {
     let d = delim_byte(delim)?;
     if start > end || end > data.as_bytes().len() {
@@ -159,6 +165,7 @@ pub(crate) fn table_columns(
         let bytes = &data.as_bytes()[start..end];
         Ok(py.detach(|| {
             let mut split = match &plan {
+                _ if keyed => columns::split_entries(bytes, plen, d, width, cap, plan.as_deref()),
                 Some(plan) => columns::split_planned(bytes, plen, d, width, cap, plan),
                 None => columns::split(bytes, plen, d, width, cap),
             };
@@ -186,6 +193,7 @@ pub(crate) fn table_columns(
                 delim: d,
                 plen,
                 width,
+                keyed,
                 typed,
                 cells: OnceLock::new(),
             },
@@ -201,6 +209,15 @@ pub(crate) fn table_columns(
 }
 
 impl TableColumns {
+    /// The run's bytes.
+    fn run<'a>(&'a self, py: Python<'a>) -> &'a [u8] {
+        self.data
+            .bind(py)
+            .as_bytes()
+            .get(self.start..self.end)
+            .unwrap_or(&[])
+    }
+
     /// The run's cells: as split, or split again for a planned run.
     fn cells(&self, py: Python<'_>) -> PyResult<&Columns> {
         if self.typed.is_empty() {
@@ -210,8 +227,14 @@ impl TableColumns {
         let run = data
             .get(self.start..self.start + self.columns.end)
             .unwrap_or(&[]);
+        let (plen, delim, width) = (self.plen, self.delim, self.width);
         let cells = self.cells.get_or_init(|| {
-            match columns::split(run, self.plen, self.delim, self.width, usize::MAX) {
+            let split = if self.keyed {
+                columns::split_entries(run, plen, delim, width, usize::MAX, None)
+            } else {
+                columns::split(run, plen, delim, width, usize::MAX)
+            };
+            match split {
                 Split::Columns(c) => Some(c),
                 _ => None,
             }
@@ -258,6 +281,39 @@ impl TableColumns {
     #[getter]
     fn specials(&self) -> Vec<(usize, usize, usize)> {
         self.columns.specials.clone()
+    }
+
+    /// A keyed table's run: the entry keys of its plain rows `lo..hi`, in
+    /// order (unescaped); none for a table's.
+    fn keys<'py>(&self, py: Python<'py>, lo: usize, hi: usize) -> PyResult<Bound<'py, PyList>> {
+        let data = self.run(py);
+        let keys = (lo..hi.min(self.columns.rows())).map(|r| {
+            // (the run was checked as UTF-8, and a key ends at a character)
+            std::str::from_utf8(self.columns.key(data, r)).map(|k| crate::pystr::new_str(py, k))
+        });
+        let keys: Result<Vec<_>, _> = keys.collect();
+        PyList::new(
+            py,
+            keys.map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+        )
+    }
+
+    /// Plain row `row`'s line, its LF included.
+    fn row_line<'py>(&self, py: Python<'py>, row: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.run(py);
+        let start = self
+            .columns
+            .row_start(row)
+            .filter(|&s| s < data.len())
+            .ok_or_else(|| PyValueError::new_err("no such row"))?;
+        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i + 1);
+        Ok(PyBytes::new(py, &data[start..end]))
+    }
+
+    /// The run is a keyed table's (column 0: the entry keys).
+    #[getter]
+    fn keyed(&self) -> bool {
+        self.keyed
     }
 
     /// The kind bits of column `col`'s cells in rows `lo..hi`, or-ed.
@@ -364,5 +420,182 @@ impl TableColumns {
         py.check_signals()?;
         let (format, nulls, buffers) = made.map_err(PyValueError::new_err)?;
         Ok(ArrowColumn::new(format, len, nulls, buffers))
+    }
+}
+
+/// The entry keys of a keyed table, for the strict duplicate check (§14.3):
+/// the decoder's own (`key in keys`, `keys.add(key)`, for the entry rows it
+/// reads) and the frame reader's runs (`take`), in one set, with no Python
+/// object kept per key.
+///
+/// ```python
+/// keys = _native.KeySet()
+/// keys.add("a"); "a" in keys           # True
+/// keys.take((run, 0, run.rows))        # the run's keys up to the first duplicate: how many
+/// ```
+#[pyclass(module = "toonstream._native")]
+#[derive(Default)]
+pub(crate) struct KeySet {
+    keys: Keys,
+}
+
+/// A set of byte strings kept in one buffer (no allocation per key): a
+/// table from each key's hash (SipHash, randomly keyed: no flooding) to
+/// the first key with that hash, checked byte for byte; the rare key whose
+/// hash another one has is kept in `collided`.
+#[derive(Default)]
+struct Keys<S = RandomState> {
+    hashes: S,
+    bytes: Vec<u8>,
+    /// Key `i` is `bytes[ends[i - 1]..ends[i]]` (from 0 for the first).
+    ends: Vec<usize>,
+    first: HashMap<u64, usize, BuildHasherDefault<Hashed>>,
+    collided: HashSet<Box<[u8]>>,
+}
+
+impl<S: BuildHasher> Keys<S> {
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    fn contains(&self, key: &[u8]) -> bool {
+        match self.first.get(&self.hashes.hash_one(key)) {
+            None => false,
+            Some(&i) => self.key(i) == key || self.collided.contains(key),
+        }
+    }
+
+    /// Add `key`; false if it was there.
+    fn insert(&mut self, key: &[u8]) -> bool {
+        let next = self.ends.len();
+        match self.first.entry(self.hashes.hash_one(key)) {
+            Entry::Occupied(e) => {
+                let i = *e.get();
+                self.key(i) != key && self.collided.insert(key.into())
+            }
+            Entry::Vacant(e) => {
+                e.insert(next);
+                self.bytes.extend_from_slice(key);
+                self.ends.push(self.bytes.len());
+                true
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len() + self.collided.len()
+    }
+}
+
+/// The hasher of a table whose keys are hashes already.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // (only u64 keys are hashed with it: this is never called for them)
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, h: u64) {
+        self.0 = h;
+    }
+}
+
+/// A key's UTF-8 bytes (a lone surrogate, which no decoded key holds, as
+/// `surrogatepass` writes it: it then matches no run's key).
+fn key_bytes(key: &Bound<'_, PyString>) -> PyResult<Box<[u8]>> {
+    Ok(match key.to_str() {
+        Ok(s) => s.as_bytes().into(),
+        Err(_) => key
+            .call_method1("encode", ("utf-8", "surrogatepass"))?
+            .extract::<Vec<u8>>()?
+            .into(),
+    })
+}
+
+#[pymethods]
+impl KeySet {
+    #[new]
+    fn new() -> KeySet {
+        KeySet::default()
+    }
+
+    fn __contains__(&self, key: &Bound<'_, PyString>) -> PyResult<bool> {
+        Ok(self.keys.contains(&key_bytes(key)?))
+    }
+
+    fn add(&mut self, key: &Bound<'_, PyString>) -> PyResult<()> {
+        self.keys.insert(&key_bytes(key)?);
+        Ok(())
+    }
+
+    fn __len__(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// `keys` = `(run, lo, hi)`: add the entry keys of plain rows `lo..hi`
+    /// of `run` (a keyed table's `TableColumns`) up to the first that is a
+    /// duplicate (of a key held, or of an earlier one of them); return how
+    /// many it added.
+    fn take(&mut self, py: Python<'_>, keys: (PyRef<'_, TableColumns>, usize, usize)) -> usize {
+        let (run, lo, hi) = keys;
+        let data = run.run(py);
+        let hi = hi.min(run.columns.rows());
+        self.keys.first.reserve(hi.saturating_sub(lo));
+        for r in lo..hi {
+            if !self.keys.insert(run.columns.key(data, r)) {
+                return r - lo;
+            }
+        }
+        hi.saturating_sub(lo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key the same hash: all but the first in `collided`.
+    #[derive(Default)]
+    struct Same;
+
+    impl BuildHasher for Same {
+        type Hasher = Same;
+        fn build_hasher(&self) -> Same {
+            Same
+        }
+    }
+
+    impl Hasher for Same {
+        fn finish(&self) -> u64 {
+            7
+        }
+
+        fn write(&mut self, _: &[u8]) {}
+    }
+
+    #[test]
+    fn key_sets() {
+        let mut sip: Keys = Keys::default();
+        let mut same: Keys<Same> = Keys::default();
+        let words: [&[u8]; 6] = [b"a", b"b", b"", b"ab", b"\xc3\xa9", b"b"];
+        let want = [true, true, true, true, true, false];
+        for (w, fresh) in words.iter().zip(want) {
+            assert_eq!(sip.insert(w), fresh);
+            assert_eq!(same.insert(w), fresh);
+        }
+        for w in words.iter().chain([&&b"c"[..], &&b"ba"[..]]) {
+            let held = words.contains(w);
+            assert_eq!((sip.contains(w), same.contains(w)), (held, held), "{w:?}");
+        }
+        assert_eq!((sip.len(), same.len(), same.collided.len()), (5, 5, 4));
     }
 }

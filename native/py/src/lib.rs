@@ -537,6 +537,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frames::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::arrow_rows, m)?)?;
     m.add_class::<frames::TableColumns>()?;
+    m.add_class::<frames::KeySet>()?;
     m.add_class::<arrow::ArrowColumn>()?;
     Ok(())
 }
