@@ -15,30 +15,14 @@ benchmarks/results/keyed_tables_<rows>.json.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-WORK = HERE / "work"
-RESULTS = HERE / "results"
-
-
-def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    times = []
-    out = None
-    for _ in range(repeat):
-        out = None
-        gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from toon_to_polars import RESULTS, WORK, best  # noqa: E402
 
 
 def main() -> None:
