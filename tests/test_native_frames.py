@@ -470,21 +470,23 @@ def test_typed_as_split_numbers_in_a_string_column() -> None:
     planned(late(rows, 900, 3, "1e400"))
 
 
-ESCAPED = ['"say \\"hi\\""', '"a\\\\b"', '"tab\\there"', '"x,\\ny"', '"\\r"', '"\\"q,r\\""']
+ESCAPED = ['"say \\"hi\\""', '"a\\\\b"', '"tab\\there"', '"x,\\ny"', '"\\r"', '"\\"q,r\\""', '"\\u001b[31mred"', '"\\u00E9t\\u00e9"']
 
 
 def test_typed_as_split_escapes() -> None:
     # Quoted cells with escapes are split and unescaped natively (not fed to the decoder line by
     # line), in a planned run and in the cells the reference types; their errors, lines and
     # line texts are the reference's.
-    rows = [r if i % 4 else late([r], 0, 3, ESCAPED[i // 4 % 6])[0] for i, r in enumerate(PLAIN) if '"' not in r]
+    rows = [r if i % 4 else late([r], 0, 3, ESCAPED[i // 4 % 8])[0] for i, r in enumerate(PLAIN) if '"' not in r]
     spy = planned(rows)
     assert spy.typed > 10 and spy.specials == 0, vars(spy)
     frame = tp.read_toon(table(rows, header="t[{n}]{{a,b,c,d,e}}:"), infer_schema_length=20)
-    assert {'say "hi"', "a\\b", "tab\there", "x,\ny", "\r", '"q,r"'} <= set(frame["d"].to_list())
+    assert {'say "hi"', "a\\b", "tab\there", "x,\ny", "\r", '"q,r"', "\x1b[31mred", "été"} <= set(frame["d"].to_list())
     planned(rows, schema_overrides={"a": pl.Decimal(38, 0)})  # (the reference types the tokens)
     k = next(i for i in range(900, len(rows)) if '"' not in rows[i] and '"' not in rows[i + 1])
     planned(late(rows, k, 3, '"bad \\x"'))  # an invalid escape: the decoder's error
+    for bad in ['"\\ud800"', '"\\uDFFF"', '"\\u00"', '"\\u00g1"']:  # surrogates, short or bad hex: the same
+        planned(late(rows, k, 3, bad))
     planned(late(rows, k, 0, "x"))  # a misfit: its line text as written, escapes and all
     planned(late(late(rows, k + 1, 0, "x"), k, 3, '"a\\"b"'))
 
@@ -623,7 +625,7 @@ def test_mutations_typed_as_split() -> None:
 # their keys handed to the decoder, which checks them for duplicates as it counts the rows; any
 # entry row the splitter does not take is the decoder's.  Frames and errors: the reference's.
 
-KEYS = ["k{i}", '"q {i}"', '"e\\"{i}\\\\"', "n.{i}", '"{i}"', "a,{i}", "s{i} ", "null{i}", '"t\\t{i}"']
+KEYS = ["k{i}", '"q {i}"', '"e\\"{i}\\\\"', "n.{i}", '"{i}"', "a,{i}", "s{i} ", "null{i}", '"t\\t{i}"', '"u\\u00e9{i}"']
 
 
 def entry_rows(rows: list[str]) -> list[str]:
@@ -664,12 +666,13 @@ def test_keyed_tables_duplicate_keys() -> None:
         planned(rows, header=KEYED_HEADER)
         planned(rows, header=KEYED_HEADER, native_keys=False)  # (the keys in a set, as str)
         planned(rows, header=KEYED_HEADER, n_rows=at)  # (rows before it only: a frame)
-    rows = list(plain)
-    rows[300] = '"\\u0041": 1,2,true,x,null'  # a key the decoder reads ...
-    rows[1000] = "A: 1,2,true,x,null"  # ... and a plain row's duplicate of it, later
-    planned(rows, header=KEYED_HEADER)
-    rows[300], rows[1000] = rows[1000], rows[300]
-    planned(rows, header=KEYED_HEADER)
+    for decoders in ['"A" : 1,2,true,x,null', '"\\u0041": 1,2,true,x,null']:
+        rows = list(plain)
+        rows[300] = decoders  # a key the decoder reads (the second: split natively) ...
+        rows[1000] = "A: 1,2,true,x,null"  # ... and a plain row's duplicate of it, later
+        planned(rows, header=KEYED_HEADER)
+        rows[300], rows[1000] = rows[1000], rows[300]
+        planned(rows, header=KEYED_HEADER)
     planned(plain, header="t[{n}]{{a,b,c,d,e}}:")  # (entry rows in a table: the decoder's error)
 
 
@@ -727,3 +730,33 @@ def test_row_limit_before_an_error() -> None:
     dup[7] = dup[2].split(":")[0] + ":" + dup[7].split(":", 1)[1]
     check(table(dup, header=KEYED_HEADER), n_rows=7)
     assert tp.read_toon(table(dup, header=KEYED_HEADER), n_rows=7).height == 7
+
+
+@pytest.mark.parametrize("native_keys", [False, True], ids=["set", "KeySet"])
+def test_decoder_counts_entry_rows_up_to_a_duplicate(native_keys: bool) -> None:
+    # The decoder's side of the keyed fast path: skip_rows takes a run's keys (a list of str for
+    # its own set, (run, lo, hi) for the native KeySet), counts up to the first duplicate, and
+    # checks the entry lines it reads against the keys it was given, and those against its own.
+    from toonstream.decoder import Decoder
+
+    d = Decoder(_key_set=_native.KeySet if native_keys else None)
+    d.feed(b"t[6:]{a}:\n  \"q\\tr\": 1\n")
+    ctx = d.table_context()
+    assert ctx is not None and ctx.keyed and (ctx.indent, ctx.width, ctx.rows_left) == (2, 1, 5)
+    run_bytes = b"  a: 2\n  b: 3\n  q\tr: 4\n  c: 5\n"
+    run = _native.table_columns(run_bytes, 0, len(run_bytes), 2, ",", 1, 10, keyed=True)
+    assert run.rows == 4 and run.keys(0, 4) == ["a", "b", "q\tr", "c"]
+
+    def keys(lo: int, hi: int) -> Any:
+        return (run, lo, hi) if native_keys else run.keys(lo, hi)
+
+    assert d.skip_rows(2, keys(0, 2)) == 2 and d.line == 4
+    assert d.skip_rows(2, keys(2, 4)) == 0 and d.line == 4  # "q\tr" was read by the decoder
+    with pytest.raises(toonstream.ToonDecodeError) as e:
+        d.feed(run.row_line(2))
+    assert (e.value.code, e.value.line, e.value.column) == ("duplicate_key", 5, 3)
+    d = Decoder(_key_set=_native.KeySet if native_keys else None)
+    d.feed(b"t[6:]{a}:\n")
+    assert d.skip_rows(2, keys(0, 2)) == 2
+    with pytest.raises(toonstream.ToonDecodeError, match="duplicate key 'b'"):
+        d.feed(b"  b: 9\n")

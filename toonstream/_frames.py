@@ -14,7 +14,7 @@ Who owns what:
   grammar's column converter (``_reference.numbers``: the one §4 typing of
   the python engine) and classified by the values' kinds (``value_kind``).
   The native one takes quoted cells right against the delimiters too
-  (§7.1's short escapes unescaped there) and
+  (§7.1's escapes unescaped there) and
   classifies each cell as ``value_kind`` classifies its value
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
   wherever ``convert_values`` would give the same column

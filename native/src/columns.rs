@@ -9,9 +9,9 @@
 //! * which lines the decoder must read itself (a quote, colon, backslash,
 //!   CR or NUL anywhere, a comment marker or tab after the indentation),
 //!   except *simple* quoted rows (quoted cells right against the
-//!   delimiters, whose escapes are §7.1's short ones: `\\`, `\"`, `\n`,
-//!   `\r`, `\t`), which are split here, the escaped cells unescaped into
-//!   `Columns::escaped`;
+//!   delimiters, whose escapes are §7.1's: `\\`, `\"`, `\n`, `\r`, `\t`
+//!   and `\uXXXX` but for surrogates), which are split here, the escaped
+//!   cells unescaped into `Columns::escaped`;
 //! * each plain cell's §4 kind ([`K_NULL`] ... [`K_WIDE`], the bits of
 //!   `_frames.value_kind` of the value the reference decodes), on the cell
 //!   trimmed of spaces;
@@ -296,7 +296,7 @@ pub fn split(data: &[u8], plen: usize, delim: u8, width: usize, cap: usize) -> S
 /// the result holds the entry keys (strings, [`Columns::key`]), columns
 /// `1..=width` the cells.  An entry row is split here when its key is bare
 /// (no quote, backslash, CR or NUL before the first colon) or a quoted key
-/// right against its colon with §7.1's short escapes, and its cells are
+/// right against its colon with §7.1's escapes, and its cells are
 /// those of a plain or simple row; any other line at the indentation is
 /// the decoder's (a special line).
 ///
@@ -848,19 +848,35 @@ fn simple(line: &[u8], plen: usize, delim: u8) -> bool {
 }
 
 /// The closing quote of the quoted string whose content starts at
-/// `line[p]`: past the escapes `\\`, `\"`, `\n`, `\r`, `\t`; None if
-/// there is none, or another escape comes first.
+/// `line[p]`: past §7.1's escapes (`\\`, `\"`, `\n`, `\r`, `\t`, and
+/// `\uXXXX` of a character that is not a surrogate); None if there is
+/// none, or another escape comes first (the decoder's to reject).
 fn closing_quote(line: &[u8], mut p: usize) -> Option<usize> {
     loop {
         let i = p + memchr2(b'"', b'\\', line.get(p..)?)?;
         if line[i] == b'"' {
             return Some(i);
         }
-        if !matches!(line.get(i + 1), Some(b'\\' | b'"' | b'n' | b'r' | b't')) {
-            return None;
-        }
-        p = i + 2;
+        p = match line.get(i + 1) {
+            Some(b'\\' | b'"' | b'n' | b'r' | b't') => i + 2,
+            Some(b'u') => {
+                unicode_escape(line.get(i + 2..i + 6)?)?;
+                i + 6
+            }
+            _ => return None,
+        };
     }
+}
+
+/// The character of a `\uXXXX` escape's four hex digits (either case),
+/// or None: not four hex digits, or a surrogate (§7.1 rejects those,
+/// paired or not).
+fn unicode_escape(hex: &[u8]) -> Option<char> {
+    let text = std::str::from_utf8(hex).ok()?;
+    if text.len() != 4 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    char::from_u32(u32::from_str_radix(text, 16).ok()?)
 }
 
 /// The content `raw` of a quoted string (its escapes checked by
@@ -869,14 +885,24 @@ fn unescape(raw: &[u8], out: &mut Vec<u8>) {
     let mut rest = raw;
     while let Some(i) = memchr(b'\\', rest) {
         out.extend_from_slice(&rest[..i]);
-        out.push(match rest.get(i + 1) {
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
-            Some(&b) => b, // (a backslash or a quote)
-            None => b'\\',
-        });
-        rest = rest.get(i + 2..).unwrap_or(&[]);
+        let mut next = i + 2;
+        match rest.get(i + 1) {
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b't') => out.push(b'\t'),
+            Some(b'u') => {
+                // (checked by closing_quote: four hex digits, no surrogate)
+                let c = rest
+                    .get(i + 2..i + 6)
+                    .and_then(unicode_escape)
+                    .unwrap_or('\u{fffd}');
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                next = i + 6;
+            }
+            Some(&b) => out.push(b), // (a backslash or a quote)
+            None => out.push(b'\\'),
+        }
+        rest = rest.get(next..).unwrap_or(&[]);
     }
     out.extend_from_slice(rest);
 }
@@ -1961,12 +1987,21 @@ mod tests {
     fn escaped_cells() {
         assert_eq!(closing_quote(b"\"a\\\"b\",", 1), Some(5));
         assert_eq!(closing_quote(b"\"a\\\\\",", 1), Some(4));
-        assert_eq!(closing_quote(b"\"a\\x\"", 1), None); // (not an escape of §7.1's short ones)
-        assert_eq!(closing_quote(b"\"a\\u0041\"", 1), None); // (the decoder's)
+        assert_eq!(closing_quote(b"\"a\\x\"", 1), None); // (not an escape of §7.1's)
+        assert_eq!(closing_quote(b"\"a\\u0041\\u001B\"", 1), Some(14));
+        for bad in [
+            &b"\"\\uD800\""[..],
+            b"\"\\udfff\"",
+            b"\"\\u00\"",
+            b"\"\\u00g1\"",
+            b"\"\\u+041\"",
+        ] {
+            assert_eq!(closing_quote(bad, 1), None, "{bad:?}"); // (the decoder's error)
+        }
         assert_eq!(closing_quote(b"\"a\\\"", 1), None); // (unterminated)
         let mut out = Vec::new();
-        unescape(br#"q\"\\\n\r\tz"#, &mut out);
-        assert_eq!(out, b"q\"\\\n\r\tz");
+        unescape(br#"q\"\\\n\r\tz\u0041\u00e9\u001b\u0000"#, &mut out);
+        assert_eq!(out, "q\"\\\n\r\tzA\u{e9}\u{1b}\0".as_bytes());
         // A run long enough for two halves, escaped cells in both: each cell's text (the
         // second half's moved past the first's), its token as written, and a planned split.
         let mut data = Vec::new();
