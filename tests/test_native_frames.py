@@ -760,3 +760,23 @@ def test_decoder_counts_entry_rows_up_to_a_duplicate(native_keys: bool) -> None:
     assert d.skip_rows(2, keys(0, 2)) == 2
     with pytest.raises(toonstream.ToonDecodeError, match="duplicate key 'b'"):
         d.feed(b"  b: 9\n")
+
+
+def test_keyed_tables_found_by_the_differential_fuzzer() -> None:
+    # An entry row's quoted first cell keeps the spaces inside its quotes where the token path
+    # types it (a Decimal column beside it; a date override's error message), under small feeds
+    # and once a long table's runs are split; a CRLF entry row among LF ones gives its error's
+    # line text without the CR, on both engines.
+    small = [(200, 7), (4096, 7), (64, 7)]
+    check(b'[2:]{b,c}:\n  k: y,1\n  j: "x ",99999999999999999999\n', chunkings=small + CHUNKINGS)
+    check(b'[1:]{b}:\n  k: "x "\n', chunkings=small, schema_overrides={"b": pl.Date})
+    long = b"".join(b"  k%d: y,99999999999999999999\n" % i for i in range(8000))
+    check(b"[8001:]{b,c}:\n" + long + b'  j: "x ",1\n', chunkings=CHUNKINGS[:1])
+    frame = tp.read_toon(b"[8001:]{b,c}:\n" + long + b'  j: "x ",1\n')
+    assert frame["b"][-1] == "x "
+    check(b"[2:]{a,b}:\n  k: 1,x\n  j: y,z\r\n", chunkings=small, infer_schema_length=1)
+    long = b"".join(b"  k%d: 1,x\n" % i for i in range(8000))
+    check(b"[8001:]{a,b}:\n" + long + b"  j: y,z\r\n", chunkings=CHUNKINGS[:1], infer_schema_length=1)
+    with pytest.raises(toonstream.ToonDecodeError) as e:
+        tp.read_toon(b"[8001:]{a,b}:\n" + long + b"  j: y,z\r\n", infer_schema_length=1)
+    assert e.value.line_text == "  j: y,z"

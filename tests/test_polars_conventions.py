@@ -489,3 +489,32 @@ def test_value_hooks_are_refused_not_ignored(name: str, call: Callable[..., Any]
             call(**{hook: str})
     call(parse_float=None)  # json's "not set"
     call(strict=False, indent_size=2, max_depth=10, max_line_length=1 << 20, max_number_length=100, max_fields=10)
+
+
+@pytest.mark.parametrize("n_rows", [0, 1, None])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        b"[8:]{c,e}:\n",
+        b"[8]{c,g{x,y}}:\n",
+        b"[3]{c,e}:\n  1,x\n  2,y\n  3,z\n",
+        b"[2:]{key,c}:\n  k: 1,2\n  j: 3,4\n",  # (a name collision: n_rows=0 reads nothing, no columns)
+    ],
+)
+def test_scan_schema_within_n_rows(doc: bytes, n_rows: int | None) -> None:
+    # scan_toon's schema is that of the rows read_toon reads: never past n_rows (a table whose
+    # declared count its rows do not reach gave String columns that ignored the overrides, then
+    # a SchemaError at collect, where read_toon gave a frame).
+    def outcome(read: Any) -> Any:
+        try:
+            return read()
+        except Exception as e:  # (the same error on both)
+            return (type(e).__name__, str(e))
+
+    scanned = outcome(lambda: tp.scan_toon(doc, n_rows=n_rows, schema_overrides={"c": pl.Int8}).collect())
+    read = outcome(lambda: tp.read_toon(doc, n_rows=n_rows, schema_overrides={"c": pl.Int8}))
+    if isinstance(read, pl.DataFrame):
+        assert isinstance(scanned, pl.DataFrame)
+        assert_frame_equal(scanned, read)
+    else:
+        assert scanned == read

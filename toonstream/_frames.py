@@ -700,7 +700,8 @@ class TableScan:
         duplicate's line is fed to it, which reports it).  Sets
         ``_consumed``, or ``_partial`` before a decode error."""
         specials = list(spans_of)
-        lines = {k: data[start : end - 1] for k, (start, end) in spans_of.items()}
+        # (a line's text without its CR, as the decoder and _locate_rows give it)
+        lines = {k: data[start : end - 1].removesuffix(b"\r") for k, (start, end) in spans_of.items()}
         decoder, adapter = self.decoder, self.adapter
         first = decoder.line + 1
         rows: list[tuple[Any, ...]] = []
@@ -2418,6 +2419,8 @@ class SourcesReader:
         finally:
             frames.close()  # type: ignore[attr-defined]
         if first is None:
+            if self.n_rows == 0:
+                return pl.Schema()  # (nothing read: read_toon's frame has no columns either)
             raise ValueError("the TOON source holds no table")
         return first.schema
 

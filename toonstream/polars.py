@@ -293,13 +293,13 @@ def scan_toon(
         else:
             # The schema comes from the first rows (all of them with
             # infer_schema_length=None), as read_toon decides it: one row
-            # more tells whether the table goes on past them.
-            inner = SourcesReader(
-                sources(),
-                batch_size=batch_size,
-                n_rows=None if infer_schema_length is None else infer_schema_length + 1,
-                **common,
-            ).probe()
+            # more tells whether the table goes on past them; never past
+            # n_rows (read_toon's types are those of the rows it reads, and
+            # an error after them is not met).
+            window = None if infer_schema_length is None else infer_schema_length + 1
+            if n_rows is not None:
+                window = n_rows if window is None else min(window, n_rows)
+            inner = SourcesReader(sources(), batch_size=batch_size, n_rows=window, **common).probe()
             # The full read types the columns as the probe did (and checks
             # them as read_toon checks inferred types: no rounding into them).
             fixed = dict(inner)

@@ -1461,11 +1461,19 @@ impl Columns {
                 out.offsets.push(out.data.len() as i32);
                 continue;
             }
-            let raw_start = if col == 0 {
+            let mut raw_start = if col == 0 {
                 self.line_starts.get(r).copied().unwrap_or(0)
             } else {
                 self.cols[col - 1].get(r).map_or(0, |p| p.raw_end + 1)
             } as usize;
+            if self.keyed && col == 1 {
+                // (an entry row's first cell from its token: the spaces after
+                // the key's colon are not the cell's, and a quoted cell's
+                // token must start with its mark, as a table's cells do)
+                while raw_start < c.raw_end as usize && data.get(raw_start) == Some(&b' ') {
+                    raw_start += 1;
+                }
+            }
             let raw_end = c.raw_end as usize;
             if c.quoted {
                 // (before the opening quote: the first cell's indentation)
@@ -1869,7 +1877,7 @@ mod tests {
         let t = c.tokens(data, 0, 0, 4, b',');
         assert_eq!(t.data, b"  \x01a  \x01b\\tc  \x01null  \x01k\x02l");
         let t = c.tokens(data, 1, 0, 4, b',');
-        assert_eq!(t.data, b" 1 2 3 6");
+        assert_eq!(t.data, b"1236"); // (from each first cell, past the spaces after the colon)
         let t = c.tokens(data, 2, 0, 4, b',');
         assert_eq!(t.data, b"x\x01y\x02zqu");
         let mut v = vec![0; 64];
