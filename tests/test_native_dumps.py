@@ -607,6 +607,58 @@ def test_signal_interrupts_a_long_dumps() -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.parametrize("where", ["nowhere", "first", "after", "last"])
+def test_big_documents_written_in_pieces(where: str) -> None:
+    # The walk hands its text to the str being built every 256 KiB (between
+    # fields and items): a document of several MiB crosses that many times,
+    # with a non-ASCII string before the first piece, after it, or last (the
+    # str's kind is ASCII until then), inside tables and list items.
+    rnd = random.Random(7)
+    events = [
+        {"id": i, "msg": "word " * rnd.randint(1, 12), "tags": ["a", "b"][: i % 3], **({"err": {"code": i}} if i % 2 else {})}
+        for i in range(40_000)
+    ]
+    doc = {"head": "x", "events": events, "table": [{"a": i, "b": f"s{i}"} for i in range(20_000)]}
+    if where == "first":
+        doc["head"] = "é"
+    elif where == "after":
+        events[30_000]["msg"] = "日本語 😀"
+    elif where == "last":
+        doc["tail"] = "\u2028"
+    out = same(doc)
+    assert len(out.encode()) > 3 << 20
+    assert out.isascii() == (where == "nowhere")
+    same(events, indent_size=4, delimiter="|")
+    items = _native.list_items(events)
+    assert items == reference(events).split("\n", 1)[1]
+
+
+_ONE_COPY = """
+from toonstream import _native
+def status(name):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(name))
+docs = [{"id": i, "msg": "a few words here", **({"err": {"code": i}} if i % 2 else {})} for i in range(400_000)]
+before = status("VmRSS")
+out = _native.dumps(docs)
+print(len(out), (status("VmHWM") - before) * 1024)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_nested_document_is_built_once() -> None:
+    # Peak memory (VmHWM of a subprocess: ru_maxrss would count the forked
+    # parent's pages too): the text goes into the str as it is
+    # written, so a big nested document costs about one copy of its text,
+    # not a Rust buffer and then the str copied from it (twice the text).
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _ONE_COPY], capture_output=True, text=True, check=True)
+    size, rise = map(int, done.stdout.split())
+    assert size > 20 << 20
+    assert rise < 1.4 * size, (size, rise)
+
+
 def test_many_keys_and_quoted_keys() -> None:
     # More distinct keys than the walk's key cache has slots, some quoted,
     # repeated across records and nested objects: the same text as the reference.

@@ -37,7 +37,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::pymodel::{PyModel, Types};
-use crate::pystr::new_str;
 
 /// The reference's `encoder.DEFAULT_MAX_DEPTH`.
 const DEFAULT_MAX_DEPTH: i64 = 10_000;
@@ -54,6 +53,10 @@ const SIGNAL_EVERY: u32 = 1 << 14;
 const MAX_INDENT_TEXT: usize = 1 << 20;
 /// The most a table reserves for its rows ahead, from its first row's size.
 const MAX_RESERVE: usize = 1 << 28;
+/// The text moves into the `str` being built in pieces of about this size
+/// (`pystr::StrBuf`): a buffer that stays in the cache, and no second copy
+/// of a big output.
+const SPILL: usize = 256 << 10;
 /// Indentation widths beyond this go to the reference (it takes them; this
 /// walk would only build very long lines of spaces).
 const MAX_INDENT: i64 = 1 << 12;
@@ -165,6 +168,12 @@ pub(crate) trait Model {
     fn seq_len(&self, s: &Self::S) -> usize;
     fn seq_get(&self, s: &Self::S, i: usize) -> R<Self::V>;
     fn seq_id(&self, s: &Self::S) -> usize;
+    /// Take finished text (the walk's next, in order) into the model's own
+    /// output, so that the walk's buffer stays small; false: the model keeps
+    /// no output (the walk then keeps all its text).
+    fn take_text(&mut self, _text: &str) -> R<bool> {
+        Ok(false)
+    }
 }
 
 /// One level of a table's field tree (§6 `{a,b{c,d}}`): its names (the first
@@ -243,6 +252,11 @@ pub(crate) struct Encoder<M: Model> {
     ticks: u32,
     /// `run`'s frame stack, kept between calls (one walk per JSON line).
     frames: Vec<Frame<M>>,
+    /// The text is handed to the model (`take_text`) between `run`'s steps
+    /// once it is this long (no text is undone across steps).
+    spill_at: usize,
+    /// Some text was handed over (`out` empty is then not the start).
+    spilled: bool,
 }
 
 impl<M: Model> Encoder<M> {
@@ -261,7 +275,25 @@ impl<M: Model> Encoder<M> {
             limit: o.limit,
             ticks: 0,
             frames: Vec::new(),
+            spill_at: usize::MAX,
+            spilled: false,
         }
+    }
+
+    /// Hand the text to the model once `out` holds `n` bytes (see `take_text`).
+    pub(crate) fn spill_from(&mut self, n: usize) {
+        self.spill_at = n;
+    }
+
+    #[inline(never)]
+    fn spill(&mut self) -> R<()> {
+        if self.m.take_text(&self.out)? {
+            self.out.clear();
+            self.spilled = true;
+        } else {
+            self.spill_at = usize::MAX;
+        }
+        Ok(())
     }
 
     /// The model (the JSON walk swaps the line it reads between items).
@@ -280,7 +312,7 @@ impl<M: Model> Encoder<M> {
 
     /// Start a new line (LF between lines, none before the first).
     fn nl(&mut self) {
-        if !self.out.is_empty() {
+        if !self.out.is_empty() || self.spilled {
             self.out.push('\n');
         }
     }
@@ -1127,6 +1159,9 @@ impl<M: Model> Encoder<M> {
             // (before an item is taken: a signal handler may change the
             // value, and the items are borrowed, see `pyobj`)
             self.tick()?;
+            if self.out.len() >= self.spill_at {
+                self.spill()?; // (between steps: every mark is behind)
+            }
             let child = match top {
                 Frame::Fields {
                     dict,
@@ -1342,8 +1377,10 @@ fn walk_with<'py>(
     };
     super::guarded(&mut false, || {
         let mut enc = Encoder::new(PyModel::new(py), &o);
+        enc.model().write_str();
+        enc.spill_from(SPILL);
         match walk(&mut enc) {
-            Ok(()) => Ok(new_str(py, &enc.out).into_any().unbind()),
+            Ok(()) => Ok(enc.m.finish_str(&enc.out)?.into_any().unbind()),
             Err(Stop::Decline) => Ok(py.NotImplemented()),
             Err(Stop::Err(e)) => Err(e),
         }
