@@ -796,7 +796,8 @@ impl<M: Model> Encoder<M> {
         depth: usize,
         tabular: bool,
         level: usize,
-    ) -> R<Option<Frame<M>>> {
+        child: &mut Option<Frame<M>>,
+    ) -> R<()> {
         let n = self.m.seq_len(&seq);
         let mark = self.out.len();
         // §9.1 inline, written while the items are classified (one pass over
@@ -820,7 +821,7 @@ impl<M: Model> Encoder<M> {
             self.tick()?;
         }
         if inline {
-            return Ok(None);
+            return Ok(());
         }
         self.out.truncate(mark);
         // (rows that are not all dicts: flat_table says NotTable at the first
@@ -828,7 +829,7 @@ impl<M: Model> Encoder<M> {
         if tabular {
             self.check_level(level + 1)?;
             match self.flat_table(&seq, depth + 1)? {
-                Flat::Written => return Ok(None),
+                Flat::Written => return Ok(()),
                 Flat::NotTable => {}
                 Flat::Nested => {
                     let items = self.items(&seq)?;
@@ -838,7 +839,7 @@ impl<M: Model> Encoder<M> {
                         self.fields_text(&tree, 0)?;
                         self.out.push(':');
                         self.table_rows(&tree, n, depth + 1)?;
-                        return Ok(None);
+                        return Ok(());
                     }
                 }
             }
@@ -849,19 +850,20 @@ impl<M: Model> Encoder<M> {
                     self.union_text(&u)?;
                     self.out.push(':');
                     self.union_rows(&u, &items, depth + 1)?;
-                    return Ok(None);
+                    return Ok(());
                 }
             }
         }
         self.bracket(n, false); // §9.4
         self.out.push(':');
-        Ok(Some(Frame::Items {
+        *child = Some(Frame::Items {
             seq,
             next: 0,
             depth: depth + 1,
             level,
             tracked: None,
-        }))
+        });
+        Ok(())
     }
 
     fn items(&self, seq: &M::S) -> R<Vec<M::V>> {
@@ -1016,7 +1018,8 @@ impl<M: Model> Encoder<M> {
         depth: usize,
         hyphen: bool,
         level: usize,
-    ) -> R<Option<Frame<M>>> {
+        child: &mut Option<Frame<M>>,
+    ) -> R<()> {
         self.nl();
         if hyphen {
             self.hyphen(depth - 1);
@@ -1027,10 +1030,9 @@ impl<M: Model> Encoder<M> {
         let kind = self.m.kind(v);
         if kind.primitive() {
             self.out.push_str(": ");
-            self.prim_kind(v, kind)?;
-            return Ok(None);
+            return self.prim_kind(v, kind);
         }
-        self.container_field(v, kind, depth, level)
+        self.container_field(v, kind, depth, level, child)
     }
 
     /// `field` of a value that is not a primitive (its key written).
@@ -1041,42 +1043,50 @@ impl<M: Model> Encoder<M> {
         kind: Kind,
         depth: usize,
         level: usize,
-    ) -> R<Option<Frame<M>>> {
+        child: &mut Option<Frame<M>>,
+    ) -> R<()> {
         self.check_level(level + 1)?;
         match kind {
             Kind::Dict => {
                 let dict = self.m.dict(v)?;
                 if self.m.dict_len(&dict) == 0 {
                     self.out.push(':');
-                    return Ok(None);
+                    return Ok(());
                 }
                 if let Some(tree) = self.keyed(&dict, level + 1)? {
                     self.write_keyed(&dict, &tree, depth)?;
-                    return Ok(None);
+                    return Ok(());
                 }
                 self.out.push(':');
-                Ok(Some(fields_frame(dict, depth + 1, false, level + 1)))
+                *child = Some(fields_frame(dict, depth + 1, false, level + 1));
+                Ok(())
             }
             k if k.sequence() => {
                 let seq = self.m.seq(v, k)?;
                 if self.m.seq_len(&seq) == 0 {
                     self.out.push_str(": []");
-                    return Ok(None);
+                    return Ok(());
                 }
-                self.array(seq, depth, true, level + 1)
+                self.array(seq, depth, true, level + 1, child)
             }
             _ => Err(Stop::Decline),
         }
     }
 
     /// One list item at `depth` of an array at nesting `level`.
-    fn item(&mut self, x: &M::V, depth: usize, level: usize) -> R<Option<Frame<M>>> {
+    fn item(
+        &mut self,
+        x: &M::V,
+        depth: usize,
+        level: usize,
+        child: &mut Option<Frame<M>>,
+    ) -> R<()> {
         let kind = self.m.kind(x);
         if kind.primitive() {
             self.nl();
             self.hyphen(depth);
             self.prim(x)?;
-            return Ok(None);
+            return Ok(());
         }
         self.check_level(level + 1)?;
         match kind {
@@ -1086,9 +1096,10 @@ impl<M: Model> Encoder<M> {
                     self.nl();
                     self.indent(depth);
                     self.out.push('-'); // §10 empty object: a bare "-"
-                    return Ok(None);
+                    return Ok(());
                 }
-                Ok(Some(fields_frame(dict, depth + 1, true, level + 1)))
+                *child = Some(fields_frame(dict, depth + 1, true, level + 1));
+                Ok(())
             }
             k if k.sequence() => {
                 self.nl();
@@ -1097,9 +1108,9 @@ impl<M: Model> Encoder<M> {
                 if self.m.seq_len(&seq) == 0 {
                     self.bracket(0, false); // §9.2: "- [0]:", never "- []"
                     self.out.push(':');
-                    return Ok(None);
+                    return Ok(());
                 }
-                self.array(seq, depth, false, level + 1)
+                self.array(seq, depth, false, level + 1, child)
             }
             _ => Err(Stop::Decline),
         }
@@ -1109,7 +1120,9 @@ impl<M: Model> Encoder<M> {
     /// unit of `list_items` and `jsonl_items`.
     pub(crate) fn root_item(&mut self, x: &M::V) -> R<()> {
         self.tick()?;
-        if let Some(frame) = self.item(x, 1, 1)? {
+        let mut child = None;
+        self.item(x, 1, 1, &mut child)?;
+        if let Some(frame) = child {
             self.run(frame)?;
         }
         Ok(())
@@ -1138,7 +1151,9 @@ impl<M: Model> Encoder<M> {
                     self.out.push_str("[]");
                     return Ok(());
                 }
-                match self.array(seq, 0, true, 1)? {
+                let mut child = None;
+                self.array(seq, 0, true, 1, &mut child)?;
+                match child {
                     Some(f) => f,
                     None => return Ok(()),
                 }
@@ -1162,7 +1177,10 @@ impl<M: Model> Encoder<M> {
             if self.out.len() >= self.spill_at {
                 self.spill()?; // (between steps: every mark is behind)
             }
-            let child = match top {
+            // The step's child frame comes back through `child` (a big value
+            // returned through each call was copied at every field).
+            let mut child = None;
+            let more = match top {
                 Frame::Fields {
                     dict,
                     pos,
@@ -1171,12 +1189,13 @@ impl<M: Model> Encoder<M> {
                     level,
                     ..
                 } => match self.m.dict_next(dict, pos) {
-                    None => None,
+                    None => false,
                     Some((k, v)) => {
                         let h = *hyphen;
                         *hyphen = false;
                         let (depth, level) = (*depth, *level);
-                        Some(self.field(&k, &v, depth, h, level)?)
+                        self.field(&k, &v, depth, h, level, &mut child)?;
+                        true
                     }
                 },
                 Frame::Items {
@@ -1187,47 +1206,44 @@ impl<M: Model> Encoder<M> {
                     ..
                 } => {
                     if *next >= self.m.seq_len(seq) {
-                        None
+                        false
                     } else {
                         let x = self.m.seq_get(seq, *next)?;
                         *next += 1;
                         let (depth, level) = (*depth, *level);
-                        Some(self.item(&x, depth, level)?)
+                        self.item(&x, depth, level, &mut child)?;
+                        true
                     }
                 }
             };
-            match child {
-                None => {
-                    if let Some(
-                        Frame::Fields {
-                            tracked: Some(p), ..
+            if !more {
+                if let Some(
+                    Frame::Fields {
+                        tracked: Some(p), ..
+                    }
+                    | Frame::Items {
+                        tracked: Some(p), ..
+                    },
+                ) = stack.pop()
+                {
+                    active.remove(&p);
+                }
+            } else if let Some(mut f) = child {
+                if stack.len() >= CYCLE_CHECK_FROM {
+                    let p = match &f {
+                        Frame::Fields { dict, .. } => self.m.dict_id(dict),
+                        Frame::Items { seq, .. } => self.m.seq_id(seq),
+                    };
+                    if !active.insert(p) {
+                        return Err(Stop::Decline); // a cycle: the reference reports it
+                    }
+                    match &mut f {
+                        Frame::Fields { tracked, .. } | Frame::Items { tracked, .. } => {
+                            *tracked = Some(p)
                         }
-                        | Frame::Items {
-                            tracked: Some(p), ..
-                        },
-                    ) = stack.pop()
-                    {
-                        active.remove(&p);
                     }
                 }
-                Some(None) => {}
-                Some(Some(mut f)) => {
-                    if stack.len() >= CYCLE_CHECK_FROM {
-                        let p = match &f {
-                            Frame::Fields { dict, .. } => self.m.dict_id(dict),
-                            Frame::Items { seq, .. } => self.m.seq_id(seq),
-                        };
-                        if !active.insert(p) {
-                            return Err(Stop::Decline); // a cycle: the reference reports it
-                        }
-                        match &mut f {
-                            Frame::Fields { tracked, .. } | Frame::Items { tracked, .. } => {
-                                *tracked = Some(p)
-                            }
-                        }
-                    }
-                    stack.push(f);
-                }
+                stack.push(f);
             }
         }
         self.frames = stack;
