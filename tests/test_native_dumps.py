@@ -633,6 +633,17 @@ def test_big_documents_written_in_pieces(where: str) -> None:
     assert items == reference(events).split("\n", 1)[1]
 
 
+def test_a_value_declined_after_the_first_pieces() -> None:
+    # Text already handed to the str being built is dropped with it: the
+    # reference then encodes the whole document (a host type at the end).
+    docs: list[Any] = [{"id": i, "msg": "words " * 8, **({"e": {"c": i}} if i % 2 else {})} for i in range(30_000)]
+    docs.append({"id": -1, "when": datetime.timezone.utc})
+    assert len(reference(docs[:-1])) > 1 << 20
+    assert native_dumps(docs) is NotImplemented
+    with pytest.raises(ToonEncodeError):
+        toonstream.dumps(docs)
+
+
 _ONE_COPY = """
 from toonstream import _native
 def status(name):
