@@ -12,6 +12,7 @@ limits.
 from __future__ import annotations
 
 import random
+from decimal import Decimal
 import sys
 from typing import Any, Callable
 
@@ -482,7 +483,7 @@ def test_typed_as_split_escapes() -> None:
     assert spy.typed > 10 and spy.specials == 0, vars(spy)
     frame = tp.read_toon(table(rows, header="t[{n}]{{a,b,c,d,e}}:"), infer_schema_length=20)
     assert {'say "hi"', "a\\b", "tab\there", "x,\ny", "\r", '"q,r"', "\x1b[31mred", "été"} <= set(frame["d"].to_list())
-    planned(rows, schema_overrides={"a": pl.Decimal(38, 0)})  # (the reference types the tokens)
+    planned(rows, schema_overrides={"a": pl.Decimal(38, 0)})
     k = next(i for i in range(900, len(rows)) if '"' not in rows[i] and '"' not in rows[i + 1])
     planned(late(rows, k, 3, '"bad \\x"'))  # an invalid escape: the decoder's error
     for bad in ['"\\ud800"', '"\\uDFFF"', '"\\u00"', '"\\u00g1"']:  # surrogates, short or bad hex: the same
@@ -530,7 +531,7 @@ def test_typed_as_split_misfits(at: int, col: int, cell: str) -> None:
         {"a": pl.Int8},  # overflows: the cast's error, on its row
         {"a": pl.Float64, "b": pl.Float32},
         {"c": pl.String, "a": pl.String},  # bools as text; numbers as text (the reference's)
-        {"a": pl.Decimal(38, 0)},  # typed by the reference: no plan
+        {"a": pl.Decimal(38, 0)},  # ints as i128, typed as split too
         {"e": pl.Null},
         {"e": pl.Int64},
     ],
@@ -539,8 +540,40 @@ def test_typed_as_split_misfits(at: int, col: int, cell: str) -> None:
 def test_typed_as_split_overrides(overrides: dict[str, Any]) -> None:
     spy = planned(PLAIN, schema_overrides=overrides)
     if "a" in overrides and overrides["a"] == pl.Decimal(38, 0):
-        assert spy.plans == 0
+        assert spy.typed > 10, vars(spy)
     planned(late(PLAIN, 1301, 4, "x"), schema_overrides=overrides)
+
+
+def decimal_row(i: int) -> str:
+    """Ints beyond int64 (up to 38 digits, signed), short ones, -0 and nulls in column a."""
+    a = ["null", str(i), "-0", str(10**19 + i * 7919), "-" + "9" * 38, str(2**63 + i), str(-(2**63) - i - 1)][i % 7]
+    return f"{a},{i * 0.25},true,s{i},null"
+
+
+DECIMALS = [decimal_row(i) for i in range(1500)]
+
+
+def test_typed_as_split_decimals() -> None:
+    # A column of ints beyond int64 (Decimal(38, 0)) is typed as split, as i128, like an Int64
+    # column; its misfits, overrides and casts are the reference's.
+    spy = planned(DECIMALS)
+    assert spy.typed > 10, vars(spy)
+    frame = tp.read_toon(table(DECIMALS, header="t[{n}]{{a,b,c,d,e}}:"))
+    assert frame.schema["a"] == pl.Decimal(38, 0)
+    assert Decimal("-" + "9" * 38) in frame["a"].to_list()
+    for at, cell in [(1201, "1.5"), (1201, "1" * 39), (1201, "x"), (1201, "1e400"), (1201, "05")]:
+        planned(late(DECIMALS, at, 0, cell))
+    planned(DECIMALS, schema_overrides={"a": pl.Decimal(38, 0)})
+    planned(DECIMALS, schema_overrides={"a": pl.Decimal(30, 0)})  # a narrower precision: the cast's error
+    planned([r for r in DECIMALS if "9" * 38 not in r], schema_overrides={"a": pl.Decimal(30, 0)})
+    planned(DECIMALS, schema_overrides={"a": pl.Float64})
+    planned(DECIMALS, schema_overrides={"a": pl.String})
+    planned(PLAIN, schema_overrides={"a": pl.Decimal(38, 0), "b": pl.Decimal(38, 0)})  # floats: a type error
+    planned(DECIMALS, reader="iter_batches", batch_size=100)
+    planned(DECIMALS, reader="read_table")
+    planned(DECIMALS, reader="scan_toon")
+    spy = planned(entry_rows(DECIMALS), header=KEYED_HEADER)
+    assert spy.typed > 10, vars(spy)
 
 
 def test_typed_as_split_specials() -> None:

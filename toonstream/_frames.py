@@ -87,7 +87,7 @@ class DtypeNameError(ValueError):
 
 
 # Arrow types of the native engine's column buffers (see NativeRows.series).
-_ARROW_KINDS = ("int64", "float64", "bool", "utf8", "tokens")
+_ARROW_KINDS = ("int64", "float64", "decimal128", "bool", "utf8", "tokens")
 
 
 # The native splitter types number tokens of up to this many characters
@@ -166,8 +166,8 @@ class NativeRows:
 
     def series(self, i: int, kind: str) -> pl.Series:
         """Selected column ``i`` as a Series: ``int64``, ``float64``,
-        ``bool``, ``utf8`` (the values; the caller checked that the cells'
-        kinds fit) or ``tokens`` (the raw tokens).  The column comes as an
+        ``decimal128`` (Decimal(38, 0)), ``bool``, ``utf8`` (the values; the
+        caller checked that the cells' kinds fit) or ``tokens`` (the raw tokens).  The column comes as an
         Arrow array through the PyCapsule interface (no copy); strings as
         string views, Polars' own layout: short ones sit in their views, only
         longer ones are copied (into a buffer of their own, so that a frame
@@ -950,6 +950,8 @@ def _native_kind(base: pl.DataType, bits: int) -> str | None:
         return "int64"
     if base == pl.Float64:
         return "float64"
+    if base == pl.Decimal(38, 0):
+        return "decimal128"  # (integers of at most 38 digits, checked: the kinds allowed)
     if base == pl.Boolean:
         return "bool"
     if base == pl.Null:
@@ -960,7 +962,7 @@ def _native_kind(base: pl.DataType, bits: int) -> str | None:
 
 
 #: the native splitter's layout (``table_columns(plan=...)``) for each of ``_native_kind``'s buffers
-_LAYOUTS = {"int64": "l", "float64": "g", "bool": "b", "utf8": "v", "null": "-"}
+_LAYOUTS = {"int64": "l", "float64": "g", "decimal128": "d", "bool": "b", "utf8": "v", "null": "-"}
 
 
 def kind_name(bits: int) -> str:
@@ -1563,8 +1565,8 @@ class FrameReader:
         ``_typed_native`` asks for, and the kinds it lets through, so a
         typed run gives the same frame.  Unselected columns are only split.
         None (cells, typed later) on the reference's splitter, or where a
-        column's dtype is typed by the reference (Decimal: the whole batch
-        goes its way anyway)."""
+        column's dtype is typed by the reference (the whole batch goes its
+        way anyway)."""
         from . import _engine
 
         scan = self.scan
@@ -1706,8 +1708,7 @@ class FrameReader:
         """The batch typed from the native engine's columns, exactly as
         :meth:`_typed` types the same rows; None where the token path must
         (a value that does not fit, which it reports; numbers in a String
-        column beyond float range, whose text is ``encode_decimal``'s; a Decimal
-        column)."""
+        column beyond float range, whose text is ``encode_decimal``'s)."""
         assert self.dtypes is not None and batch.native is not None
         views = batch.native
         order = batch.order()

@@ -140,12 +140,17 @@ pub struct Buffers<T> {
 pub enum Fixed {
     Int64,
     Float64,
+    /// Decimal(38, 0): integers of at most 38 digits, as i128.
+    Decimal128,
 }
 
 impl Fixed {
     /// Bytes per value.
     pub fn width(self) -> usize {
-        8
+        match self {
+            Fixed::Decimal128 => 16,
+            _ => 8,
+        }
     }
 }
 
@@ -165,6 +170,8 @@ pub struct Strings {
 pub enum Layout {
     Int64,
     Float64,
+    /// Integers of at most 38 digits (Decimal(38, 0)), as i128.
+    Decimal128,
     /// 0 or 1 per row (packed into a bitmap on export).
     Bool,
     /// Arrow string views (16 bytes each, shorter strings inline).
@@ -175,12 +182,15 @@ pub enum Layout {
 
 impl Layout {
     /// The layout that holds cells of kinds `bits` as the frame reader
-    /// types them without a schema (ints; numbers; booleans; strings, with
-    /// numbers as their canonical text, see `typed::number_text`);
-    /// [`Layout::Skip`] for any other mix (numbers beyond float range).
+    /// types them without a schema (ints; ints beyond int64; numbers;
+    /// booleans; strings, with numbers as their canonical text, see
+    /// `typed::number_text`); [`Layout::Skip`] for any other mix (numbers
+    /// beyond float range).
     pub fn of_kinds(bits: u8) -> Layout {
         if bits & !(K_INT | K_NULL) == 0 {
             Layout::Int64
+        } else if bits & !(K_INT | K_BIG | K_WIDE | K_NULL) == 0 {
+            Layout::Decimal128
         } else if bits & !(K_INT | K_FLOAT | K_NULL) == 0 {
             Layout::Float64
         } else if bits & !(K_BOOL | K_NULL) == 0 {
@@ -206,6 +216,7 @@ pub struct Plan {
 pub enum Values {
     Int64(Vec<i64>),
     Float64(Vec<f64>),
+    Decimal128(Vec<i128>),
     Bool(Vec<u8>),
     /// Views whose longer strings are in `long[b]` (`b`: the view's buffer
     /// index; one buffer per half of a run split on two threads).
@@ -1146,6 +1157,26 @@ fn int(tok: &[u8]) -> Option<i64> {
     }
 }
 
+/// A §4 integer token's value, if it has at most 38 digits (a Decimal(38,
+/// 0) holds it; `kind` calls a longer one `K_HUGE`).
+fn int128(tok: &[u8]) -> Option<i128> {
+    let (neg, digits) = match tok.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, tok),
+    };
+    if digits.is_empty() || digits.len() > 38 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i128::from(d - b'0'); // (38 digits: below i128::MAX)
+    }
+    Some(if neg { -v } else { v })
+}
+
 /// Powers of ten a float holds exactly.
 const POW10: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -1357,6 +1388,16 @@ impl Columns {
                 for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
                     let v = if c.kind & K_INT != 0 {
                         int(self.tok(data, c)).unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    slot.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            Fixed::Decimal128 => {
+                for (slot, c) in out.chunks_exact_mut(16).zip(cells) {
+                    let v = if c.kind & (K_INT | K_BIG) != 0 {
+                        int128(self.tok(data, c)).unwrap_or(0)
                     } else {
                         0
                     };
@@ -1718,6 +1759,12 @@ mod tests {
                         let got: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
                         assert_eq!(got, want);
                     }
+                    Values::Decimal128(v) => {
+                        let mut want = vec![0u8; n * 16];
+                        cells.write_fixed(data, col, 0, n, Fixed::Decimal128, &mut want);
+                        let got: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                        assert_eq!(got, want);
+                    }
                     Values::Bool(v) => assert_eq!(pack_bits(v), cells.boolean(col, 0, n).values),
                     Values::Views { views, long } => {
                         let mut want = vec![0u8; n * 16];
@@ -1750,6 +1797,61 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn decimal128_columns() {
+        // Ints of up to 38 digits, beyond int64 among them, as i128, by the
+        // plan (short ones typed as split, longer ones by the cell path) and
+        // by the cells' export alike.
+        let big = "99999999999999999999999999999999999999"; // (38 digits)
+        let data = format!(
+            "  1,{big}\n  -0,-{big}\n  null,9223372036854775808\n  -9223372036854775809,12\n"
+        );
+        let data = data.as_bytes();
+        let want: [i128; 8] = [
+            1,
+            10i128.pow(38) - 1,
+            0,
+            1 - 10i128.pow(38),
+            0,
+            1 << 63,
+            -(1 << 63) - 1,
+            12,
+        ];
+        let allowed = K_INT | K_BIG | K_WIDE | K_NULL;
+        let plan = [Plan {
+            layout: Layout::Decimal128,
+            allowed,
+        }; 2];
+        let Split::Columns(mut c) = split_planned(data, 2, b',', 2, usize::MAX, &plan) else {
+            panic!("not split");
+        };
+        let typed = c.take_typed();
+        for (col, t) in typed.iter().enumerate() {
+            let Values::Decimal128(v) = &t.values else {
+                panic!("not decimal128");
+            };
+            let expect: Vec<i128> = want.iter().skip(col).step_by(2).copied().collect();
+            assert_eq!(v, &expect);
+        }
+        assert_eq!(typed[0].nulls, vec![2]);
+        let Split::Columns(cells) = split(data, 2, b',', 2, usize::MAX) else {
+            panic!("not split");
+        };
+        let mut bytes = vec![0u8; 4 * 16];
+        cells.write_fixed(data, 1, 0, 4, Fixed::Decimal128, &mut bytes);
+        let got: Vec<i128> = bytes
+            .chunks_exact(16)
+            .map(|b| i128::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, [want[1], want[3], want[5], want[7]]);
+        // (39 digits: beyond the layout, a misfit of the plan)
+        let data = format!("  1,{big}9\n");
+        let got = split_planned(data.as_bytes(), 2, b',', 2, usize::MAX, &plan);
+        assert!(!matches!(got, Split::Columns(ref c) if !c.typed.is_empty()));
+        assert_eq!(int128(b"-"), None);
+        assert_eq!(int128(b"12a"), None);
     }
 
     #[test]

@@ -329,6 +329,7 @@ pub(crate) enum Buffer {
     Offsets(Vec<i32>),
     Int64(Vec<i64>),
     Float64(Vec<f64>),
+    Int128(Vec<i128>),
 }
 
 impl Buffer {
@@ -357,6 +358,7 @@ impl Buffer {
             Buffer::Offsets(v) => v.as_ptr().cast(),
             Buffer::Int64(v) => v.as_ptr().cast(),
             Buffer::Float64(v) => v.as_ptr().cast(),
+            Buffer::Int128(v) => v.as_ptr().cast(),
         }
     }
 }
@@ -370,7 +372,7 @@ impl Buffer {
 /// ```
 #[pyclass(module = "toonstream._native", frozen)]
 pub(crate) struct ArrowColumn {
-    /// The Arrow format string ("l", "g", "b", "u", "vu").
+    /// The Arrow format string ("l", "g", "d:38,0", "b", "u", "vu").
     format: &'static CStr,
     /// The column is rows `offset..offset + len` of the buffers.
     offset: usize,

@@ -71,6 +71,7 @@ impl Export {
         let (kind, format, buffers) = match t.values {
             Values::Int64(v) => ("int64", c"l", vec![validity, Buffer::Int64(v)]),
             Values::Float64(v) => ("float64", c"g", vec![validity, Buffer::Float64(v)]),
+            Values::Decimal128(v) => ("decimal128", c"d:38,0", vec![validity, Buffer::Int128(v)]),
             Values::Bool(v) => (
                 "bool",
                 c"b",
@@ -96,13 +97,15 @@ impl Export {
 }
 
 /// A plan from Python: per column, its layout (`"l"` int64, `"g"` float64,
-/// `"b"` bool, `"v"` string views, `"-"` none) and the kind bits allowed.
+/// `"d"` decimal128 (38, 0), `"b"` bool, `"v"` string views, `"-"` none)
+/// and the kind bits allowed.
 fn plan_of(plan: &[(String, u8)]) -> PyResult<Vec<Plan>> {
     plan.iter()
         .map(|(layout, allowed)| {
             let layout = match layout.as_str() {
                 "l" => Layout::Int64,
                 "g" => Layout::Float64,
+                "d" => Layout::Decimal128,
                 "b" => Layout::Bool,
                 "v" => Layout::Views,
                 "-" => Layout::Skip,
@@ -381,6 +384,7 @@ impl TableColumns {
             Ok(py.detach(|| match kind {
                 "int64" => Ok(fixed(Fixed::Int64, c"l")),
                 "float64" => Ok(fixed(Fixed::Float64, c"g")),
+                "decimal128" => Ok(fixed(Fixed::Decimal128, c"d:38,0")),
                 "bool" => {
                     let b = c.boolean(col, lo, hi);
                     let buffers = vec![Buffer::validity(b.validity), Buffer::bytes(b.values)];

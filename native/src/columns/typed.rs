@@ -4,7 +4,7 @@
 //! ([`Fill`]); then joined ([`join`]).  And the Arrow string views of
 //! both paths ([`string_view`]: the cells' `Columns::write_views` too).
 
-use super::{find_delim, float, int, kind, Cell, Layout, Plan, Typed, Values, POW10};
+use super::{find_delim, float, int, int128, kind, Cell, Layout, Plan, Typed, Values, POW10};
 use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_INT, K_NULL, K_STR, K_WIDE};
 
 impl Values {
@@ -14,6 +14,7 @@ impl Values {
         match layout {
             Layout::Int64 => Values::Int64(vec![0; rows]),
             Layout::Float64 => Values::Float64(vec![0.0; rows]),
+            Layout::Decimal128 => Values::Decimal128(vec![0; rows]),
             Layout::Bool => Values::Bool(vec![0; rows]),
             Layout::Views => Values::Views {
                 views: vec![0; rows],
@@ -36,6 +37,10 @@ impl Values {
             Values::Float64(v) => {
                 let (a, b) = halves(v, at);
                 (Sink::Float64(a), Sink::Float64(b))
+            }
+            Values::Decimal128(v) => {
+                let (a, b) = halves(v, at);
+                (Sink::Decimal128(a), Sink::Decimal128(b))
             }
             Values::Bool(v) => {
                 let (a, b) = halves(v, at);
@@ -61,6 +66,7 @@ impl Values {
         match self {
             Values::Int64(v) => close(v, from, to, rows),
             Values::Float64(v) => close(v, from, to, rows),
+            Values::Decimal128(v) => close(v, from, to, rows),
             Values::Bool(v) => close(v, from, to, rows),
             Values::Views { views, .. } => close(views, from, to, rows),
             Values::Skip => {}
@@ -72,6 +78,7 @@ impl Values {
 pub(super) enum Sink<'a> {
     Int64(&'a mut [i64]),
     Float64(&'a mut [f64]),
+    Decimal128(&'a mut [i128]),
     Bool(&'a mut [u8]),
     Views(&'a mut [u128]),
     Skip,
@@ -135,6 +142,7 @@ impl<'a> Fill<'a> {
         match &mut self.sink {
             Sink::Int64(v) => store(v, n, if null { 0 } else { int(tok).unwrap_or(0) }),
             Sink::Float64(v) => store(v, n, if null { 0.0 } else { unsigned_zero(float(tok)) }),
+            Sink::Decimal128(v) => store(v, n, if null { 0 } else { int128(tok).unwrap_or(0) }),
             // ("true" or "false": the length tells)
             Sink::Bool(v) => store(v, n, u8::from(!null && tok.len() == 4)),
             Sink::Views(v) => {
@@ -171,6 +179,11 @@ impl<'a> Fill<'a> {
             Sink::Int64(v) if allowed & K_INT != 0 => {
                 let (x, _, len) = lead_number(rest, delim, false)?;
                 (p + len, K_INT, store(v, n, x))
+            }
+            Sink::Decimal128(v) if allowed & K_INT != 0 => {
+                // (a short int: longer ones, K_BIG, take the cell path)
+                let (x, _, len) = lead_number(rest, delim, false)?;
+                (p + len, K_INT, store(v, n, i128::from(x)))
             }
             Sink::Float64(v) => {
                 let (m, frac, len) = lead_number(rest, delim, true)?;
