@@ -250,9 +250,12 @@ def test_columns_through_the_capsule_interface() -> None:
     assert len(cols.arrow(0, 5, 9, "int64")) == 0  # (rows past the run: none)
     with pytest.raises(ValueError, match="unknown column kind"):
         cols.arrow(0, 0, 4, "decimal")
-    huge = _native.table_columns(b"  1e400\n", 0, 8, 2, ",", 1, 10)  # (its text is encode_decimal's)
-    with pytest.raises(ValueError, match="no string views of a number beyond float range"):
-        huge.arrow(0, 0, 1, "views")
+    line = b"  1e400,123456789012345678901234567890123456789\n"
+    huge = _native.table_columns(line, 0, len(line), 2, ",", 2, 10)
+    assert pl.Series(huge.arrow(0, 0, 1, "views")).to_list() == ["1e+400"]  # (encode_decimal's text)
+    assert pl.Series(huge.arrow(1, 0, 1, "views")).to_list() == ["123456789012345678901234567890123456789"]
+    wide = _native.table_columns(b"  12345678901234567890,-5\n", 0, 26, 2, ",", 2, 10)
+    assert pl.Series(wide.arrow(0, 0, 1, "decimal128")).to_list() == [Decimal(12345678901234567890)]
     del cols, column
     gc.collect()
     assert [s.to_list() for s in series] == [v for _, v in want.values()]
@@ -467,8 +470,11 @@ def test_typed_as_split_numbers_in_a_string_column() -> None:
     got = set(frame["d"].to_list())
     want = {"1.5", "0", "1000", "1e-7", "25000000000", "12345678901234567890", "0.1", "7"}
     assert want <= got and not {"1.50", "-0", "-0.0", "1e3", "1E-7", "2.5e+10"} & got
-    # ... and one beyond float range sends its run to the reference (encode_decimal's text)
-    planned(late(rows, 900, 3, "1e400"))
+    # ... and beyond float range too, as encode_decimal writes the decoder's exact Decimal
+    spy = planned(late(late(rows, 900, 3, "1e400"), 1000, 3, "-1.50E+400"))
+    assert spy.typed > 10, vars(spy)
+    frame = tp.read_toon(table(late(rows, 900, 3, "-1.50E+400"), header="t[{n}]{{a,b,c,d,e}}:"), infer_schema_length=20)
+    assert "-1.5e+400" in frame["d"].to_list()
 
 
 ESCAPED = ['"say \\"hi\\""', '"a\\\\b"', '"tab\\there"', '"x,\\ny"', '"\\r"', '"\\"q,r\\""', '"\\u001b[31mred"', '"\\u00E9t\\u00e9"']
@@ -516,7 +522,7 @@ def late(rows: list[str], at: int, col: int, cell: str) -> list[str]:
         (1201, 3, "-0"),
         (1201, 3, "-0.0"),
         (1201, 3, "12345678901234567890"),
-        (1201, 3, "1e400"),  # beyond float range: the reference writes it (encode_decimal)
+        (1201, 3, "1e400"),  # beyond float range: encode_decimal's text of its Decimal
         (1201, 4, "x"),  # a string in the column of nulls (String, inferred from nulls only)
         (1201, 0, "05"),  # not a number (§4): a string
     ],

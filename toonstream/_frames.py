@@ -956,8 +956,8 @@ def _native_kind(base: pl.DataType, bits: int) -> str | None:
         return "bool"
     if base == pl.Null:
         return "null"
-    if base == pl.String and not bits & K_HUGE:
-        return "utf8"  # (numbers as their canonical text, the engine's text_of)
+    if base == pl.String:
+        return "utf8"  # (numbers as their canonical text, the engine's text_of: encode_decimal's beyond float range)
     return None
 
 
@@ -1581,8 +1581,6 @@ class FrameReader:
             if layout is None:
                 return None
             allowed = allowed_kinds(base, self.forced[i]) & 0xFF
-            if layout == "v":  # (a number beyond float range: its text is the reference's, encode_decimal)
-                allowed &= ~K_HUGE
             plan[leaf] = (layout, allowed)
         return plan
 
@@ -1707,8 +1705,7 @@ class FrameReader:
     def _typed_native(self, batch: _Batch) -> pl.DataFrame | None:
         """The batch typed from the native engine's columns, exactly as
         :meth:`_typed` types the same rows; None where the token path must
-        (a value that does not fit, which it reports; numbers in a String
-        column beyond float range, whose text is ``encode_decimal``'s)."""
+        (a value that does not fit, which it reports)."""
         assert self.dtypes is not None and batch.native is not None
         views = batch.native
         order = batch.order()

@@ -394,9 +394,8 @@ impl TableColumns {
                     let mut long = Vec::new();
                     let mut views = vec![0u8; len * 16];
                     if !c.write_views(data, col, lo, hi, &mut views, &mut long) {
-                        // (the frame reader never asks for it: only the reference
-                        // writes such a number's text, `encode_decimal`'s)
-                        return Err("no string views of a number beyond float range".into());
+                        // (not met: see `number_text`)
+                        return Err("a cell whose text only the reference writes".into());
                     }
                     let (validity, nulls) = c.nulls(col, lo, hi);
                     // (one variadic buffer, then the int64 sizes of the variadic buffers)

@@ -5,7 +5,7 @@
 //! both paths ([`string_view`]: the cells' `Columns::write_views` too).
 
 use super::{find_delim, float, int, int128, kind, Cell, Layout, Plan, Typed, Values, POW10};
-use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_INT, K_NULL, K_STR, K_WIDE};
+use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_HUGE, K_INT, K_NULL, K_STR, K_WIDE};
 
 impl Values {
     /// Room for `rows` values of `layout`, zeroed (slices of it are written
@@ -149,7 +149,10 @@ impl<'a> Fill<'a> {
                 let view = if null {
                     0
                 } else {
-                    string_view(data, c, &mut self.text, &mut self.long, self.buffer)
+                    match string_view(data, c, &mut self.text, &mut self.long, self.buffer) {
+                        Some(view) => view,
+                        None => return false, // (the reference's text: a misfit of the plan)
+                    }
                 };
                 store(v, n, view)
             }
@@ -244,14 +247,18 @@ fn unsigned_zero(f: f64) -> f64 {
 /// number's canonical text, any other token as it is.  Returns None for
 /// the token itself, or Some(written) with the text in `buf`: `-0` is `0`,
 /// a decimal or an exponent is `encode_float`'s text of its float (the
-/// decoder's value, -0.0 as 0; an integer token is already canonical).
-/// Numbers beyond float range (`K_HUGE`, `encode_decimal`'s text) are not
-/// the caller's to ask for.
-fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Option<()> {
+/// decoder's value, -0.0 as 0; an integer token is already canonical);
+/// one beyond float range (`K_HUGE`: the decoder's value is its exact
+/// `Decimal`) is `encode_decimal`'s text of it (`format::decimal_text`),
+/// and an integer of more than 38 digits its token.  Err: a text the
+/// reference must write (not met: `kind` leaves tokens of more than 40
+/// characters or exponents of 17+ digits to it, and those are the only
+/// ones `decimal_text` refuses).
+fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Result<Option<()>, ()> {
     if c.quoted {
-        return None;
+        return Ok(None);
     }
-    match c.kind & !K_WIDE {
+    Ok(match c.kind & !K_WIDE {
         K_INT if tok == b"-0" => {
             buf.clear();
             buf.push('0');
@@ -262,8 +269,13 @@ fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Option<()> {
             crate::format::write_float(buf, float(tok));
             Some(())
         }
+        K_HUGE if tok.iter().any(|&b| matches!(b, b'.' | b'e' | b'E')) => {
+            let token = std::str::from_utf8(tok).map_err(|_| ())?;
+            *buf = crate::format::decimal_text(token).map_err(|_| ())?;
+            Some(())
+        }
         _ => None,
-    }
+    })
 }
 
 /// The Arrow string view of the cell `c` of a String column (`data`: the
@@ -277,14 +289,14 @@ pub(super) fn string_view(
     text: &mut String,
     long: &mut Vec<u8>,
     buffer: u32,
-) -> u128 {
+) -> Option<u128> {
     let tok = data.get(c.start as usize..c.end as usize).unwrap_or(&[]);
-    if number_text(tok, c, text).is_some() {
+    Some(if number_text(tok, c, text).ok()?.is_some() {
         let text = text.as_bytes();
         view_of(text, 0, text, long, buffer)
     } else {
         view_of(data, c.start as usize, tok, long, buffer)
-    }
+    })
 }
 
 /// The Arrow string view of `tok` (at `data[start..]`, a string's
