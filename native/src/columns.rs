@@ -1873,6 +1873,11 @@ mod tests {
             "é日本語の長い文字列です",
             "",
             "12345678901234567890",
+            // (beyond int64 up to 38 digits; beyond float range)
+            "-99999999999999999999999999999999999999",
+            "1e400",
+            "-1.50E+400",
+            "1234567890123456789012345678901234567890",
             // (the shapes around Typed::put_fast's: leading zeros, -0,
             // 15 and 16 digits, decimals, keywords' neighbours, dates)
             "05",
