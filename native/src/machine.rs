@@ -20,7 +20,9 @@
 //! match the Python engine's `str` indexes.
 
 use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::error::{codes, column_of, DecodeError, Fail, Stop};
@@ -73,15 +75,45 @@ enum Root {
 }
 
 /// The keys of one open object (strict mode): short keys in one arena,
-/// searched linearly while few (the usual record), a hash set past that.
-/// Cleared, not freed, when its frame is reused: no allocation per key.
+/// searched linearly while few (the usual record), through a hash table of
+/// their hashes past that (a keyed table's entries: no allocation per key,
+/// each key hashed once).  Cleared, not freed, when its frame is reused.
 #[derive(Default)]
 struct KeySet {
     /// the keys longer than [`TAG_EXACT`] bytes (a shorter one is its tag)
     arena: String,
     /// each key's [`key_tag`] (compared first) and its span in `arena`
     spans: Vec<(u64, usize, usize)>,
-    big: Option<HashSet<String>>,
+    big: Option<BigKeys>,
+}
+
+/// The index of a [`KeySet`] past [`KEYSET_LINEAR`] keys: each key's
+/// SipHash (randomly keyed, as std's `HashSet`: crafted collisions cannot
+/// make the check quadratic) to the index of its span; the keys whose hash
+/// another key has (not met in practice) in `more`.
+struct BigKeys {
+    state: std::hash::RandomState,
+    first: HashMap<u64, u32, BuildHasherDefault<Prehashed>>,
+    more: Vec<(u64, u32)>,
+}
+
+/// The hasher of a table keyed by hashes: the key is its own hash.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // (only u64 keys are hashed with it; any other input still hashes)
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 /// Keys up to this many bytes are told apart by their tag alone.
@@ -103,12 +135,6 @@ fn key_tag(key: &str) -> u64 {
     head | (b.len().min(255) as u64) << 56
 }
 
-/// The text of a key that is its tag.
-fn tag_text(tag: u64) -> String {
-    let len = ((tag >> 56) as usize).min(TAG_EXACT);
-    String::from_utf8_lossy(&tag.to_le_bytes()[..len]).into_owned()
-}
-
 const KEYSET_LINEAR: usize = 16;
 
 impl KeySet {
@@ -120,12 +146,8 @@ impl KeySet {
 
     /// Adds `key`; false if it was already there.
     fn insert(&mut self, key: &str) -> bool {
-        if let Some(big) = &mut self.big {
-            return if big.contains(key) {
-                false
-            } else {
-                big.insert(key.to_owned())
-            };
+        if self.big.is_some() {
+            return self.insert_hashed(key);
         }
         let arena = &self.arena;
         let tag = key_tag(key);
@@ -138,26 +160,71 @@ impl KeySet {
             return false;
         }
         if self.spans.len() >= KEYSET_LINEAR {
-            let mut big: HashSet<String> = self
-                .spans
-                .iter()
-                .map(|&(t, s, e)| match arena.get(s..e) {
-                    Some(k) if s < e => k.to_owned(),
-                    _ => tag_text(t),
-                })
-                .collect();
-            big.insert(key.to_owned());
+            let mut big = BigKeys {
+                state: std::hash::RandomState::new(),
+                first: HashMap::default(),
+                more: Vec::new(),
+            };
+            for (i, &(t, s, e)) in self.spans.iter().enumerate() {
+                // (a short key's bytes are its tag's)
+                let bytes = t.to_le_bytes();
+                let text = match arena.get(s..e) {
+                    Some(k) if s < e => k.as_bytes(),
+                    _ => &bytes[..((t >> 56) as usize).min(TAG_EXACT)],
+                };
+                let h = big.state.hash_one(text);
+                match big.first.entry(h) {
+                    Entry::Vacant(v) => {
+                        v.insert(i as u32);
+                    }
+                    Entry::Occupied(_) => big.more.push((h, i as u32)),
+                }
+            }
             self.big = Some(big);
-            return true;
+            return self.insert_hashed(key);
         }
-        if short {
+        self.push(key, tag);
+        true
+    }
+
+    /// `insert` past [`KEYSET_LINEAR`] keys.
+    fn insert_hashed(&mut self, key: &str) -> bool {
+        let Some(big) = &mut self.big else {
+            return false;
+        };
+        let h = big.state.hash_one(key.as_bytes());
+        let i = self.spans.len();
+        match big.first.get(&h) {
+            None => {
+                big.first.insert(h, i as u32);
+            }
+            Some(&j) => {
+                let spans = &self.spans;
+                let arena = &self.arena;
+                let same = |j: u32| {
+                    spans.get(j as usize).is_some_and(|&(t, s, e)| {
+                        t == key_tag(key)
+                            && (key.len() <= TAG_EXACT || arena.get(s..e) == Some(key))
+                    })
+                };
+                if same(j) || big.more.iter().any(|&(hh, k)| hh == h && same(k)) {
+                    return false;
+                }
+                big.more.push((h, i as u32));
+            }
+        }
+        self.push(key, key_tag(key));
+        true
+    }
+
+    fn push(&mut self, key: &str, tag: u64) {
+        if key.len() <= TAG_EXACT {
             self.spans.push((tag, 0, 0));
-            return true;
+            return;
         }
         let start = self.arena.len();
         self.arena.push_str(key);
         self.spans.push((tag, start, self.arena.len()));
-        true
     }
 
     /// Whether the keys are in insertion order (not yet a hash set).
@@ -1599,6 +1666,29 @@ mod tests {
         }
         k.clear();
         assert!(k.insert("abcdefg") && k.insert("abcdefh") && !k.insert("abcdefg"));
+    }
+
+    #[test]
+    fn key_set_tells_keys_with_the_same_hash_apart() {
+        // Two different keys whose hashes are equal (forced: the index maps
+        // the second key's hash to the first key): both are kept, each
+        // found again, neither taken for the other.
+        let mut k = KeySet::default();
+        for i in 0..20 {
+            assert!(k.insert(&format!("key_number_{i}")));
+        }
+        let big = k.big.as_mut().expect("hashed past the linear part");
+        let h = big.state.hash_one("other_key".as_bytes());
+        big.first.insert(h, 3); // ("key_number_3" has that hash now)
+        assert!(k.insert("other_key"));
+        assert!(!k.insert("other_key"));
+        assert!(!k.insert("key_number_3"));
+        assert!(k.insert("short") && !k.insert("short"));
+        let big = k.big.as_mut().expect("hashed");
+        assert_eq!(big.more.len(), 1);
+        let h = big.state.hash_one("x".as_bytes());
+        big.first.insert(h, 21); // (the span of "short": two short keys)
+        assert!(k.insert("x") && !k.insert("x") && !k.insert("other_key"));
     }
 
     #[test]
