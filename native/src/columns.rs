@@ -1157,20 +1157,17 @@ fn int(tok: &[u8]) -> Option<i64> {
 /// A §4 integer token's value, if it has at most 38 digits (a Decimal(38,
 /// 0) holds it; `kind` calls a longer one `K_HUGE`).
 fn int128(tok: &[u8]) -> Option<i128> {
-    let (neg, digits) = match tok.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, tok),
-    };
-    if digits.is_empty() || digits.len() > 38 {
+    if let Some(v) = int(tok) {
+        return Some(v.into());
+    }
+    let (neg, digits) = tok.strip_prefix(b"-").map_or((false, tok), |d| (true, d));
+    if digits.is_empty() || digits.len() > 38 || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let mut v: i128 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + i128::from(d - b'0'); // (38 digits: below i128::MAX)
-    }
+    // (38 digits: below i128::MAX)
+    let v = digits
+        .iter()
+        .fold(0i128, |v, &d| v * 10 + i128::from(d - b'0'));
     Some(if neg { -v } else { v })
 }
 

@@ -51,6 +51,7 @@ mod machine;
 pub mod prefix;
 pub mod scalars;
 mod split;
+pub use machine::Prehashed;
 pub use split::TWO_THREADS_MIN;
 pub mod value;
 

@@ -97,9 +97,10 @@ struct BigKeys {
     more: Vec<(u64, u32)>,
 }
 
-/// The hasher of a table keyed by hashes: the key is its own hash.
+/// The hasher of a table whose keys are hashes already (SipHash values):
+/// the key is its own hash.
 #[derive(Default)]
-struct Prehashed(u64);
+pub struct Prehashed(u64);
 
 impl Hasher for Prehashed {
     fn finish(&self) -> u64 {

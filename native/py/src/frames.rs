@@ -23,13 +23,14 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
+use toonstream_native::Prehashed;
 
 use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
@@ -452,7 +453,7 @@ struct Keys<S = RandomState> {
     bytes: Vec<u8>,
     /// Key `i` is `bytes[ends[i - 1]..ends[i]]` (from 0 for the first).
     ends: Vec<usize>,
-    first: HashMap<u64, usize, BuildHasherDefault<Hashed>>,
+    first: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
     collided: HashSet<Box<[u8]>>,
 }
 
@@ -488,27 +489,6 @@ impl<S: BuildHasher> Keys<S> {
 
     fn len(&self) -> usize {
         self.ends.len() + self.collided.len()
-    }
-}
-
-/// The hasher of a table whose keys are hashes already.
-#[derive(Default)]
-struct Hashed(u64);
-
-impl Hasher for Hashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // (only u64 keys are hashed with it: this is never called for them)
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, h: u64) {
-        self.0 = h;
     }
 }
 
@@ -565,6 +545,7 @@ impl KeySet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::hash::Hasher;
 
     /// Every key the same hash: all but the first in `collided`.
     #[derive(Default)]
