@@ -381,9 +381,11 @@ COLUMNS = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=4
 @st.composite
 def tables(draw: Any) -> tuple[bytes, dict[str, Any]]:
     names = draw(COLUMNS)
-    kinds = {n: draw(st.sampled_from(["int", "float", "bool", "str", "any"])) for n in names}
+    kinds = {n: draw(st.sampled_from(["int", "big", "float", "bool", "str", "any"])) for n in names}
     by_kind = {
         "int": st.integers(min_value=-(10**20), max_value=10**20) | st.none(),
+        # (beyond int64, to 38 digits and past them; beyond float range)
+        "big": st.integers(min_value=-(10**39), max_value=10**39) | st.sampled_from([None, 2**63, -(2**63) - 1, Decimal("1e400")]),
         "float": st.floats(allow_nan=False, allow_infinity=False) | st.none(),
         "bool": st.booleans() | st.none(),
         "str": st.text(max_size=6) | st.sampled_from(["null", "1", "true", " x", "a,b", '"', "#"]),
@@ -395,7 +397,9 @@ def tables(draw: Any) -> tuple[bytes, dict[str, Any]]:
         opts["infer_schema_length"] = draw(st.sampled_from([1, 3, None]))
     if draw(st.booleans()):
         n = draw(st.sampled_from(names))
-        opts["schema_overrides"] = {n: draw(st.sampled_from([pl.Int64, pl.Float64, pl.String, pl.Boolean, pl.Int32]))}
+        opts["schema_overrides"] = {
+            n: draw(st.sampled_from([pl.Int64, pl.Float64, pl.String, pl.Boolean, pl.Int32, pl.Decimal(38, 0), pl.Decimal(25, 0)]))
+        }
     delimiter = draw(st.sampled_from([",", "\t", "|"]))
     return toonstream.dumps({"t": rows}, delimiter=delimiter).encode(), opts
 
