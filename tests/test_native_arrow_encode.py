@@ -219,10 +219,36 @@ def test_dictionaries() -> None:
         every_way(pa.table({"d": dict_arr, "n": [1, 2, 3, 4, 5]}))
 
 
+def decimal_array(unscaled: list[int | None], precision: int, scale: int) -> pa.Array:
+    """A decimal128 array of ``unscaled * 10**-scale`` from its buffers (exact; a negative scale too)."""
+    validity = bytearray((len(unscaled) + 7) // 8)
+    values = bytearray()
+    for i, u in enumerate(unscaled):
+        if u is not None:
+            validity[i // 8] |= 1 << (i % 8)
+        values += (u or 0).to_bytes(16, "little", signed=True)
+    typ = pa.decimal128(precision, scale)
+    return pa.Array.from_buffers(typ, len(unscaled), [pa.py_buffer(bytes(validity)), pa.py_buffer(bytes(values))])
+
+
+@pytest.mark.parametrize("precision,scale", [(38, 0), (38, 2), (38, 10), (38, 37), (10, 3), (5, -3), (38, -10), (1, 0)])
+def test_decimals(precision: int, scale: int) -> None:
+    # Written natively as dumps writes the Decimals to_pylist gives: exact, trailing zeros
+    # dropped, exponent form below 1e-6 and from 1e21 (integers too); the type's scale, negative too.
+    r = random.Random(precision * 100 + scale)
+    top = 10**precision - 1
+    unscaled: list[int | None] = [0, 1, -1, 5, top, -top, 10 ** (precision - 1), None]
+    unscaled += [r.randint(-top, top) for _ in range(30)]
+    unscaled += [r.randint(-(10**k), 10**k) for k in range(1, precision + 1) for _ in range(2)]
+    arr = decimal_array(unscaled, precision, scale)
+    assert arr.to_pylist()[4] == Decimal((0, (9,) * precision, -scale))
+    every_way(pa.table({"d": arr, "n": list(range(len(arr)))}))
+
+
 def test_declined_types_take_the_reference() -> None:
     """Column types the native writer does not take: the reference formats the batch (same bytes)."""
     for arr in [
-        pa.array([Decimal("1.50"), None], pa.decimal128(5, 2)),
+        pa.array([Decimal("1.50"), None], pa.decimal256(5, 2)),
         pa.array([1.5, None], pa.float16()),
         pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us", tz="Europe/Oslo")),
         pa.array([dt.datetime(2024, 1, 2, 3, 4, 5), None], pa.timestamp("us", tz="-00:00")),
@@ -302,6 +328,10 @@ def random_column(r: random.Random, kind: str, n: int) -> pa.Array:
                         pa.float64())
     if kind == "float32":
         return pa.array([maybe(random_float32(r)) for _ in range(n)], pa.float32())
+    if kind == "decimal":
+        precision, scale = r.randint(1, 38), r.randint(-5, 12)
+        top = 10**precision - 1
+        return decimal_array([maybe(r.randint(-top, top) // 10 ** r.randint(0, precision)) for _ in range(n)], precision, scale)
     if kind == "bool":
         return pa.array([maybe(r.random() < 0.5) for _ in range(n)], pa.bool_())
     if kind in ("string", "large_string", "string_view", "dictionary"):
@@ -319,7 +349,7 @@ def random_column(r: random.Random, kind: str, n: int) -> pa.Array:
 
 
 KINDS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float64", "float32", "bool",
-         "string", "large_string", "string_view", "dictionary", "null", "date32", "timestamp", "zoned"]
+         "string", "large_string", "string_view", "dictionary", "null", "date32", "timestamp", "zoned", "decimal"]
 
 
 def random_table(r: random.Random) -> pa.Table:

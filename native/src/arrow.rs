@@ -91,6 +91,12 @@ pub enum Values<'a> {
     /// time of day: time32 (seconds, milliseconds) and time64 (micro-, nanoseconds)
     Time32(&'a [i32], Unit),
     Time64(&'a [i64], Unit),
+    /// decimal128 (any precision): little-endian i128 values of `value *
+    /// 10**scale` (a negative scale allowed)
+    Decimal128 {
+        values: &'a [[u8; 16]],
+        scale: i32,
+    },
     /// integer indices (as i64) into dictionary values of any kind here
     Dictionary {
         indices: Box<Column<'a>>,
@@ -262,7 +268,7 @@ fn width(c: &Ready<'_, '_>, n: usize) -> usize {
         Values::Null | Values::Bool(_) => 5,
         Values::I8(_) | Values::U8(_) | Values::I16(_) | Values::U16(_) => 4,
         Values::I32(_) | Values::U32(_) | Values::I64(_) | Values::U64(_) => 8,
-        Values::F32(_) | Values::F64(_) => 12,
+        Values::F32(_) | Values::F64(_) | Values::Decimal128 { .. } => 12,
         Values::Date32(_) => 10,
         Values::Timestamp { .. } => 28,
         Values::Time32(..) | Values::Time64(..) => 10,
@@ -287,6 +293,7 @@ fn len(v: &Values<'_>) -> Option<usize> {
         Values::F64(s) => s.len(),
         Values::Utf8 { offsets, .. } => offsets.len().saturating_sub(1),
         Values::Utf8View { views, .. } => views.len(),
+        Values::Decimal128 { values, .. } => values.len(),
     })
 }
 
@@ -384,6 +391,11 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
         }
         Values::Time32(s, unit) => time(out, i64::from(*s.get(i).ok_or(Decline)?), *unit, delim)?,
         Values::Time64(s, unit) => time(out, *s.get(i).ok_or(Decline)?, *unit, delim)?,
+        Values::Decimal128 { values, scale } => decimal(
+            out,
+            i128::from_le_bytes(*values.get(i).ok_or(Decline)?),
+            *scale,
+        )?,
         Values::Dictionary { .. } => return Err(Decline),
     }
     Ok(())
@@ -392,6 +404,59 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
 fn int<T: itoa::Integer + Copy>(s: &[T], i: usize, out: &mut String) -> Result<(), Decline> {
     let mut b = itoa::Buffer::new();
     out.push_str(b.format(*s.get(i).ok_or(Decline)?));
+    Ok(())
+}
+
+/// A decimal128 value `v * 10**-scale` as `dumps` writes the `Decimal`
+/// `to_pylist` gives (`encode_decimal`: exact, trailing zeros dropped,
+/// exponent form below 1e-6 and from 1e21): its token (the digits, the
+/// point at `scale`), through `format`'s plain fast path or, for the
+/// other magnitudes, `decimal_text`.
+fn decimal(out: &mut String, v: i128, scale: i32) -> Result<(), Decline> {
+    let mut b = itoa::Buffer::new();
+    let text = b.format(v.unsigned_abs());
+    if scale == 0 && text.len() <= 21 {
+        if v < 0 {
+            out.push('-');
+        }
+        out.push_str(text); // (an integer below 1e21: its digits)
+        return Ok(());
+    }
+    let digits = text.as_bytes();
+    // The token: at most a sign, 39 digits, "0." and 38 zeros (a scale of
+    // at most 38, as decimal128's precision), else with an exponent.
+    let mut token = [0u8; 96];
+    let mut n = 0;
+    let mut put = |s: &[u8]| {
+        token[n..n + s.len()].copy_from_slice(s);
+        n += s.len();
+    };
+    if v < 0 {
+        put(b"-");
+    }
+    match usize::try_from(scale) {
+        Ok(k @ 1..=38) if digits.len() > k => {
+            put(&digits[..digits.len() - k]);
+            put(b".");
+            put(&digits[digits.len() - k..]);
+        }
+        Ok(k @ 1..=38) => {
+            put(b"0.");
+            for _ in digits.len()..k {
+                put(b"0");
+            }
+            put(digits);
+        }
+        _ => {
+            put(digits);
+            put(b"e");
+            put(itoa::Buffer::new().format(-i64::from(scale)).as_bytes());
+        }
+    }
+    let token = std::str::from_utf8(&token[..n]).map_err(|_| Decline)?;
+    if !crate::format::write_plain_decimal(out, token) {
+        out.push_str(&crate::format::decimal_text(token).map_err(|_| Decline)?);
+    }
     Ok(())
 }
 
@@ -584,6 +649,31 @@ mod tests {
         assert_eq!(
             one(Values::Bool(Bits(&[0b10])), None, 0, 2).unwrap(),
             "\n false\n true"
+        );
+    }
+
+    #[test]
+    fn decimals() {
+        let v: Vec<[u8; 16]> = [150i128, -150, 0, 5, -(10i128.pow(38) - 1), 10i128.pow(21)]
+            .iter()
+            .map(|x| x.to_le_bytes())
+            .collect();
+        let dec = |scale| one(Values::Decimal128 { values: &v, scale }, None, 0, v.len()).unwrap();
+        assert_eq!(
+            dec(2),
+            "\n 1.5\n -1.5\n 0\n 0.05\n -9.9999999999999999999999999999999999999e+35\n 10000000000000000000"
+        );
+        assert_eq!(
+            dec(0),
+            "\n 150\n -150\n 0\n 5\n -9.9999999999999999999999999999999999999e+37\n 1e+21"
+        );
+        assert_eq!(
+            dec(-3),
+            "\n 150000\n -150000\n 0\n 5000\n -9.9999999999999999999999999999999999999e+40\n 1e+24"
+        );
+        assert_eq!(
+            dec(9),
+            "\n 1.5e-7\n -1.5e-7\n 0\n 5e-9\n -9.9999999999999999999999999999999999999e+28\n 1000000000000"
         );
     }
 

@@ -533,9 +533,24 @@ fn column<'a>(s: &'a Schema, a: &'a Array, skip: usize, n: usize) -> Result<Colu
         "ttm" => Values::Time32(a.buffer::<i32>(1, end)?, Unit::Milli),
         "ttu" => Values::Time64(a.buffer::<i64>(1, end)?, Unit::Micro),
         "ttn" => Values::Time64(a.buffer::<i64>(1, end)?, Unit::Nano),
+        _ if format.starts_with("d:") => Values::Decimal128 {
+            values: a.buffer::<[u8; 16]>(1, end)?,
+            scale: decimal_scale(&format[2..]).ok_or(Decline)?,
+        },
         _ => primitive(format, a, end)?,
     };
     Ok(Column::new(values, validity, offset))
+}
+
+/// The scale of a decimal128 format's `precision,scale[,bitwidth]` (none
+/// for another bit width).
+fn decimal_scale(spec: &str) -> Option<i32> {
+    let mut parts = spec.split(',');
+    let (_precision, scale) = (parts.next()?, parts.next()?.parse().ok()?);
+    match parts.next() {
+        None | Some("128") => Some(scale),
+        Some(_) => None,
+    }
 }
 
 /// A numeric column's values (also dictionary indices).
