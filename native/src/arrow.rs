@@ -64,6 +64,8 @@ pub enum Values<'a> {
     U16(&'a [u16]),
     U32(&'a [u32]),
     U64(&'a [u64]),
+    /// float16, as its bits
+    F16(&'a [u16]),
     F32(&'a [f32]),
     F64(&'a [f64]),
     /// utf8 and large_utf8 (made by [`Values::utf8`]): value `i` is
@@ -268,7 +270,7 @@ fn width(c: &Ready<'_, '_>, n: usize) -> usize {
         Values::Null | Values::Bool(_) => 5,
         Values::I8(_) | Values::U8(_) | Values::I16(_) | Values::U16(_) => 4,
         Values::I32(_) | Values::U32(_) | Values::I64(_) | Values::U64(_) => 8,
-        Values::F32(_) | Values::F64(_) | Values::Decimal128 { .. } => 12,
+        Values::F16(_) | Values::F32(_) | Values::F64(_) | Values::Decimal128 { .. } => 12,
         Values::Date32(_) => 10,
         Values::Timestamp { .. } => 28,
         Values::Time32(..) | Values::Time64(..) => 10,
@@ -286,7 +288,7 @@ fn len(v: &Values<'_>) -> Option<usize> {
         Values::I32(s) | Values::Date32(s) | Values::Time32(s, _) => s.len(),
         Values::I64(s) | Values::Timestamp { values: s, .. } | Values::Time64(s, _) => s.len(),
         Values::U8(s) => s.len(),
-        Values::U16(s) => s.len(),
+        Values::U16(s) | Values::F16(s) => s.len(),
         Values::U32(s) => s.len(),
         Values::U64(s) => s.len(),
         Values::F32(s) => s.len(),
@@ -352,7 +354,8 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
         Values::U16(s) => int(s, i, out)?,
         Values::U32(s) => int(s, i, out)?,
         Values::U64(s) => int(s, i, out)?,
-        // (`to_pylist` gives a float32 as the Python float of the same value)
+        // (`to_pylist` gives a float16 or float32 as the Python float of the same value)
+        Values::F16(s) => write_float(out, half(*s.get(i).ok_or(Decline)?)),
         Values::F32(s) => write_float(out, f64::from(*s.get(i).ok_or(Decline)?)),
         Values::F64(s) => write_float(out, *s.get(i).ok_or(Decline)?),
         Values::Utf8 {
@@ -399,6 +402,18 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
         Values::Dictionary { .. } => return Err(Decline),
     }
     Ok(())
+}
+
+/// A float16's value (exact in an f64).
+fn half(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let mant = f64::from(h & 0x3ff);
+    match (h >> 10) & 0x1f {
+        0 => sign * mant * 2f64.powi(-24), // (subnormals, and ±0)
+        31 if mant == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + mant / 1024.0) * 2f64.powi(i32::from(e) - 15),
+    }
 }
 
 fn int<T: itoa::Integer + Copy>(s: &[T], i: usize, out: &mut String) -> Result<(), Decline> {
@@ -645,6 +660,12 @@ mod tests {
         assert_eq!(
             one(Values::F32(&[0.1]), None, 0, 1).unwrap(),
             "\n 0.10000000149011612"
+        );
+        // float16: 1.5, 0.1 (nearest), 65504, -0, the smallest subnormal, inf, NaN
+        let h = [0x3e00, 0x2e66, 0x7bff, 0x8000, 0x0001, 0x7c00, 0x7e00];
+        assert_eq!(
+            one(Values::F16(&h), None, 0, h.len()).unwrap(),
+            "\n 1.5\n 0.0999755859375\n 65504\n 0\n 5.960464477539063e-8\n null\n null"
         );
         assert_eq!(
             one(Values::Bool(Bits(&[0b10])), None, 0, 2).unwrap(),

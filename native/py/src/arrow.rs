@@ -564,6 +564,7 @@ fn primitive<'a>(format: &str, a: &'a Array, end: usize) -> Result<Values<'a>, D
         "S" => Values::U16(a.buffer(1, end)?),
         "I" => Values::U32(a.buffer(1, end)?),
         "L" => Values::U64(a.buffer(1, end)?),
+        "e" => Values::F16(a.buffer(1, end)?),
         "f" => Values::F32(a.buffer(1, end)?),
         "g" => Values::F64(a.buffer(1, end)?),
         _ => return Err(Decline),
