@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import toonstream
 from toonstream import _engine
 from toonstream._arrow_encode import encode_arrow
+from toonstream._errors import ToonEncodeError
 
 from conftest import import_native
 
@@ -243,6 +244,25 @@ def test_decimals(precision: int, scale: int) -> None:
     arr = decimal_array(unscaled, precision, scale)
     assert arr.to_pylist()[4] == Decimal((0, (9,) * precision, -scale))
     every_way(pa.table({"d": arr, "n": list(range(len(arr)))}))
+
+
+def test_decimals_out_of_the_usual_range() -> None:
+    # Found by a differential fuzz: scales past +-38 (pyarrow makes such types, but to_pylist has
+    # no Decimal for their values: the same ToonEncodeError on both engines; pyarrow's cast wrote
+    # a placeholder text there) and arrays built from buffers holding more digits than their
+    # precision (the text is dumps(to_pylist()) on both engines).
+    for precision, scale, unscaled in [(2, 0, 2**127 - 1), (5, 2, 10**38), (10, 3, -(10**30) - 1)]:
+        check(pa.table({"d": decimal_array([unscaled, 1], precision, scale)}))
+    check(pa.table({"d": decimal_array([15, None, -(10**37)], 38, 38)}))
+    check(pa.table({"d": decimal_array([15, None, -(10**37)], 38, -38)}))
+    for scale in (39, 45, -39):
+        table = pa.table({"n": [1, 2], "d": decimal_array([None, 1], 2, scale)})
+        errors = []
+        for engine in (PYTHON, NATIVE):
+            with pytest.raises(ToonEncodeError) as e:
+                run(engine, table)
+            errors.append((str(e.value), e.value.path))
+        assert errors[0] == errors[1] and errors[0][1] == (1, "d"), errors
 
 
 def test_every_float16() -> None:

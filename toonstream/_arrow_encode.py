@@ -580,7 +580,9 @@ class _Formatter:
 
     def _decimals(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
         t = arr.type
-        if t.scale < 0:
+        if not 0 <= t.scale <= 38:
+            # (pyarrow's cast writes a placeholder, not digits, past 38: per value,
+            # as to_pylist gives them; a negative scale too)
             return None
         s = pc.cast(arr, self.L)  # exact: "-12.3400"
         if t.scale > 0:
@@ -589,8 +591,9 @@ class _Formatter:
         if t.scale > 6:
             # 0 < |d| < 1e-6 (Arrow writes those, and zeros, as "5.0E-7", "0E-8"): exponent form
             flags += [r"E", r"^-?0\.0{6}"]
-        if t.precision - t.scale >= 22:
-            flags.append(r"^-?[0-9]{22}")  # |d| >= 1e21: exponent form
+        # |d| >= 1e21: exponent form (whatever the precision says: an array
+        # built from buffers can hold more digits than its type declares)
+        flags.append(r"^-?[0-9]{22}")
         if flags:
             m = pc.fill_null(pc.match_substring_regex(s, "|".join(flags)), False)
             if pc.any(m).as_py():
@@ -847,8 +850,8 @@ def _spool_batches(source: _Source, batch_size: int) -> _Source:
 def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> list[Any]:
     """``data.to_pylist()`` (an Array or a RecordBatch), or the
     ``ToonEncodeError`` of its first value that has no Python form (a date or
-    time outside ``datetime``'s years 1-9999: pyarrow raises OverflowError),
-    at ``path(index)``.
+    time outside ``datetime``'s years 1-9999: pyarrow raises OverflowError; a
+    decimal of a scale below -38: decimal.InvalidOperation), at ``path(index)``.
 
     >>> import pyarrow as pa
     >>> python_values(pa.array([2932897], pa.date32()), lambda i: (i, "d"))
@@ -858,11 +861,11 @@ def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> li
     """
     try:
         return data.to_pylist()  # type: ignore[no-any-return]
-    except OverflowError as e:
+    except ArithmeticError as e:  # (OverflowError, decimal.InvalidOperation)
         for i in range(len(data)):
             try:
                 data.slice(i, 1).to_pylist()
-            except OverflowError:
+            except ArithmeticError:
                 what = data.type if hasattr(data, "type") else "a"
                 raise ToonEncodeError(f"{what} value out of Python's range ({e})", path=path(i)) from None
         raise

@@ -543,13 +543,14 @@ fn column<'a>(s: &'a Schema, a: &'a Array, skip: usize, n: usize) -> Result<Colu
 }
 
 /// The scale of a decimal128 format's `precision,scale[,bitwidth]` (none
-/// for another bit width).
+/// for another bit width, or a scale past +-38: `to_pylist` has no Decimal
+/// for the values of one below -38, the reference reports it).
 fn decimal_scale(spec: &str) -> Option<i32> {
     let mut parts = spec.split(',');
     let (_precision, scale) = (parts.next()?, parts.next()?.parse().ok()?);
     match parts.next() {
-        None | Some("128") => Some(scale),
-        Some(_) => None,
+        None | Some("128") if (-38..=38).contains(&scale) => Some(scale),
+        _ => None,
     }
 }
 
