@@ -45,5 +45,7 @@ while True:
     except subprocess.TimeoutExpired:
         pass
 dt = time.perf_counter() - t0
+# (Linux keeps a process's ru_maxrss across exec, and a fork starts from its parent's pages:
+# the command is measured from this small wrapper, never from a big benchmark process)
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps({"seconds": dt, "peak_rss_mb": rss, "peak_tree_rss_mb": max(tree / 1024, rss), "returncode": proc.returncode}))
