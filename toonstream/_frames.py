@@ -86,10 +86,6 @@ class DtypeNameError(ValueError):
     it is for (the CLI reports it as a usage error)."""
 
 
-# Arrow types of the native engine's column buffers (see NativeRows.series).
-_ARROW_KINDS = ("int64", "float64", "decimal128", "bool", "utf8", "tokens")
-
-
 # The native splitter types number tokens of up to this many characters
 # itself and leaves longer ones to the reference (native/src/columns.rs
 # ODD_LEN); it does not apply max_number_length, so a smaller limit takes
@@ -167,11 +163,12 @@ class NativeRows:
     def series(self, i: int, kind: str) -> pl.Series:
         """Selected column ``i`` as a Series: ``int64``, ``float64``,
         ``decimal128`` (Decimal(38, 0)), ``bool``, ``utf8`` (the values; the
-        caller checked that the cells' kinds fit) or ``tokens`` (the raw tokens).  The column comes as an
-        Arrow array through the PyCapsule interface (no copy); strings as
-        string views, Polars' own layout: short ones sit in their views, only
-        longer ones are copied (into a buffer of their own, so that a frame
-        does not hold on to the whole run)."""
+        caller checked that the cells' kinds fit) or ``tokens`` (the raw
+        tokens).  The column comes as an Arrow array through the PyCapsule
+        interface (no copy); strings as string views, Polars' own layout:
+        short ones sit in their views, only longer ones are copied (into a
+        buffer of their own, so that a frame does not hold on to the whole
+        run)."""
         native = "views" if kind == "utf8" else kind
         column = self.cols.arrow(self.sel[i], self.lo, self.hi, native)
         return pl.Series(column).alias(f"c{self.sel[i]}")
@@ -942,10 +939,10 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
     return pl.Series(name, values, dtype=base)
 
 
-def _native_kind(base: pl.DataType, bits: int) -> str | None:
-    """The native column buffers that give a column of dtype ``base`` whose
-    cells have kinds ``bits`` (already checked to fit), as ``convert_values``
-    would give them; None where only the reference converts."""
+def _native_kind(base: pl.DataType) -> str | None:
+    """The native column buffers that give a column of dtype ``base`` (its
+    cells' kinds already checked to fit), as ``convert_values`` would give
+    them; None where only the reference converts."""
     if base == pl.Int64:
         return "int64"
     if base == pl.Float64:
@@ -1577,7 +1574,7 @@ class FrameReader:
         assert self.selected is not None
         for i, leaf in enumerate(self.selected):
             base = base_dtype(self.dtypes[i])
-            layout = _LAYOUTS.get(_native_kind(base, 0) or "")
+            layout = _LAYOUTS.get(_native_kind(base) or "")
             if layout is None:
                 return None
             allowed = allowed_kinds(base, self.forced[i]) & 0xFF
@@ -1717,7 +1714,7 @@ class FrameReader:
             bits = 0
             for v in views:
                 bits |= v.bits(i)
-            kind = _native_kind(base, bits)
+            kind = _native_kind(base)
             if bits & ~allowed or kind is None:
                 return None
             if exact_cols and values_kinds(exact_cols[i]) & ~allowed:

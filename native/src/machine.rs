@@ -190,28 +190,29 @@ impl KeySet {
 
     /// `insert` past [`KEYSET_LINEAR`] keys.
     fn insert_hashed(&mut self, key: &str) -> bool {
-        let Some(big) = &mut self.big else {
+        let Some(big) = &self.big else {
             return false;
         };
         let h = big.state.hash_one(key.as_bytes());
-        let i = self.spans.len();
-        match big.first.get(&h) {
-            None => {
-                big.first.insert(h, i as u32);
+        let i = self.spans.len() as u32;
+        let seen = big.first.get(&h).copied();
+        if let Some(j) = seen {
+            // (a key with this hash: the same key, or one of the rare others)
+            if self.key_is(j as usize, key)
+                || big
+                    .more
+                    .iter()
+                    .any(|&(hh, k)| hh == h && self.key_is(k as usize, key))
+            {
+                return false;
             }
-            Some(&j) => {
-                let spans = &self.spans;
-                let arena = &self.arena;
-                let same = |j: u32| {
-                    spans.get(j as usize).is_some_and(|&(t, s, e)| {
-                        t == key_tag(key)
-                            && (key.len() <= TAG_EXACT || arena.get(s..e) == Some(key))
-                    })
-                };
-                if same(j) || big.more.iter().any(|&(hh, k)| hh == h && same(k)) {
-                    return false;
+        }
+        if let Some(big) = &mut self.big {
+            match seen {
+                None => {
+                    big.first.insert(h, i);
                 }
-                big.more.push((h, i as u32));
+                Some(_) => big.more.push((h, i)),
             }
         }
         self.push(key, key_tag(key));
@@ -233,7 +234,7 @@ impl KeySet {
         self.big.is_none()
     }
 
-    /// Whether the `i`-th key (insertion order, not a hash set) is `key`.
+    /// Whether the `i`-th key (in insertion order: the spans keep it, hashed or not) is `key`.
     #[inline]
     fn key_is(&self, i: usize, key: &str) -> bool {
         match self.spans.get(i) {

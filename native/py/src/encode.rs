@@ -1393,7 +1393,6 @@ fn walk_with<'py>(
     };
     super::guarded(&mut false, || {
         let mut enc = Encoder::new(PyModel::new(py), &o);
-        enc.model().write_str();
         enc.spill_from(SPILL);
         match walk(&mut enc) {
             Ok(()) => Ok(enc.m.finish_str(&enc.out)?.into_any().unbind()),

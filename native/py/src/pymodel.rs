@@ -10,7 +10,7 @@ use toonstream_native::format::{decimal_text, quote, unquoted_key, write_float, 
 
 use crate::encode::{Kind, Model, Stop, R};
 use crate::pyobj::{dict_next, int_value, str_text, DictItems};
-use crate::pystr::{new_str, StrBuf};
+use crate::pystr::StrBuf;
 
 /// The decoders' default `max_number_length`: the reference refuses a longer
 /// number token (`_numbers._checked_length`), so such an int is left to it.
@@ -109,8 +109,8 @@ pub(crate) struct PyModel<'py> {
     types: Types,
     /// Keys seen, by address, with their `unquoted_key` verdict.
     keys: Vec<Option<(Bound<'py, PyString>, bool)>>,
-    /// The `str` the walk's text goes into (`take_text`), if it is one.
-    text: Option<StrBuf<'py>>,
+    /// The `str` the walk's text goes into (`take_text`, `finish_str`).
+    text: StrBuf<'py>,
 }
 
 impl<'py> PyModel<'py> {
@@ -119,21 +119,13 @@ impl<'py> PyModel<'py> {
             py,
             types: Types::new(py),
             keys: vec![None; KEY_CACHE],
-            text: None,
+            text: StrBuf::new(py),
         }
-    }
-
-    /// Take the walk's text into a `str` as it goes (see `finish_str`).
-    pub(crate) fn write_str(&mut self) {
-        self.text = Some(StrBuf::new(self.py));
     }
 
     /// The walk's whole text as a `str`: what was taken, then `rest`.
     pub(crate) fn finish_str(&mut self, rest: &str) -> PyResult<Bound<'py, PyString>> {
-        match self.text.take() {
-            Some(text) => text.finish(rest),
-            None => Ok(new_str(self.py, rest)),
-        }
+        std::mem::replace(&mut self.text, StrBuf::new(self.py)).finish(rest)
     }
 
     #[inline]
@@ -217,13 +209,8 @@ impl<'py> Model for PyModel<'py> {
     }
 
     fn take_text(&mut self, text: &str) -> R<bool> {
-        match &mut self.text {
-            Some(buf) => {
-                buf.push(text).map_err(Stop::Err)?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        self.text.push(text).map_err(Stop::Err)?;
+        Ok(true)
     }
 
     fn signals(&self) -> R<()> {
