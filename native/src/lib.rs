@@ -46,12 +46,12 @@ pub mod format;
 pub mod json;
 pub mod jsonl;
 pub mod jsontree;
+pub mod keys;
 mod lines;
 mod machine;
 pub mod prefix;
 pub mod scalars;
 mod split;
-pub use machine::Prehashed;
 pub use split::TWO_THREADS_MIN;
 pub mod value;
 

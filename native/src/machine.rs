@@ -20,13 +20,12 @@
 //! match the Python engine's `str` indexes.
 
 use std::borrow::Cow;
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::error::{codes, column_of, DecodeError, Fail, Stop};
 use crate::events::{Cells, FieldOp, Sink, Table};
+use crate::keys::KeyIndex;
 use crate::scalars::{self, Tok};
 
 /// Distinct field lists remembered per delimiter (headers repeat: a table in
@@ -84,37 +83,8 @@ struct KeySet {
     arena: String,
     /// each key's [`key_tag`] (compared first) and its span in `arena`
     spans: Vec<(u64, usize, usize)>,
-    big: Option<BigKeys>,
-}
-
-/// The index of a [`KeySet`] past [`KEYSET_LINEAR`] keys: each key's
-/// SipHash (randomly keyed, as std's `HashSet`: crafted collisions cannot
-/// make the check quadratic) to the index of its span; the keys whose hash
-/// another key has (not met in practice) in `more`.
-struct BigKeys {
-    state: std::hash::RandomState,
-    first: HashMap<u64, u32, BuildHasherDefault<Prehashed>>,
-    more: Vec<(u64, u32)>,
-}
-
-/// The hasher of a table whose keys are hashes already (SipHash values):
-/// the key is its own hash.
-#[derive(Default)]
-pub struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // (only u64 keys are hashed with it; any other input still hashes)
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+    /// past [`KEYSET_LINEAR`] keys: their index (key `i` is `spans[i]`)
+    big: Option<KeyIndex>,
 }
 
 /// Keys up to this many bytes are told apart by their tag alone.
@@ -161,11 +131,8 @@ impl KeySet {
             return false;
         }
         if self.spans.len() >= KEYSET_LINEAR {
-            let mut big = BigKeys {
-                state: std::hash::RandomState::new(),
-                first: HashMap::default(),
-                more: Vec::new(),
-            };
+            let mut big = KeyIndex::default();
+            big.reserve(self.spans.len());
             for (i, &(t, s, e)) in self.spans.iter().enumerate() {
                 // (a short key's bytes are its tag's)
                 let bytes = t.to_le_bytes();
@@ -173,13 +140,7 @@ impl KeySet {
                     Some(k) if s < e => k.as_bytes(),
                     _ => &bytes[..((t >> 56) as usize).min(TAG_EXACT)],
                 };
-                let h = big.state.hash_one(text);
-                match big.first.entry(h) {
-                    Entry::Vacant(v) => {
-                        v.insert(i as u32);
-                    }
-                    Entry::Occupied(_) => big.more.push((h, i as u32)),
-                }
+                big.add(big.hash(text), i);
             }
             self.big = Some(big);
             return self.insert_hashed(key);
@@ -193,27 +154,13 @@ impl KeySet {
         let Some(big) = &self.big else {
             return false;
         };
-        let h = big.state.hash_one(key.as_bytes());
-        let i = self.spans.len() as u32;
-        let seen = big.first.get(&h).copied();
-        if let Some(j) = seen {
-            // (a key with this hash: the same key, or one of the rare others)
-            if self.key_is(j as usize, key)
-                || big
-                    .more
-                    .iter()
-                    .any(|&(hh, k)| hh == h && self.key_is(k as usize, key))
-            {
-                return false;
-            }
+        let h = big.hash(key.as_bytes());
+        if big.find(h, |j| self.key_is(j, key)) {
+            return false;
         }
+        let i = self.spans.len();
         if let Some(big) = &mut self.big {
-            match seen {
-                None => {
-                    big.first.insert(h, i);
-                }
-                Some(_) => big.more.push((h, i)),
-            }
+            big.add(h, i);
         }
         self.push(key, key_tag(key));
         true
@@ -1680,7 +1627,7 @@ mod tests {
             assert!(k.insert(&format!("key_number_{i}")));
         }
         let big = k.big.as_mut().expect("hashed past the linear part");
-        let h = big.state.hash_one("other_key".as_bytes());
+        let h = big.hash("other_key".as_bytes());
         big.first.insert(h, 3); // ("key_number_3" has that hash now)
         assert!(k.insert("other_key"));
         assert!(!k.insert("other_key"));
@@ -1688,7 +1635,7 @@ mod tests {
         assert!(k.insert("short") && !k.insert("short"));
         let big = k.big.as_mut().expect("hashed");
         assert_eq!(big.more.len(), 1);
-        let h = big.state.hash_one("x".as_bytes());
+        let h = big.hash("x".as_bytes());
         big.first.insert(h, 21); // (the span of "short": two short keys)
         assert!(k.insert("x") && !k.insert("x") && !k.insert("other_key"));
     }

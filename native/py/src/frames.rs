@@ -20,17 +20,14 @@
 //! Python object: the run's `bytes` is immutable and kept alive by the
 //! object).
 
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
-use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
-use toonstream_native::Prehashed;
+use toonstream_native::keys::KeyIndex;
 
 use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
@@ -443,52 +440,41 @@ pub(crate) struct KeySet {
     keys: Keys,
 }
 
-/// A set of byte strings kept in one buffer (no allocation per key): a
-/// table from each key's hash (SipHash, randomly keyed: no flooding) to
-/// the first key with that hash, checked byte for byte; the rare key whose
-/// hash another one has is kept in `collided`.
+/// A set of byte strings kept in one buffer (no allocation per key),
+/// indexed by their hashes ([`KeyIndex`]).
 #[derive(Default)]
-struct Keys<S = RandomState> {
-    hashes: S,
+struct Keys {
+    index: KeyIndex,
     bytes: Vec<u8>,
     /// Key `i` is `bytes[ends[i - 1]..ends[i]]` (from 0 for the first).
     ends: Vec<usize>,
-    first: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
-    collided: HashSet<Box<[u8]>>,
 }
 
-impl<S: BuildHasher> Keys<S> {
+impl Keys {
     fn key(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.bytes[start..self.ends[i]]
     }
 
     fn contains(&self, key: &[u8]) -> bool {
-        match self.first.get(&self.hashes.hash_one(key)) {
-            None => false,
-            Some(&i) => self.key(i) == key || self.collided.contains(key),
-        }
+        self.index
+            .find(self.index.hash(key), |i| self.key(i) == key)
     }
 
     /// Add `key`; false if it was there.
     fn insert(&mut self, key: &[u8]) -> bool {
-        let next = self.ends.len();
-        match self.first.entry(self.hashes.hash_one(key)) {
-            Entry::Occupied(e) => {
-                let i = *e.get();
-                self.key(i) != key && self.collided.insert(key.into())
-            }
-            Entry::Vacant(e) => {
-                e.insert(next);
-                self.bytes.extend_from_slice(key);
-                self.ends.push(self.bytes.len());
-                true
-            }
+        let h = self.index.hash(key);
+        if self.index.find(h, |i| self.key(i) == key) {
+            return false;
         }
+        self.index.add(h, self.ends.len());
+        self.bytes.extend_from_slice(key);
+        self.ends.push(self.bytes.len());
+        true
     }
 
     fn len(&self) -> usize {
-        self.ends.len() + self.collided.len()
+        self.ends.len()
     }
 }
 
@@ -532,7 +518,7 @@ impl KeySet {
         let (run, lo, hi) = keys;
         let data = run.run(py);
         let hi = hi.min(run.columns.rows());
-        self.keys.first.reserve(hi.saturating_sub(lo));
+        self.keys.index.reserve(hi.saturating_sub(lo));
         for r in lo..hi {
             if !self.keys.insert(run.columns.key(data, r)) {
                 return r - lo;
@@ -545,41 +531,18 @@ impl KeySet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::Hasher;
-
-    /// Every key the same hash: all but the first in `collided`.
-    #[derive(Default)]
-    struct Same;
-
-    impl BuildHasher for Same {
-        type Hasher = Same;
-        fn build_hasher(&self) -> Same {
-            Same
-        }
-    }
-
-    impl Hasher for Same {
-        fn finish(&self) -> u64 {
-            7
-        }
-
-        fn write(&mut self, _: &[u8]) {}
-    }
 
     #[test]
     fn key_sets() {
-        let mut sip: Keys = Keys::default();
-        let mut same: Keys<Same> = Keys::default();
+        let mut keys = Keys::default();
         let words: [&[u8]; 6] = [b"a", b"b", b"", b"ab", b"\xc3\xa9", b"b"];
         let want = [true, true, true, true, true, false];
         for (w, fresh) in words.iter().zip(want) {
-            assert_eq!(sip.insert(w), fresh);
-            assert_eq!(same.insert(w), fresh);
+            assert_eq!(keys.insert(w), fresh);
         }
         for w in words.iter().chain([&&b"c"[..], &&b"ba"[..]]) {
-            let held = words.contains(w);
-            assert_eq!((sip.contains(w), same.contains(w)), (held, held), "{w:?}");
+            assert_eq!(keys.contains(w), words.contains(w), "{w:?}");
         }
-        assert_eq!((sip.len(), same.len(), same.collided.len()), (5, 5, 4));
+        assert_eq!(keys.len(), 5);
     }
 }
