@@ -99,6 +99,11 @@ pub enum Values<'a> {
         values: &'a [[u8; 16]],
         scale: i32,
     },
+    /// decimal256: the same with little-endian 256-bit values
+    Decimal256 {
+        values: &'a [[u8; 32]],
+        scale: i32,
+    },
     /// integer indices (as i64) into dictionary values of any kind here
     Dictionary {
         indices: Box<Column<'a>>,
@@ -271,6 +276,7 @@ fn width(c: &Ready<'_, '_>, n: usize) -> usize {
         Values::I8(_) | Values::U8(_) | Values::I16(_) | Values::U16(_) => 4,
         Values::I32(_) | Values::U32(_) | Values::I64(_) | Values::U64(_) => 8,
         Values::F16(_) | Values::F32(_) | Values::F64(_) | Values::Decimal128 { .. } => 12,
+        Values::Decimal256 { .. } => 24,
         Values::Date32(_) => 10,
         Values::Timestamp { .. } => 28,
         Values::Time32(..) | Values::Time64(..) => 10,
@@ -296,6 +302,7 @@ fn len(v: &Values<'_>) -> Option<usize> {
         Values::Utf8 { offsets, .. } => offsets.len().saturating_sub(1),
         Values::Utf8View { views, .. } => views.len(),
         Values::Decimal128 { values, .. } => values.len(),
+        Values::Decimal256 { values, .. } => values.len(),
     })
 }
 
@@ -394,11 +401,16 @@ fn cell(c: &Column<'_>, row: usize, delim: u8, out: &mut String) -> Result<(), D
         }
         Values::Time32(s, unit) => time(out, i64::from(*s.get(i).ok_or(Decline)?), *unit, delim)?,
         Values::Time64(s, unit) => time(out, *s.get(i).ok_or(Decline)?, *unit, delim)?,
-        Values::Decimal128 { values, scale } => decimal(
-            out,
-            i128::from_le_bytes(*values.get(i).ok_or(Decline)?),
-            *scale,
-        )?,
+        Values::Decimal128 { values, scale } => {
+            let v = i128::from_le_bytes(*values.get(i).ok_or(Decline)?);
+            let mut b = itoa::Buffer::new();
+            decimal(out, v < 0, b.format(v.unsigned_abs()).as_bytes(), *scale)?
+        }
+        Values::Decimal256 { values, scale } => {
+            let mut digits = [0u8; 80];
+            let (negative, digits) = i256_digits(values.get(i).ok_or(Decline)?, &mut digits);
+            decimal(out, negative, digits, *scale)?
+        }
         Values::Dictionary { .. } => return Err(Decline),
     }
     Ok(())
@@ -422,50 +434,53 @@ fn int<T: itoa::Integer + Copy>(s: &[T], i: usize, out: &mut String) -> Result<(
     Ok(())
 }
 
-/// A decimal128 value `v * 10**-scale` as `dumps` writes the `Decimal`
+/// A decimal value `±digits * 10**-scale` (`digits`: the magnitude's
+/// decimal digits, no leading zeros) as `dumps` writes the `Decimal`
 /// `to_pylist` gives (`encode_decimal`: exact, trailing zeros dropped,
 /// exponent form below 1e-6 and from 1e21): its token (the digits, the
 /// point at `scale`), through `format`'s plain fast path or, for the
 /// other magnitudes, `decimal_text`.
-fn decimal(out: &mut String, v: i128, scale: i32) -> Result<(), Decline> {
-    let mut b = itoa::Buffer::new();
-    let text = b.format(v.unsigned_abs());
-    if scale == 0 && text.len() <= 21 {
-        if v < 0 {
+fn decimal(out: &mut String, negative: bool, digits: &[u8], scale: i32) -> Result<(), Decline> {
+    if scale == 0 && digits.len() <= 21 {
+        if negative {
             out.push('-');
         }
-        out.push_str(text); // (an integer below 1e21: its digits)
+        // (an integer below 1e21: its digits)
+        out.push_str(std::str::from_utf8(digits).map_err(|_| Decline)?);
         return Ok(());
     }
-    let digits = text.as_bytes();
-    // The token: at most a sign, 39 digits, "0." and 38 zeros (a scale of
-    // at most 38, as decimal128's precision), else with an exponent.
-    let mut token = [0u8; 96];
+    // The token: at most a sign, 77 digits (decimal256's), "0." and 76
+    // zeros (a scale of at most 76, its precision), else with an exponent.
+    let mut token = [0u8; 160];
     let mut n = 0;
-    let mut put = |s: &[u8]| {
-        token[n..n + s.len()].copy_from_slice(s);
+    let mut put = |s: &[u8]| -> Result<(), Decline> {
+        token
+            .get_mut(n..n + s.len())
+            .ok_or(Decline)?
+            .copy_from_slice(s);
         n += s.len();
+        Ok(())
     };
-    if v < 0 {
-        put(b"-");
+    if negative {
+        put(b"-")?;
     }
     match usize::try_from(scale) {
-        Ok(k @ 1..=38) if digits.len() > k => {
-            put(&digits[..digits.len() - k]);
-            put(b".");
-            put(&digits[digits.len() - k..]);
+        Ok(k @ 1..=76) if digits.len() > k => {
+            put(&digits[..digits.len() - k])?;
+            put(b".")?;
+            put(&digits[digits.len() - k..])?;
         }
-        Ok(k @ 1..=38) => {
-            put(b"0.");
+        Ok(k @ 1..=76) => {
+            put(b"0.")?;
             for _ in digits.len()..k {
-                put(b"0");
+                put(b"0")?;
             }
-            put(digits);
+            put(digits)?;
         }
         _ => {
-            put(digits);
-            put(b"e");
-            put(itoa::Buffer::new().format(-i64::from(scale)).as_bytes());
+            put(digits)?;
+            put(b"e")?;
+            put(itoa::Buffer::new().format(-i64::from(scale)).as_bytes())?;
         }
     }
     let token = std::str::from_utf8(&token[..n]).map_err(|_| Decline)?;
@@ -473,6 +488,53 @@ fn decimal(out: &mut String, v: i128, scale: i32) -> Result<(), Decline> {
         out.push_str(&crate::format::decimal_text(token).map_err(|_| Decline)?);
     }
     Ok(())
+}
+
+/// A little-endian two's complement 256-bit value: its sign and the
+/// decimal digits of its magnitude (in `buf`: at most 78 of them).
+fn i256_digits<'b>(le: &[u8; 32], buf: &'b mut [u8; 80]) -> (bool, &'b [u8]) {
+    let mut limbs = [0u64; 4];
+    for (limb, bytes) in limbs.iter_mut().zip(le.chunks_exact(8)) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(bytes);
+        *limb = u64::from_le_bytes(word);
+    }
+    let negative = limbs[3] >> 63 == 1;
+    if negative {
+        // (the magnitude: invert and add one, the carry rippling up)
+        let mut carry = true;
+        for limb in &mut limbs {
+            let (v, c) = (!*limb).overflowing_add(u64::from(carry));
+            *limb = v;
+            carry = c;
+        }
+    }
+    // Digits from the right, 19 at a time (the remainders of dividing the
+    // limbs, most significant first, by 10**19).
+    const TEN19: u128 = 10_000_000_000_000_000_000;
+    let mut at = buf.len();
+    loop {
+        let mut rem: u128 = 0;
+        for limb in limbs.iter_mut().rev() {
+            let cur = rem << 64 | u128::from(*limb);
+            *limb = (cur / TEN19) as u64; // (< 2**64: rem < 10**19)
+            rem = cur % TEN19;
+        }
+        let done = limbs == [0; 4];
+        let mut chunk = rem as u64;
+        for _ in 0..19 {
+            at -= 1;
+            buf[at] = b'0' + (chunk % 10) as u8;
+            chunk /= 10;
+            if done && chunk == 0 {
+                break;
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    (negative, &buf[at..])
 }
 
 fn string(data: &[u8], a: usize, z: usize, delim: u8, out: &mut String) -> Result<(), Decline> {
@@ -671,6 +733,44 @@ mod tests {
             one(Values::Bool(Bits(&[0b10])), None, 0, 2).unwrap(),
             "\n false\n true"
         );
+    }
+
+    #[test]
+    fn i256_digits_of_every_size() {
+        // (a value as 256 bits from its i128 halves: the high half its sign extension or given)
+        let le = |lo: u128, hi: u128| {
+            let mut b = [0u8; 32];
+            b[..16].copy_from_slice(&lo.to_le_bytes());
+            b[16..].copy_from_slice(&hi.to_le_bytes());
+            b
+        };
+        let text = |b: [u8; 32]| {
+            let mut buf = [0u8; 80];
+            let (neg, d) = i256_digits(&b, &mut buf);
+            format!(
+                "{}{}",
+                if neg { "-" } else { "" },
+                std::str::from_utf8(d).unwrap()
+            )
+        };
+        for v in [
+            0i128,
+            1,
+            -1,
+            9,
+            10_i128.pow(19),
+            10_i128.pow(19) - 1,
+            i128::MAX,
+            i128::MIN,
+        ] {
+            let hi = if v < 0 { u128::MAX } else { 0 };
+            assert_eq!(text(le(v as u128, hi)), v.to_string());
+        }
+        let max = "57896044618658097711785492504343953926634992332820282019728792003956564819967";
+        assert_eq!(text(le(u128::MAX, u128::MAX >> 1)), max);
+        let min = "-57896044618658097711785492504343953926634992332820282019728792003956564819968";
+        assert_eq!(text(le(0, 1 << 127)), min);
+        assert_eq!(text(le(0, 1)), "340282366920938463463374607431768211456"); // 2**128
     }
 
     #[test]

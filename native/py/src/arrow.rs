@@ -79,6 +79,7 @@ mod ffi {
     impl Plain for f32 {}
     impl Plain for f64 {}
     impl Plain for [u8; 16] {}
+    impl Plain for [u8; 32] {}
 
     /// Entry `i` of one of a struct's C arrays of `count` pointers
     /// (`children`, `buffers`).
@@ -533,25 +534,36 @@ fn column<'a>(s: &'a Schema, a: &'a Array, skip: usize, n: usize) -> Result<Colu
         "ttm" => Values::Time32(a.buffer::<i32>(1, end)?, Unit::Milli),
         "ttu" => Values::Time64(a.buffer::<i64>(1, end)?, Unit::Micro),
         "ttn" => Values::Time64(a.buffer::<i64>(1, end)?, Unit::Nano),
-        _ if format.starts_with("d:") => Values::Decimal128 {
-            values: a.buffer::<[u8; 16]>(1, end)?,
-            scale: decimal_scale(&format[2..]).ok_or(Decline)?,
+        _ if format.starts_with("d:") => match decimal_scale(&format[2..]).ok_or(Decline)? {
+            (scale, 128) => Values::Decimal128 {
+                values: a.buffer::<[u8; 16]>(1, end)?,
+                scale,
+            },
+            (scale, _) => Values::Decimal256 {
+                values: a.buffer::<[u8; 32]>(1, end)?,
+                scale,
+            },
         },
         _ => primitive(format, a, end)?,
     };
     Ok(Column::new(values, validity, offset))
 }
 
-/// The scale of a decimal128 format's `precision,scale[,bitwidth]` (none
-/// for another bit width, or a scale past +-38: `to_pylist` has no Decimal
-/// for the values of one below -38, the reference reports it).
-fn decimal_scale(spec: &str) -> Option<i32> {
+/// The scale and bit width of a decimal format's
+/// `precision,scale[,bitwidth]`: decimal128 and decimal256 with a scale of
+/// -38 to their precision's most (38, 76); none for another bit width or
+/// scale (`to_pylist` has no Decimal for some values of a scale below -38:
+/// the reference reports them).
+fn decimal_scale(spec: &str) -> Option<(i32, u32)> {
     let mut parts = spec.split(',');
     let (_precision, scale) = (parts.next()?, parts.next()?.parse().ok()?);
-    match parts.next() {
-        None | Some("128") if (-38..=38).contains(&scale) => Some(scale),
-        _ => None,
-    }
+    let bits = match parts.next() {
+        None | Some("128") => 128,
+        Some("256") => 256,
+        _ => return None,
+    };
+    let most = if bits == 128 { 38 } else { 76 };
+    ((-38..=most).contains(&scale) && parts.next().is_none()).then_some((scale, bits))
 }
 
 /// A numeric column's values (also dictionary indices).
