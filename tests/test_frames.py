@@ -886,3 +886,34 @@ def test_bad_number_in_inferred_rows_comes_before_any_batch(engine: str, chunkin
     assert (got.value.code, got.value.line, got.value.column) == (want.value.code, want.value.line, want.value.column)
     _, feed = chunking
     assert heights == ([] if feed < len(text) else [250])
+
+
+@pytest.mark.parametrize("every", [2, 3, 50, 997])
+def test_fast_and_decoder_rows_back_in_order(engine: str, every: int, monkeypatch: Any) -> None:
+    """Rows the decoder reads (here: a quoted cell followed by a space, which no splitter takes)
+    among plain rows, every ``every``-th row: a batch puts the two kinds back in row order by
+    slices when they interleave in a few runs, by a gather when in many (both counted here);
+    each column as ``loads`` gives it, whatever its type."""
+    runs_seen: list[int] = []
+    runs = _frames._Batch.runs
+
+    def counting(self: Any) -> Any:
+        got = runs(self)
+        runs_seen.append(0 if got is None else len(got))
+        return got
+
+    monkeypatch.setattr(_frames._Batch, "runs", counting)
+    n = 3000
+    lines = [f"[{n}]{{i,f,s,b,z}}:"]
+    for i in range(n):
+        s = '"odd" ' if i % every == 0 else f"s{i}"
+        lines.append(f"  {i},{i / 4},{s},{'true' if i % 2 else 'false'},{'null' if i % 5 else i}")
+    doc = "\n".join(lines) + "\n"
+    want = pl.DataFrame(toonstream.loads(doc), schema={"i": pl.Int64, "f": pl.Float64, "s": pl.String, "b": pl.Boolean, "z": pl.Int64})
+    for batch_size in (None, 700):
+        runs_seen.clear()
+        got = tp.read_toon(doc.encode(), **({} if batch_size is None else {"batch_size": batch_size}))
+        assert_frame_equal(got, want)
+        assert max(runs_seen) > 1
+    if every <= 3:
+        assert max(runs_seen) > _frames._SLICED_RUNS  # (the gather's way, too)

@@ -996,6 +996,11 @@ def byte_chunks(source: Any) -> Iterator[bytes]:
         yield chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else bytes(chunk)
 
 
+#: a batch's fast and decoder rows are put in row order by slicing (no copy)
+#: when they interleave in at most this many runs, else by one gather
+_SLICED_RUNS = 64
+
+
 class _Batch:
     """Rows of one output batch before typing: the plain tokens of its
     pieces (one frame), the decoder's tuples, and how they interleave."""
@@ -1019,6 +1024,7 @@ class _Batch:
         # The fast rows' tokens decoded, per column (FrameReader._fast_values)
         self.values: dict[int, list[Any]] = {}
         self.clean = False  # the fast path's deferred clean-up done (FrameReader._clean)
+        self._order: pl.Series | None = None  # (see order)
 
     @property
     def fast(self) -> pl.DataFrame | None:
@@ -1042,23 +1048,45 @@ class _Batch:
         """The plain rows are the native engine's, not yet made into tokens."""
         return self.native is not None and self._fast is None
 
-    def exact_mask(self) -> list[bool] | None:
-        """Per row: is it a decoder row?  None when one kind only."""
+    def runs(self) -> list[tuple[bool, int]] | None:
+        """Row order as alternating runs of (decoder rows?, how many); None
+        when one kind only."""
         if not self.n_fast or not self.rows:
             return None
-        mask: list[bool] = []
+        runs: list[tuple[bool, int]] = []
+
+        def put(exact: bool, n: int) -> None:
+            if n <= 0:
+                return
+            if runs and runs[-1][0] == exact:
+                runs[-1] = (exact, runs[-1][1] + n)
+            else:
+                runs.append((exact, n))
+
         for p in self.pieces:
             if p.frame is None:
-                mask.extend([True] * p.n)
-            else:
-                m = [False] * p.n
-                for k in p.pos or ():
-                    m[k] = True
-                mask.extend(m)
-        return mask
+                put(True, p.n)
+                continue
+            at = 0
+            for k in p.pos or ():  # (sorted)
+                put(False, k - at)
+                put(True, 1)
+                at = k + 1
+            put(False, p.n - at)
+        return runs
+
+    def exact_mask(self) -> list[bool] | None:
+        """Per row: is it a decoder row?  None when one kind only."""
+        runs = self.runs()
+        return None if runs is None else [e for e, n in runs for _ in range(n)]
 
     def order(self) -> pl.Series | None:
         """Row order as indices into (fast rows, then decoder rows); None if one kind only."""
+        if self._order is None:
+            self._order = self._make_order()
+        return self._order
+
+    def _make_order(self) -> pl.Series | None:
         mask = self.exact_mask()
         if mask is None:
             return None
@@ -1654,7 +1682,7 @@ class FrameReader:
             batch.materialize()  # the reference's way, from the same cells' tokens
         self._clean(batch)
         assert self.dtypes is not None
-        order = batch.order()
+        runs = batch.runs()
         bases = [base_dtype(d) for d in self.dtypes]
         fast_cols: dict[int, pl.Series] = {}
         # Per column, its first value that does not fit; raised is the first
@@ -1689,7 +1717,7 @@ class FrameReader:
             if i in fast_cols:
                 parts.append(fast_cols[i].alias(name))
             try:
-                leaves.append(self._leaf(batch, parts, exact_cols, order, name, base, dtype, i))
+                leaves.append(self._leaf(batch, parts, exact_cols, runs, name, base, dtype, i))
             except ToonDecodeError as e:
                 misfits[i] = e
         if misfits:
@@ -1705,7 +1733,7 @@ class FrameReader:
         (a value that does not fit, which it reports)."""
         assert self.dtypes is not None and batch.native is not None
         views = batch.native
-        order = batch.order()
+        runs = batch.runs()
         exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
         leaves: list[pl.Series] = []
         for i, dtype in enumerate(self.dtypes):
@@ -1725,7 +1753,7 @@ class FrameReader:
             else:
                 parts = [v.series(i, kind).alias(name) for v in views]
             try:
-                leaves.append(self._leaf(batch, parts, exact_cols, order, name, base, dtype, i))
+                leaves.append(self._leaf(batch, parts, exact_cols, runs, name, base, dtype, i))
             except ToonDecodeError:
                 return None  # (the token path finds the document's first error)
         return _frame(self._assemble(leaves, batch.n))
@@ -1735,7 +1763,7 @@ class FrameReader:
         batch: _Batch,
         parts: list[pl.Series],
         exact_cols: list[list[Any]],
-        order: pl.Series | None,
+        runs: list[tuple[bool, int]] | None,
         name: str,
         base: pl.DataType,
         dtype: pl.DataType,
@@ -1744,11 +1772,25 @@ class FrameReader:
         """Column ``i`` of a batch from its fast pieces ``parts`` and its
         decoder rows' values, in row order, cast to ``dtype`` (a value that
         does not fit raises its ToonDecodeError)."""
-        if exact_cols:
-            parts.append(convert_values(name, exact_cols[i], base))
-        s = parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=False)
-        if order is not None:
-            s = s.gather(order)
+        exact = convert_values(name, exact_cols[i], base) if exact_cols else None
+        if runs is not None and parts and exact is not None and len(runs) <= _SLICED_RUNS:
+            # In order by slices of the two (no copy): the usual interleaving
+            # is a few runs (the rows the decoder read before a table's first
+            # fast run, a comment line or a misfit row now and then).
+            fast = parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=False)
+            at = [0, 0]  # (the next fast row, the next decoder row)
+            slices = []
+            for is_exact, n in runs:
+                slices.append((exact if is_exact else fast).slice(at[is_exact], n))
+                at[is_exact] += n
+            s = pl.concat(slices, rechunk=False)
+        else:
+            if exact is not None:
+                parts.append(exact)
+            s = parts[0] if len(parts) == 1 else pl.concat(parts, rechunk=False)
+            order = batch.order()
+            if order is not None:
+                s = s.gather(order)
         if base != dtype:
             s = self._cast(batch, s, dtype, i)
         return s
