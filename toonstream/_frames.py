@@ -587,7 +587,8 @@ class TableScan:
         # CRLF text (every line ends so, and no other CR): the CRs belong to
         # the line terminators (§12), so the rows are read without them.
         crlf = False
-        if data.find(b"\r", base, end) != -1:
+        # (every line CRLF: the last one too, so no scan of a run whose last line ends in LF alone)
+        if end - base >= 2 and data[end - 2] == 0x0D:
             run = data[base:end]
             lf = run.count(b"\n")
             if run.count(b"\r") == lf == run.count(b"\r\n"):
