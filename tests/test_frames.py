@@ -917,3 +917,23 @@ def test_fast_and_decoder_rows_back_in_order(engine: str, every: int, monkeypatc
         assert max(runs_seen) > 1
     if every <= 3:
         assert max(runs_seen) > _frames._SLICED_RUNS  # (the gather's way, too)
+
+
+@pytest.mark.parametrize("doc", [b"[]", b"[0]:", b"[1]:\n  - a: 1", b"[2]{a}:\n  1\n  2", b"t[1]{a}:\n  1", b"x[0]:"])
+def test_the_last_line_with_or_without_its_line_end(engine: str, doc: bytes) -> None:
+    """A document read the same whether its last line ends in LF or not (the reader took an
+    empty root array that the last line opens for no table); an empty frame round trips."""
+    def read(data: bytes, **kw: Any) -> Any:
+        try:
+            return tp.read_toon(data, **kw)
+        except ToonDecodeError as e:
+            return (e.code, e.line)
+
+    for kw in ({}, {"schema": {"a": pl.Int64}}):
+        assert _same(read(doc, **kw), read(doc + b"\n", **kw)), (doc, kw)
+    empty = pl.DataFrame({"id": pl.Series([], dtype=pl.Int64)})
+    assert_frame_equal(tp.read_toon(tp.write_toon(empty).encode(), schema=empty.schema), empty)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a.equals(b) if isinstance(a, pl.DataFrame) and isinstance(b, pl.DataFrame) else a == b

@@ -403,6 +403,9 @@ class TableScan:
         #: per leaf column, how the native splitter types its cells once the
         #: types are known (FrameReader._plan); None: cells, typed later
         self.plan: list[tuple[str, int]] | None = None
+        #: while set (and no plan): a fast run takes at most this many bytes
+        #: (FrameReader: the types are decided after the first rows)
+        self.run_cap: int | None = None
         self.names: list[str] | None = None  # the leaf column names (entry key first if keyed)
         self.fields: Fields | None = None
         self.keyed = False
@@ -422,7 +425,10 @@ class TableScan:
                 return
         decoder, adapter = self.decoder, self.adapter
         src = self._before_feed(b"")
-        rows = adapter.push(decoder.close())
+        events = decoder.close()
+        if self.ahead is not None and self.ahead.push(events):
+            raise self._not_found()  # (as in _region: the last line, without its line end, opens it)
+        rows = adapter.push(events)
         if rows:
             src = self._after_feed(src, b"")
             if src is not None:  # the last line had no line end
@@ -442,7 +448,13 @@ class TableScan:
             if self.fast and pos >= slow_to and adapter.in_target():
                 ctx = decoder.table_context()
                 if ctx is not None:
-                    end = buf.rfind(b"\n", pos, min(size, pos + CHUNK)) + 1
+                    end = 0
+                    if self.run_cap is not None and self.plan is None:
+                        # (the reader is yet to decide the types: a short run,
+                        # after which the rest may be typed as split)
+                        end = buf.rfind(b"\n", pos, min(size, pos + self.run_cap)) + 1
+                    if end <= pos:
+                        end = buf.rfind(b"\n", pos, min(size, pos + CHUNK)) + 1
                     if end > pos and ctx.keyed and self.splitter is table_columns:
                         slow_to = end  # (the reference splits no entry rows)
                     elif end > pos:
@@ -1218,6 +1230,12 @@ class FrameReader:
         self.overrides = dict(schema_overrides or {})
         self.inferred = dict(inferred or {})
         self.infer = infer_schema_length
+        if infer_schema_length is not None:
+            # The first infer_schema_length rows decide the types (_batches):
+            # the runs split before that are short, so that the native
+            # splitter types the rest of the block as it splits it (a 4 MiB
+            # run split into cells first and typed after took 10x as long).
+            self.scan.run_cap = FEED
         self.try_parse_dates = try_parse_dates
         self.key_field = key_field
         self.options = dict(options or {})
@@ -1584,6 +1602,7 @@ class FrameReader:
         self.dtypes = dtypes
         self.inferred_from = sum(b.n for b in batches)
         self.scan.plan = self._plan()
+        self.scan.run_cap = None
 
     def _plan(self) -> list[tuple[str, int]] | None:
         """Per leaf column of the scan, how the native splitter types its
