@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import toonstream
+from toonstream import ToonEncodeError
 from conftest import default_signals
 from test_cli import _big_jsonl, _started
 
@@ -537,3 +538,126 @@ def test_a_signal_swallowed_in_a_weakref_callback_is_raised_again() -> None:
         _signals.restore(before)
         _signals.finish()
         signal.signal(signal.SIGINT, inherited)
+
+
+def _lone_reference(text: bytes) -> int | None:
+    """The offset of the first lone surrogate escape of ``text``, read whole: escapes taken left
+    to right (an escaped backslash is one), a high one paired with a low one right after it."""
+    import re
+
+    escapes = [(m.start(), m.group(1)) for m in re.finditer(rb"\\(u[0-9a-fA-F]{4}|.)", text, re.S)]
+    k = 0
+    while k < len(escapes):
+        at, what = escapes[k]
+        code = int(what[1:], 16) if len(what) == 5 else -1
+        if 0xD800 <= code <= 0xDBFF:
+            nxt = escapes[k + 1] if k + 1 < len(escapes) else None
+            if nxt is None or nxt[0] != at + 6 or len(nxt[1]) != 5 or not 0xDC00 <= int(nxt[1][1:], 16) <= 0xDFFF:
+                return at
+            k += 2
+            continue
+        if 0xDC00 <= code <= 0xDFFF:
+            return at
+        k += 1
+    return None
+
+
+def test_lone_surrogate_escapes_found_in_any_chunking() -> None:
+    """SurrogateCheck (fed as the command line reads) finds the first lone surrogate escape where
+    a reading of the whole text does, whatever the chunks: escaped backslashes before a "u", long
+    runs of them (carried as their parity), pairs split anywhere."""
+    from toonstream._jsonscan import LoneSurrogate, SurrogateCheck
+
+    pieces = [b"\\", b"\\\\", b"u", b"d8", b"dc", b"00", b"\\ud800", b"\\udc00", b"\\uD83D\\uDE00", b"\\ud83d",
+              b"\\ude00", b'"', b"a", b"\n", b"\\" * 7, b"\\" * 40, b"\\u0041", b"\\uDBFF", b"\\uDFFF", b"\\ud8zz"]
+    rnd = random.Random(5)
+    lone_seen = 0
+    for _ in range(3000):
+        text = b"".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 30)))
+        want = _lone_reference(text)
+        lone_seen += want is not None
+        for _ in range(3):
+            check = SurrogateCheck()
+            got = None
+            try:
+                at = 0
+                while at < len(text):
+                    n = rnd.randrange(1, 20)
+                    check.feed(text[at : at + n])
+                    at += n
+                check.close()
+            except LoneSurrogate as e:
+                got = e.args[1]
+            assert got == want, (text, got, want)
+    assert lone_seen > 500  # (both answers met often)
+
+
+@pytest.mark.parametrize(
+    "doc, line, column, message",
+    [
+        (b'{"a": "x\\ud800"}', 1, 9, "lone surrogate '\\ud800' (no low surrogate escape after it)"),
+        (b'["\\udc00"]', 1, 3, "lone surrogate '\\udc00' (no high surrogate escape before it)"),
+        (b'\n["\\ud83d\\ude00", "\\ud83d\\u0041"]', 2, 19, "lone surrogate '\\ud83d' (no low surrogate escape after it)"),
+        (b'["\\ud83d\\ude00\\\\ud800"]', None, None, None),  # (a pair; an escaped backslash, then text)
+    ],
+)
+def test_lone_surrogates_in_json_input(tmp_path: Path, doc: bytes, line: int | None, column: int | None,
+                                       message: str | None) -> None:
+    """yajl writes "?" for a lone high surrogate escape and invalid UTF-8 for a low one: the
+    command line refuses them (TOON text is UTF-8), naming the escape's place, from a file and
+    from a pipe (where it cannot read the input again: the reason only); the locator agrees in
+    every chunking."""
+    for chunk in (1, 2, 5, 7, 1 << 16):
+        assert _locate(doc, chunk) == (None if line is None else (line, column, message)), chunk
+    src = tmp_path / "in.json"
+    src.write_bytes(doc)
+    for command in ("encode", "stats"):
+        r = run(command, str(src))
+        piped = run(command, "--from", "json", "-", input=doc)
+        if message is None:
+            assert r.returncode == piped.returncode == 0, (r.stderr, piped.stderr)
+            continue
+        assert r.returncode == piped.returncode == 1, (r.stderr, piped.stderr)
+        assert one_line(r) == f"{src}:{line}:{column}: invalid JSON: {message}"
+        assert one_line(piped).endswith(f"invalid JSON: {message}"), piped.stderr
+    if message is None:
+        assert "\\ud800" in run("encode", str(src)).stdout.decode()
+
+
+def test_deep_json_documents_in_bounded_memory(tmp_path: Path) -> None:
+    """A JSON document nested 100,000 deep (200 KB) is refused at max_depth in bounded memory
+    (ijson's parse events carried a prefix string each: memory quadratic in the depth, gigabytes
+    for a few tens of KB); the message shortens the path."""
+    src = tmp_path / "deep.json"
+    src.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    out = tmp_path / "out.toon"
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+            "from toonstream.cli import main; sys.exit(main(sys.argv[1:]))")
+    for command in (["encode", str(src), "-o", str(out)], ["stats", str(src)]):
+        r = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, timeout=120)
+        assert r.returncode == 1, r.stderr[-500:]
+        assert "nested deeper than max_depth (10000)" in one_line(r) and len(one_line(r)) < 400, one_line(r)[:400]
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+def test_csv_of_a_table_without_rows(tmp_path: Path) -> None:
+    for doc, extra in [(b"[0]{id,name}:\n", []), (b"a[0]{x,y}:\n", ["--path", "a"]), (b"[0:]{x}:\n", [])]:
+        src = tmp_path / "e.toon"
+        src.write_bytes(doc)
+        r = run("decode", str(src), "--to", "csv", *extra)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.count(b"\n") == 1 and b"," in r.stdout or r.stdout.strip() in (b'"key","x"', b'"x"'), r.stdout
+
+
+@pytest.mark.parametrize("bad", [b'{"a":"abc', b'{"a":01}', b'{"a":1,}', b'{"b":2} x', b'[1, 2', b'{"a" 1}', b'["\xc3\xa9", tru]'])
+def test_json_lines_errors_named_as_in_a_document(tmp_path: Path, engine: str, bad: bytes) -> None:
+    """A bad JSON line is named as the same text as a JSON document is (the reason, the offending
+    character), on its line; with or without the line end, and on both engines."""
+    from toonstream.streaming import encode_jsonl
+
+    want = _locate(bad)
+    assert want is not None
+    for end in (b"", b"\n"):
+        with pytest.raises(ToonEncodeError) as e:
+            encode_jsonl(io.BytesIO(b'{"a": 1}\n' + bad + end), io.StringIO())
+        assert (e.value.line, e.value.column, e.value.msg) == (2, want[1], f"invalid JSON: {want[2]}"), end

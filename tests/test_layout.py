@@ -15,10 +15,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "toonstream"
 LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"_errors", "_optional", "_engine"}),
     ("reference engine", {"_reference"}),
-    ("drivers", {"_consumers", "decoder", "encoder", "streaming", "tojson", "_parallel"}),
+    ("drivers", {"_consumers", "decoder", "encoder", "streaming", "tojson", "_parallel", "_jsonscan"}),
     ("adapters", {"_frames", "_nested", "_arrow_encode", "arrow", "polars", "ranges", "spark", "dask"}),
     ("tools", {"stats", "tokens", "llm"}),
-    ("command line", {"cli", "_signals", "__main__", "_jsonscan"}),
+    ("command line", {"cli", "_signals", "__main__"}),
     ("package", {"__init__"}),
 ]
 

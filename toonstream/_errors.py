@@ -175,14 +175,43 @@ class ToonEncodeError(ToonError, ValueError):
     def __str__(self) -> str:
         text = self.msg
         if self.path:
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
-            text = f"{text} (at {where.lstrip('.')})"
+            text = f"{text} (at {_path_text(self.path)})"
         if self.line is not None:
             text = f"{text} (input line {self.line})"
         return text
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
         return (_rebuild_encode_error, (self.msg, self.path, self.line, self.column))
+
+
+#: a path shown in a message: at most this many steps at each end (the rest
+#: counted), keys cut to _KEY_SHOWN characters (the whole path stays in .path)
+_PATH_ENDS = 8
+_KEY_SHOWN = 60
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    """``path`` as ``a.b[2].c``, a deep one shortened in the middle.
+
+    >>> _path_text(("rows", 2, "x"))
+    'rows[2].x'
+    >>> _path_text((0,) * 20)
+    '[0][0][0][0][0][0][0][0]...(4 more)...[0][0][0][0][0][0][0][0]'
+    """
+
+    def step(p: str | int) -> str:
+        if isinstance(p, int):
+            return f"[{p}]"
+        text = f"{p}"  # (a key that is not a str yet: an error about it)
+        return f".{text}" if len(text) <= _KEY_SHOWN else f".{text[:_KEY_SHOWN]}..."
+
+    if len(path) > 2 * _PATH_ENDS:
+        head = "".join(map(step, path[:_PATH_ENDS]))
+        tail = "".join(map(step, path[-_PATH_ENDS:]))
+        where = f"{head}...({len(path) - 2 * _PATH_ENDS} more)...{tail}"
+    else:
+        where = "".join(map(step, path))
+    return where.lstrip(".")
 
 
 def _rebuild_encode_error(

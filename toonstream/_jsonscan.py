@@ -29,6 +29,11 @@ _NUMBER_RUN = re.compile(rb"[-+.eE0-9]*")
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORD_RUN = re.compile(rb"[A-Za-z0-9_]*")
 _HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
+# Escapes of surrogates (high: D800-DBFF, low: DC00-DFFF); a pair is 12 bytes
+_HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LOW = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_PAIR = 12
 _ESCAPES = frozenset(b'"\\/bfnrt')
 _LITERALS = (b"true", b"false", b"null")
 # every byte that is not a UTF-8 continuation byte: deleting them leaves the continuations
@@ -100,6 +105,103 @@ def _found(data: bytes, k: int) -> str:
         except UnicodeDecodeError:
             continue
     return f"byte 0x{data[k]:02x}"
+
+
+def _lone_surrogate(data: bytes, i: int) -> str | None:
+    """The message for the escape at ``data[i]`` (a real one) if it is half
+    of a surrogate pair alone (a high one not followed by a low one, or a
+    low one: the pair's low half is skipped with its high half), else None."""
+    if _LOW.match(data, i):
+        return f"lone surrogate '{data[i : i + 6].decode('ascii')}' (no high surrogate escape before it)"
+    if _HIGH.match(data, i) and not _LOW.match(data, i + 6):
+        return f"lone surrogate '{data[i : i + 6].decode('ascii')}' (no low surrogate escape after it)"
+    return None
+
+
+class LoneSurrogate(ValueError):
+    """A string of the JSON text escapes half of a surrogate pair alone
+    (``"\\ud800"``): no character, so no UTF-8 (nor TOON) text can hold it."""
+
+
+class SurrogateCheck:
+    r"""Finds the first lone surrogate escape of JSON text fed in chunks,
+    before ijson parses it: yajl (its C backend) turns a lone high surrogate
+    into ``?`` (silently) and a low one into invalid UTF-8, where the text
+    they stand for cannot be written.  Raises :class:`LoneSurrogate` (its
+    ``args[1]``: the escape's byte offset); :func:`locate_json_error` then
+    names its line and column.  Only the escapes of surrogates are looked
+    at (a search per chunk); a few bytes are carried between chunks.
+
+    >>> check = SurrogateCheck()
+    >>> check.feed(rb'["\ud83d\ude00", "\\ud800"]')  # a pair; an escaped backslash, then text
+    >>> check.feed(rb' ["\ud8')
+    >>> try:
+    ...     check.feed(b'00"]')
+    ...     check.close()
+    ... except LoneSurrogate as e:
+    ...     print(e.args[1], e.args[0])
+    30 lone surrogate '\ud800' (no low surrogate escape after it)
+    """
+
+    def __init__(self) -> None:
+        self._carry = b""  # unchecked bytes; it starts at an escape or a run of backslashes
+        self._base = 0  # the input offset of _carry[0]
+        self._paired = -1  # the input offset of the low escape the last high one is paired with
+
+    def feed(self, data: bytes) -> None:
+        buf = self._carry + data if self._carry else data
+        self._carry = self._scan(buf, final=False)
+
+    def close(self) -> None:
+        self._scan(self._carry, final=True)
+        self._carry = b""
+
+    def _scan(self, buf: bytes, final: bool) -> bytes:
+        """Check the surrogate escapes of ``buf`` that can be checked; return
+        the bytes to carry (from the start of a run of backslashes)."""
+        base = self._base
+        keep = len(buf)  # where the carry starts
+        if not final:
+            # A backslash in the last bytes may start an escape (or pair) to finish
+            last = buf.rfind(b"\\", max(0, len(buf) - _PAIR))
+            if last >= 0:
+                keep = _run_start(buf, last)
+        for m in _SURROGATE.finditer(buf):
+            at = m.start()
+            if at >= keep:
+                break
+            start = _run_start(buf, at)
+            if (at - start) % 2:  # (an escaped backslash, then text)
+                continue
+            if not final and at + _PAIR > len(buf):
+                keep = min(keep, start)  # (its pair is not all here yet)
+                break
+            if base + at == self._paired:
+                continue
+            lone = _lone_surrogate(buf, at) if _HEX4.match(buf, at + 2) else None
+            if lone is not None:
+                raise LoneSurrogate(lone, base + at)
+            if _HIGH.match(buf, at):
+                self._paired = base + at + 6
+        if keep >= len(buf):
+            self._base = base + len(buf)
+            return b""
+        # (a long run of backslashes carried as its parity: one or none)
+        end = keep
+        while end < len(buf) and buf[end] == 0x5C:
+            end += 1
+        head = b"\\" if (end - keep) % 2 else b""
+        if end - keep <= 2:
+            end, head = keep, b""
+        self._base = base + end - len(head)
+        return head + buf[end:]
+
+
+def _run_start(buf: bytes, k: int) -> int:
+    """The start of the run of backslashes that ends at ``buf[k]``."""
+    while k > 0 and buf[k - 1] == 0x5C:
+        k -= 1
+    return k
 
 
 def locate_json_error(fp: IO[bytes], *, chunk: int = CHUNK) -> JsonSyntaxError | None:
@@ -240,9 +342,9 @@ def _string(buf: _Buffer, i: int) -> tuple[JsonSyntaxError | None, int]:
         if c == 0x22:
             return None, i + 1
         if c == 0x5C:  # a backslash
-            if len(data) - i < 6 and opened is None:
+            if len(data) - i < _PAIR and opened is None:
                 opened = buf.where(start)
-            while len(buf.data) - i < 6:
+            while len(buf.data) - i < _PAIR:  # (an escape, or a surrogate pair's two)
                 dropped = buf.refill(i)
                 if dropped < 0:
                     break
@@ -252,7 +354,10 @@ def _string(buf: _Buffer, i: int) -> tuple[JsonSyntaxError | None, int]:
             if escape in _ESCAPES:
                 i += 2
             elif escape == 0x75 and _HEX4.match(data, i + 2):  # \uXXXX
-                i += 6
+                lone = _lone_surrogate(data, i)
+                if lone is not None:
+                    return error(i, lone)
+                i += _PAIR if _HIGH.match(data, i) else 6
             elif escape == -1:
                 return JsonSyntaxError("unterminated string", *(opened or buf.where(start))), i
             elif escape == 0x75:

@@ -32,6 +32,7 @@ from typing import IO, Any, Callable, NoReturn, Sequence
 
 from . import __version__, _signals
 from ._errors import ToonDecodeError, ToonEncodeError, ToonError
+from ._jsonscan import LoneSurrogate, SurrogateCheck
 from ._optional import MissingExtraError, requires
 from .tokens import TokenCounter
 
@@ -579,10 +580,14 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     progress = _Progress(_progress_enabled(args), _input_size(src_name, raw_in), "encode")
     try:
 
+        surrogates = SurrogateCheck()
+
         def seen(data: bytes) -> None:
             progress.update(len(data))
             if stats is not None:
                 stats.feed(data)
+            if fmt == "json":
+                surrogates.feed(data)
 
         fmt, stream = _detect_format(src_name, args.input_format, raw_in)
         counted = io.BufferedReader(_CountingReader(stream, seen), buffer_size=1 << 16)
@@ -602,8 +607,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                     raise _Usage("--key applies to JSON Lines input")
                 enc = Encoder(sink, **options)
                 try:
-                    enc.send_all(ijson.parse(counted))
-                except (ijson.JSONError, decimal.InvalidOperation) as e:
+                    # (pairs, not ijson.parse's triples: no prefix string per
+                    # event, which costs memory quadratic in the nesting depth)
+                    enc.send_all(ijson.basic_parse(counted))
+                    surrogates.close()
+                except (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError) as e:
                     raise _invalid_json(src_name, e) from None
                 enc.close()
             sink.flush()
@@ -859,7 +867,8 @@ def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Nam
             while any(pa.types.is_struct(c.type) for c in t.columns):
                 t = t.flatten()  # (one level per call)
             cols = [c.cast(pa.large_string()) if pa.types.is_null(c.type) else c for c in t.columns]
-            return pa.Table.from_arrays(cols, names=t.column_names).combine_chunks().to_batches()[0]
+            # (one batch, also of no rows: a table of none has no batches)
+            return pa.RecordBatch.from_arrays([c.combine_chunks() for c in cols], names=t.column_names)
 
         head = flat(first)
         arrays = [f.name for f in head.schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)]
@@ -897,13 +906,21 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     try:
         fmt, stream = _detect_format(args.input, args.input_format, raw_in)
         # (each input byte is reported once, also when a pass reads the file again)
-        counted = _CountingReader(stream, lambda d: progress.update(len(d)))
+        surrogates = SurrogateCheck()
+
+        def seen(data: bytes) -> None:
+            progress.update(len(data))
+            if fmt == "json":
+                surrogates.feed(data)
+
+        counted = _CountingReader(stream, seen)
         if fmt == "jsonl":
             stats = measure_jsonl(io.BufferedReader(counted, buffer_size=1 << 16), exact=args.exact)
         else:
             try:
-                stats = measure(ijson.parse(counted), exact=args.exact)
-            except (ijson.JSONError, decimal.InvalidOperation) as e:
+                stats = measure(ijson.basic_parse(counted), exact=args.exact)  # (pairs: see _cmd_encode)
+                surrogates.close()
+            except (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError) as e:
                 raise _invalid_json(args.input, e) from None
     finally:
         progress.close()

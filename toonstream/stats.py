@@ -225,15 +225,25 @@ def measure(events: Iterable[tuple[Any, ...]], *, exact: bool = False, indent_si
     encoders = [enc for _, enc in toon.values()]
     batch: list[tuple[str, str, Any]] = []
     event: tuple[Any, ...]
+    # The JSON writers take the events in batches of at most 4096, fewer when
+    # deep: pretty JSON indents every line by its depth (text quadratic in it).
+    depth = weight = 0
     for event in events:
         for enc in encoders:
             enc.send(event)
         ev, value = (event[1], event[2]) if len(event) == 3 else (event[0], event[1])
+        if ev == "start_map" or ev == "start_array":
+            depth += 1
+            if depth > DEFAULT_MAX_DEPTH:  # (as the encoders would, once the element ends)
+                raise ToonEncodeError(f"value nested deeper than max_depth ({DEFAULT_MAX_DEPTH})")
+        elif ev == "end_map" or ev == "end_array":
+            depth -= 1
         batch.append(("", ev, value))
-        if len(batch) >= 4096:
+        weight += depth + 1
+        if len(batch) >= 4096 or weight >= _BATCH_WEIGHT:
             for w in writers:
                 w.push(batch)
-            batch = []
+            batch, weight = [], 0
     for w in writers:
         w.push(batch)
     for sink in sinks.values():
@@ -253,6 +263,9 @@ def measure(events: Iterable[tuple[Any, ...]], *, exact: bool = False, indent_si
     stats.token_method = json_counters["json-compact"].tokens.method
     return stats
 
+
+#: events' depths summed: a batch of the JSON writers' events stops there
+_BATCH_WEIGHT = 1 << 16
 
 _OPT_INDENT_2 = getattr(_orjson, "OPT_INDENT_2", 0)
 

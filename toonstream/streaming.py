@@ -1254,10 +1254,17 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
     try:
         return _JSON.decode(text)
     except json.JSONDecodeError as e:
-        # The column within the line, never past its end: an error "after"
-        # the line's "\n" is at its end (the same with or without the "\n").
-        column = min(e.pos, len(text.rstrip("\r\n"))) + 1
-        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=column) from None
+        # Named as for a JSON document (the syntax scanner's reason and
+        # character: an invalid number's start, an unterminated string's
+        # quote), the line end not part of it; json's own words where the
+        # scanner finds the syntax valid.
+        from ._jsonscan import locate_json_error
+
+        line = text.rstrip("\r\n")
+        found = locate_json_error(io.BytesIO(line.encode("utf-8", "surrogatepass")))
+        if found is not None and found.line == 1:
+            raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column) from None
+        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=min(e.pos, len(line)) + 1) from None
     except ValueError:
         pass  # an integer longer than int(str) accepts
     except RecursionError:
