@@ -570,10 +570,13 @@ def test_lone_surrogate_escapes_found_in_any_chunking() -> None:
 
     pieces = [b"\\", b"\\\\", b"u", b"d8", b"dc", b"00", b"\\ud800", b"\\udc00", b"\\uD83D\\uDE00", b"\\ud83d",
               b"\\ude00", b'"', b"a", b"\n", b"\\" * 7, b"\\" * 40, b"\\u0041", b"\\uDBFF", b"\\uDFFF", b"\\ud8zz"]
+    # (pair-dense texts too, whose chunks the check clears by counts, without a step per escape)
+    dense = [b"\\uD83D\\uDE00", b"\\ud83d\\ude00", b"ab", b"\\n", b"\\u00e9"]
     rnd = random.Random(5)
     lone_seen = 0
-    for _ in range(3000):
-        text = b"".join(rnd.choice(pieces) for _ in range(rnd.randrange(1, 30)))
+    for k in range(4000):
+        kinds = pieces if k % 4 else dense + [rnd.choice(pieces)]
+        text = b"".join(rnd.choice(kinds) for _ in range(rnd.randrange(1, 60)))
         want = _lone_reference(text)
         lone_seen += want is not None
         for _ in range(3):

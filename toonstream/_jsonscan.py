@@ -33,6 +33,8 @@ _HEX4 = re.compile(rb"[0-9a-fA-F]{4}")
 _HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
 _LOW = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_PAIRED = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_ESCAPED_U = re.compile(rb"\\\\u")
 _PAIR = 12
 _ESCAPES = frozenset(b'"\\/bfnrt')
 _LITERALS = (b"true", b"false", b"null")
@@ -159,13 +161,43 @@ class SurrogateCheck:
     def _scan(self, buf: bytes, final: bool) -> bytes:
         """Check the surrogate escapes of ``buf`` that can be checked; return
         the bytes to carry (from the start of a run of backslashes)."""
-        base = self._base
         keep = len(buf)  # where the carry starts
         if not final:
             # A backslash in the last bytes may start an escape (or pair) to finish
             last = buf.rfind(b"\\", max(0, len(buf) - _PAIR))
             if last >= 0:
                 keep = _run_start(buf, last)
+                # (carried whole: an escape whose pair may not be all here, and a
+                # pair the carry would cut; any run of backslashes may start it)
+                m = _SURROGATE.search(buf, max(0, len(buf) - _PAIR + 1), keep)
+                if m is not None:
+                    keep = _run_start(buf, m.start())
+                if keep >= 6 and _PAIRED.match(buf, keep - 6):
+                    keep = _run_start(buf, keep - 6)
+        if not self._simple(buf, keep, final):
+            keep = self._walk(buf, keep, final)
+        return self._rest(buf, keep)
+
+    def _simple(self, buf: bytes, keep: int, final: bool) -> bool:
+        """Whether ``buf[:keep]`` holds no surrogate escape but in whole
+        pairs of real escapes (the usual: text with escaped emoji), told by
+        counts, without a Python step per escape."""
+        n = len(_SURROGATE.findall(buf, 0, keep))
+        if not n:
+            return True
+        edge = len(buf) if final else len(buf) - _PAIR + 1  # (escapes from there: the walk carries them)
+        return (
+            n == 2 * len(_PAIRED.findall(buf, 0, keep))
+            and _ESCAPED_U.search(buf, 0, keep) is None  # (a run of backslashes before a "u": the walk tells)
+            and _SURROGATE.search(buf, max(0, edge), keep) is None
+            and not self._base <= self._paired < self._base + keep
+        )
+
+    def _walk(self, buf: bytes, keep: int, final: bool) -> int:
+        """Check each surrogate escape of ``buf[:keep]``; returns where the
+        carry starts (earlier than ``keep`` when an escape's pair is not all
+        here yet)."""
+        base = self._base
         for m in _SURROGATE.finditer(buf):
             at = m.start()
             if at >= keep:
@@ -183,6 +215,11 @@ class SurrogateCheck:
                 raise LoneSurrogate(lone, base + at)
             if _HIGH.match(buf, at):
                 self._paired = base + at + 6
+        return keep
+
+    def _rest(self, buf: bytes, keep: int) -> bytes:
+        """The carry from ``keep`` (see _scan)."""
+        base = self._base
         if keep >= len(buf):
             self._base = base + len(buf)
             return b""
