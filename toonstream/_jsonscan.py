@@ -174,24 +174,9 @@ class SurrogateCheck:
                     keep = _run_start(buf, m.start())
                 if keep >= 6 and _PAIRED.match(buf, keep - 6):
                     keep = _run_start(buf, keep - 6)
-        if not self._simple(buf, keep, final):
+        if not _simple(buf, keep):
             keep = self._walk(buf, keep, final)
         return self._rest(buf, keep)
-
-    def _simple(self, buf: bytes, keep: int, final: bool) -> bool:
-        """Whether ``buf[:keep]`` holds no surrogate escape but in whole
-        pairs of real escapes (the usual: text with escaped emoji), told by
-        counts, without a Python step per escape."""
-        n = len(_SURROGATE.findall(buf, 0, keep))
-        if not n:
-            return True
-        edge = len(buf) if final else len(buf) - _PAIR + 1  # (escapes from there: the walk carries them)
-        return (
-            n == 2 * len(_PAIRED.findall(buf, 0, keep))
-            and _ESCAPED_U.search(buf, 0, keep) is None  # (a run of backslashes before a "u": the walk tells)
-            and _SURROGATE.search(buf, max(0, edge), keep) is None
-            and not self._base <= self._paired < self._base + keep
-        )
 
     def _walk(self, buf: bytes, keep: int, final: bool) -> int:
         """Check each surrogate escape of ``buf[:keep]``; returns where the
@@ -232,6 +217,19 @@ class SurrogateCheck:
             end, head = keep, b""
         self._base = base + end - len(head)
         return head + buf[end:]
+
+
+def _simple(buf: bytes, keep: int) -> bool:
+    """Whether ``buf[:keep]`` holds no surrogate escape but in whole pairs of
+    real escapes (the usual: text with escaped emoji), told by counts, without
+    a Python step per escape.  (``keep`` is _scan's: no escape before it waits
+    for bytes, and the low half of a pair checked before, whose high half is
+    gone, makes the count odd.)"""
+    n = len(_SURROGATE.findall(buf, 0, keep))
+    return not n or (
+        n == 2 * len(_PAIRED.findall(buf, 0, keep))
+        and _ESCAPED_U.search(buf, 0, keep) is None  # (a run of backslashes before a "u": the walk tells)
+    )
 
 
 def _run_start(buf: bytes, k: int) -> int:

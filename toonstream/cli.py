@@ -28,7 +28,7 @@ import os
 import stat
 import sys
 import tempfile
-from typing import IO, Any, Callable, NoReturn, Sequence
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence
 
 from . import __version__, _signals
 from ._errors import ToonDecodeError, ToonEncodeError, ToonError
@@ -358,6 +358,25 @@ def _read_again(path: str) -> IO[bytes] | None:
         return None
 
 
+def _json_pairs(stream: Any, surrogates: SurrogateCheck) -> Iterator[tuple[str, Any]]:
+    """The ijson events of the JSON document ``stream`` (a binary reader) as ``basic_parse``
+    pairs (``parse``'s triples carry a prefix string each: memory quadratic
+    in the nesting depth), then the end of ``surrogates``, which is fed the
+    document's bytes as they are read (yajl writes "?" for a lone surrogate
+    escape).  What they raise for bad input: :func:`_json_errors`."""
+    import ijson
+
+    yield from ijson.basic_parse(stream)
+    surrogates.close()
+
+
+def _json_errors() -> tuple[type[Exception], ...]:
+    """The errors of :func:`_json_pairs` that :func:`_invalid_json` reports."""
+    import ijson
+
+    return (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError)
+
+
 def _invalid_json(path: str, e: Exception) -> ToonEncodeError:
     """ijson's error on the JSON document ``path``, located: yajl tells no
     position, so the input is read again by the syntax scanner (bounded
@@ -565,8 +584,6 @@ def _detect_format(path: str, forced: str | None, stream: IO[bytes]) -> tuple[st
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
-    import ijson
-
     from .streaming import Encoder, encode_jsonl
 
     table_format = _table_input(args.input, args.input_format)
@@ -607,11 +624,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                     raise _Usage("--key applies to JSON Lines input")
                 enc = Encoder(sink, **options)
                 try:
-                    # (pairs, not ijson.parse's triples: no prefix string per
-                    # event, which costs memory quadratic in the nesting depth)
-                    enc.send_all(ijson.basic_parse(counted))
-                    surrogates.close()
-                except (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError) as e:
+                    enc.send_all(_json_pairs(counted, surrogates))
+                except _json_errors() as e:
                     raise _invalid_json(src_name, e) from None
                 enc.close()
             sink.flush()
@@ -896,8 +910,6 @@ def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Nam
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    import ijson
-
     from .stats import format_report, measure, measure_jsonl, report_json
 
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
@@ -918,9 +930,8 @@ def _cmd_stats(args: argparse.Namespace) -> int:
             stats = measure_jsonl(io.BufferedReader(counted, buffer_size=1 << 16), exact=args.exact)
         else:
             try:
-                stats = measure(ijson.basic_parse(counted), exact=args.exact)  # (pairs: see _cmd_encode)
-                surrogates.close()
-            except (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError) as e:
+                stats = measure(_json_pairs(counted, surrogates), exact=args.exact)
+            except _json_errors() as e:
                 raise _invalid_json(args.input, e) from None
     finally:
         progress.close()
