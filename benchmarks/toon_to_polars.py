@@ -4,6 +4,7 @@
     python benchmarks/toon_to_polars.py --rows 100000 --repeat 2
     python benchmarks/toon_to_polars.py --floor         # what any polars-based reader must at least do
     python benchmarks/toon_to_polars.py --fresh 9       # one read per process (no allocator reuse)
+    python benchmarks/toon_to_polars.py --warm 5        # best of 5 reads per process, glibc keeping freed pages or not
 
 Contenders, all producing a DataFrame of the same table:
 - toonstream.polars.read_toon(path)
@@ -134,6 +135,74 @@ def fresh(toon: Path, csv: Path, rows: int, rounds: int) -> None:
     (RESULTS / f"toon_to_polars_fresh_{rows}.json").write_text(json.dumps(out, indent=2))
 
 
+_WARM_READS = """
+import resource, sys, time
+import polars as pl
+import toonstream.polars as tp
+read = (lambda: tp.read_toon(sys.argv[2])) if sys.argv[1] == "toon" else (lambda: pl.read_csv(sys.argv[2]))
+read()  # (warm: the imports, lazily loaded parts, and the allocators' first growth)
+best, before = float("inf"), resource.getrusage(resource.RUSAGE_SELF)
+for _ in range(int(sys.argv[3])):
+    t0 = time.perf_counter()
+    df = read()
+    best = min(best, time.perf_counter() - t0)
+    del df
+after = resource.getrusage(resource.RUSAGE_SELF)
+n = int(sys.argv[3])
+print(best, (after.ru_minflt - before.ru_minflt) / n, (after.ru_stime - before.ru_stime) / n)
+"""
+
+#: glibc told to keep the memory a process frees (no trimming of the heap's
+#: top, no separate mapping per big block), as polars' jemalloc keeps its own
+#: (the variable is read when a process starts; jemalloc ignores it)
+GLIBC_KEEP = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
+
+
+def warm(toon: Path, csv: Path, rows: int, rounds: int, repeat: int) -> None:
+    """Best of ``repeat`` reads in one process, as the main table measures,
+    but each reader in processes of its own, alternating, ``rounds`` each;
+    and again with glibc keeping the pages a process frees
+    (:data:`GLIBC_KEEP`).  Shows how much of read_toon's time beyond
+    read_csv is the allocator's: polars allocates with jemalloc, which keeps
+    freed pages for the next read; toonstream's buffers (the file's blocks,
+    the columns) come from glibc, which returns them to the kernel, so each
+    read faults fresh, zeroed pages in again."""
+    import os
+    import statistics
+    import subprocess
+
+    cases = [("toon", ""), ("csv", ""), ("toon", GLIBC_KEEP), ("csv", GLIBC_KEEP)]
+    got: dict[tuple[str, str], list[tuple[float, float, float]]] = {c: [] for c in cases}
+    for _ in range(rounds):
+        for which, tunables in cases:
+            env = dict(os.environ, GLIBC_TUNABLES=tunables) if tunables else dict(os.environ)
+            path = toon if which == "toon" else csv
+            p = subprocess.run([sys.executable, "-c", _WARM_READS, which, str(path), str(repeat)],
+                               capture_output=True, text=True, check=True, env=env)
+            seconds, faults, system = map(float, p.stdout.split())
+            got[(which, tunables)].append((seconds, faults, system))
+    med = {c: [statistics.median(x[i] for x in v) for i in range(3)] for c, v in got.items()}
+    print(f"\n{rows:,} rows, best of {repeat} reads per process, {rounds} processes each, alternating (medians)\n")
+    print("| reader | glibc | seconds | page faults / read | system s / read | vs read_csv, same glibc |")
+    print("|---|---|---:|---:|---:|---:|")
+    for which, tunables in cases:
+        m = med[(which, tunables)]
+        name = "toonstream read_toon" if which == "toon" else "polars read_csv (same table as CSV)"
+        ratio = m[0] / med[("csv", tunables)][0]
+        print(f"| {name} | {'keeps freed pages' if tunables else 'default'} | {m[0]:.3f} | {m[1]:,.0f} | {m[2]:.3f} | {ratio:.2f}x |")
+    out = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "rows": rows,
+        "rounds": rounds,
+        "repeat": repeat,
+        "glibc_keep": GLIBC_KEEP,
+        "runs": [{"reader": w, "glibc_tunables": t, "seconds": [x[0] for x in v], "faults_per_read": [x[1] for x in v],
+                  "system_s_per_read": [x[2] for x in v]} for (w, t), v in got.items()],
+    }
+    (RESULTS / f"toon_to_polars_warm_{rows}.json").write_text(json.dumps(out, indent=2))
+
+
 def floor(toon: Path, csv: Path, rows: int, repeat: int) -> None:
     """The polars floor (see the module docstring)."""
     import polars as pl
@@ -210,6 +279,9 @@ def main() -> None:
     ap.add_argument("--floor", action="store_true", help="instead: the polars floor (see above)")
     ap.add_argument("--fresh", type=int, metavar="ROUNDS",
                     help="instead: one read per process, read_toon and read_csv alternating, ROUNDS each")
+    ap.add_argument("--warm", type=int, metavar="ROUNDS",
+                    help="instead: best of --repeat reads per process, each reader in ROUNDS processes, "
+                    "alternating, with glibc's defaults and with glibc keeping freed pages")
     ap.add_argument("--rss", type=int, nargs="*", metavar="ROWS",
                     help="instead: peak RSS of streaming iter_batches over tables of these sizes (subprocesses)")
     args = ap.parse_args()
@@ -238,6 +310,9 @@ def main() -> None:
         return
     if args.fresh:
         fresh(toon, csv, args.rows, args.fresh)
+        return
+    if args.warm:
+        warm(toon, csv, args.rows, args.warm, args.repeat)
         return
     text = toon.read_text(encoding="utf-8")
     mb = toon.stat().st_size / 1e6
