@@ -199,6 +199,9 @@ _OPTION_DOCS = [
         {"indent_size": 4, "strict": False},
         {"parse_float": Decimal},
         {"parse_float": str, "strict": False},
+        {"parse_int": str},
+        {"parse_int": Decimal, "parse_float": Decimal},
+        {"parse_int": float, "strict": False},
         {"max_depth": 0},
         {"max_depth": 1},
         {"max_depth": 2},
@@ -227,15 +230,53 @@ def test_parse_float_gets_the_token_text() -> None:
     assert seen == ["1.50", "-0.0", "1E+3", "2e-5"]
 
 
-def test_parse_float_error_propagates() -> None:
+def test_parse_int_gets_the_token_text() -> None:
+    # every integer token, -0 and big ones too, as written; not the floats, not the strings
+    # that only look like numbers (05), not the counts
+    doc = "a: -0\nb[4]: 1,-0,-12,123456789012345678901234\nt[2]{x,y}:\n  5,-0\n  0,2.5\nc: 05\nd: -0.0\n"
+    seen: list[str] = []
+
+    def hook(text: str) -> tuple[str, str]:
+        seen.append(text)
+        return ("int", text)
+
+    want = reference(doc, parse_int=hook)
+    ref_seen, seen[:] = list(seen), []
+    got = native(doc, parse_int=hook)
+    assert same(got, want) and seen == ref_seen
+    assert seen == ["-0", "1", "-0", "-12", "123456789012345678901234", "5", "-0", "0"]
+    assert got[1]["c"] == "05" and got[1]["d"] == 0.0 and got[1]["t"][1]["y"] == 2.5
+    seen[:] = []
+    assert same(fed(split(doc.encode(), 3), parse_int=hook), want) and seen == ref_seen
+    # without the hook a -0 is the int 0, as before
+    assert identical(_native.loads("a: -0\nb[1]: -0"), {"a": 0, "b": [0]})
+
+
+def test_parse_int_is_for_the_value_builders_only() -> None:
+    # (the Python engine takes it in loads/load only: the other native classes refuse it)
+    makers = [
+        lambda: _native.ParseDecoder(parse_int=int),
+        lambda: _native.ItemsDecoder("item", kv=False, parse_int=int),
+        lambda: _native.RowDecoder(None, header=None, parse_int=int),
+    ]
+    for make in makers:
+        with pytest.raises(TypeError, match="parse_int"):
+            make()
+
+
+@pytest.mark.parametrize(
+    "option, doc, token, row",
+    [("parse_float", "a: 1\nb: 2.5", "2.5", b"a: 2.5\n"), ("parse_int", "a: 1.5\nb: -0", "-0", b"t[1]{a}:\n  7\n")],
+)
+def test_number_hook_error_propagates(option: str, doc: str, token: str, row: bytes) -> None:
     def hook(text: str) -> Any:
         raise ArithmeticError(f"no {text}")
 
-    with pytest.raises(ArithmeticError, match="no 2.5"):
-        _native.loads("a: 1\nb: 2.5", parse_float=hook)
-    d = _native.ValueDecoder(parse_float=hook)
+    with pytest.raises(ArithmeticError, match=f"no {token}"):
+        _native.loads(doc, **{option: hook})
+    d = _native.ValueDecoder(**{option: hook})
     with pytest.raises(ArithmeticError):
-        d.feed(b"a: 2.5\n")
+        d.feed(row)
     with pytest.raises(ToonDecodeError) as info:  # the decoder cannot go on after its builder failed
         d.close()
     assert info.value.code == "poisoned"
@@ -516,6 +557,8 @@ def test_hooks_the_native_engine_refuses() -> None:
     # would need pairs a dict does not keep (a repeated key): the seam sends these to the reference
     with pytest.raises(TypeError, match="parse_float"):
         _native.loads(b"a: 1", object_hook=dict, parse_float=float)
+    with pytest.raises(TypeError, match="parse_int"):
+        _native.ValueDecoder(object_pairs_hook=list, parse_int=int)
     with pytest.raises(TypeError, match="strict"):
         _native.ValueDecoder(object_pairs_hook=list, strict=False)
     with pytest.raises(TypeError, match="strict"):
@@ -526,7 +569,8 @@ def test_hooks_the_native_engine_refuses() -> None:
     assert not engine.values({"object_pairs_hook": list, "strict": False})
     assert not engine.values({"object_hook": dict, "strict": False})
     assert not engine.values({"object_hook": dict, "parse_float": float})
-    assert not engine.values({"parse_int": int})
+    assert not engine.values({"object_pairs_hook": list, "parse_int": int})
+    assert engine.values({"parse_int": int}) and engine.values({"parse_int": None, "object_hook": dict})
     # and what the seam sends there is still right
     doc = "a: 1\na: 2.5\n"
     assert toonstream.loads(doc, strict=False, object_pairs_hook=list) == [("a", 1), ("a", 2.5)]

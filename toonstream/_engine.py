@@ -36,10 +36,11 @@ from typing import Any, Protocol
 ENGINE_VARIABLE = "TOONSTREAM_ENGINE"
 #: the version of the interface below that ``toonstream._native`` must implement
 #: (a stale build of the extension is refused, not half used)
-API_VERSION = 5
+API_VERSION = 6
 #: the decoder options of ``loads``/``load`` that native value building takes
 VALUE_OPTIONS = frozenset(
-    ("indent_size", "strict", "parse_float", "max_depth", "max_line_length", "max_number_length", "max_fields")
+    ("indent_size", "strict", "parse_float", "parse_int")
+    + ("max_depth", "max_line_length", "max_number_length", "max_fields")
 )
 #: the hooks of ``loads``/``load`` that native value building takes too, as
 #: :meth:`Engine.values` says when
@@ -241,9 +242,9 @@ class Engine:
         An option outside :data:`VALUE_OPTIONS` counts only when it is set
         (not ``None``): hooks left at their default do not send a call back
         to the reference.  The object hooks (:data:`HOOK_OPTIONS`) are taken
-        by an engine with ``value_hooks``, without ``parse_float`` (the
-        native pass that calls them enters every dict and list of the value,
-        which must all be the decoder's) and in strict mode only (where an
+        by an engine with ``value_hooks``, without ``parse_float`` or
+        ``parse_int`` (the native pass that calls them enters every dict and
+        list of the value, which must all be the decoder's) and in strict mode only (where an
         object's pairs are its dict's items: no key repeats, so no earlier
         value is lost).
         """
@@ -254,7 +255,7 @@ class Engine:
             return False
         if options.get("object_hook") is None and options.get("object_pairs_hook") is None:
             return True
-        if options.get("parse_float") is not None:
+        if options.get("parse_float") is not None or options.get("parse_int") is not None:
             return False
         return bool(options.get("strict", True))
 

@@ -722,7 +722,7 @@ def _build(source: Source, **options: Any) -> Any:
     """The one value-building loop behind loads and load."""
     engine = _engine.current()
     if engine.values(options):
-        # (the rest are unset: hooks left at None, parse_int)
+        # (the rest are unset: the hooks left at None)
         hooks = _engine.HOOK_OPTIONS
         options = {k: v for k, v in options.items() if k in _engine.VALUE_OPTIONS or (k in hooks and v is not None)}
         # the whole document in one native call; a file fed to a native push decoder

@@ -706,6 +706,7 @@ fn write_scalar(out: &mut Vec<u8>, v: Scalar<'_>) -> Result<(), JsonError> {
         Scalar::Bool(true) => out.extend_from_slice(b"true"),
         Scalar::Bool(false) => out.extend_from_slice(b"false"),
         Scalar::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+        Scalar::NegZero => out.push(b'0'),
         Scalar::BigInt(t) => {
             check_int_length(t)?;
             out.extend_from_slice(t.as_bytes());

@@ -13,8 +13,11 @@ use crate::error::{codes, Fail};
 pub enum Scalar<'a> {
     Null,
     Bool(bool),
-    /// An integer token that fits an `i64` (`-0` is `Int(0)`).
+    /// An integer token that fits an `i64`, but `-0`.
     Int(i64),
+    /// The integer token `-0`: the integer 0 (§4), apart from [`Scalar::Int`]
+    /// only for a `parse_int` hook, which is given the token's text.
+    NegZero,
     /// An integer token beyond `i64`: its exact decimal text (no leading
     /// zeros, optional `-`), for an exact big-int conversion.
     BigInt(&'a str),
@@ -90,6 +93,8 @@ pub(crate) enum Tok {
     Null,
     Bool(bool),
     Int(i64),
+    /// `-0` (see [`Scalar::NegZero`]).
+    NegZero,
     BigInt(usize, usize),
     Float(usize, usize),
     Str(usize, usize),
@@ -102,6 +107,7 @@ impl Tok {
             Tok::Null => Scalar::Null,
             Tok::Bool(b) => Scalar::Bool(b),
             Tok::Int(i) => Scalar::Int(i),
+            Tok::NegZero => Scalar::NegZero,
             Tok::BigInt(s, e) => Scalar::BigInt(line.get(s..e).unwrap_or("")),
             Tok::Float(s, e) => Scalar::Float(line.get(s..e).unwrap_or("")),
             Tok::Str(s, e) => Scalar::Str(line.get(s..e).unwrap_or("")),
@@ -240,6 +246,7 @@ pub(crate) fn convert(
             if !frac && exp == 0 {
                 // (the text is ASCII digits: parse cannot fail but overflow)
                 return Ok(match line.get(s..e).and_then(|t| t.parse::<i64>().ok()) {
+                    Some(0) if first == b'-' => Tok::NegZero,
                     Some(v) => Tok::Int(v),
                     None => Tok::BigInt(s, e),
                 });
@@ -598,7 +605,8 @@ mod tests {
         ] {
             assert!(number_shape(no.as_bytes()).is_none(), "{no}");
         }
-        assert_eq!(conv("-0"), Ok(Tok::Int(0)));
+        assert_eq!(conv("-0"), Ok(Tok::NegZero));
+        assert_eq!(conv("0"), Ok(Tok::Int(0)));
         assert_eq!(conv("9223372036854775807"), Ok(Tok::Int(i64::MAX)));
         assert_eq!(conv("-9223372036854775808"), Ok(Tok::Int(i64::MIN)));
         assert_eq!(conv("9223372036854775808"), Ok(Tok::BigInt(0, 19)));

@@ -33,6 +33,7 @@ impl From<Scalar<'_>> for Value {
             Scalar::Null => Value::Null,
             Scalar::Bool(b) => Value::Bool(b),
             Scalar::Int(i) => Value::Int(i),
+            Scalar::NegZero => Value::Int(0),
             Scalar::BigInt(t) => Value::BigInt(t.to_owned()),
             Scalar::Float(t) => match float_value(t) {
                 FloatValue::Finite(f) => Value::Float(f),

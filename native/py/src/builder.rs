@@ -310,6 +310,8 @@ pub struct Builder {
     keys: KeyCache,
     memo: KeyMemo,
     parse_float: Option<Py<PyAny>>,
+    /// Called with the text of every integer token (`loads(parse_int=...)`).
+    parse_int: Option<Py<PyAny>>,
     ticker: Ticker,
     /// The last header's shape: a header repeated in every list item (the
     /// core shares its field list) gets its names made once.
@@ -324,9 +326,16 @@ impl Builder {
             keys: KeyCache::new(),
             memo: KeyMemo::default(),
             parse_float,
+            parse_int: None,
             ticker: Ticker::default(),
             last_shape: None,
         }
+    }
+
+    /// The builder with a `parse_int` hook (None: Python ints).
+    pub fn with_parse_int(mut self, parse_int: Option<Py<PyAny>>) -> Self {
+        self.parse_int = parse_int;
+        self
     }
 
     /// The finished value (None if the core never completed one).  The
@@ -344,6 +353,7 @@ impl Builder {
     /// built, which holds its results).
     pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.parse_float)?;
+        visit.call(&self.parse_int)?;
         visit.call(&self.root)?;
         for frame in &self.stack {
             match frame {
@@ -358,6 +368,7 @@ impl Builder {
     /// owner is: the garbage collector clears only what is unreachable).
     pub(crate) fn clear(&mut self) {
         self.parse_float = None;
+        self.parse_int = None;
         self.root = None;
         self.stack.clear();
     }
@@ -397,7 +408,12 @@ impl<'py> PySink<'_, 'py> {
 
     #[inline]
     fn scalar_obj(&self, s: Scalar<'_>) -> PyResult<Bound<'py, PyAny>> {
-        scalar_object(self.py, self.b.parse_float.as_ref(), s)
+        match (&self.b.parse_int, s) {
+            (Some(f), Scalar::Int(_) | Scalar::NegZero | Scalar::BigInt(_)) => {
+                call_parse_int(self.py, f, s)
+            }
+            _ => scalar_object(self.py, self.b.parse_float.as_ref(), s),
+        }
     }
 
     /// Attach a finished value to the innermost open container (or make it
@@ -552,6 +568,7 @@ pub fn scalar_object<'py>(
         Scalar::Null => py.None().into_bound(py),
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::NegZero => 0_i64.into_pyobject(py)?.into_any(),
         Scalar::Str(t) => new_str(py, t).into_any(),
         Scalar::Float(t) => match parse_float {
             Some(f) => call_parse_float(py, f, t)?,
@@ -594,6 +611,24 @@ fn call_parse_float<'py>(
         });
         return decimal(py, unsigned.unwrap_or(text));
     }
+    f.bind(py).call1((text,))
+}
+
+/// `parse_int(text)` for an integer token: its text as written (the core
+/// keeps `-0` apart; any other i64 token's text is its decimal form).
+#[inline(never)]
+fn call_parse_int<'py>(
+    py: Python<'py>,
+    f: &Py<PyAny>,
+    s: Scalar<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut digits = itoa::Buffer::new();
+    let text = match s {
+        Scalar::Int(i) => digits.format(i),
+        Scalar::NegZero => "-0",
+        Scalar::BigInt(t) => t,
+        _ => return Err(internal("parse_int of a token that is no integer")),
+    };
     f.bind(py).call1((text,))
 }
 

@@ -349,7 +349,7 @@ impl<'py> ParseSink<'_, 'py> {
             Scalar::Null => &n.null,
             Scalar::Bool(_) => &n.boolean,
             Scalar::Str(_) => &n.string,
-            Scalar::Int(_) | Scalar::BigInt(_) => &n.number,
+            Scalar::Int(_) | Scalar::NegZero | Scalar::BigInt(_) => &n.number,
             Scalar::Float(_) if self.s.parse_float.is_none() => &n.number,
             Scalar::Float(_) => {
                 if v.is_exact_instance_of::<PyString>() {

@@ -64,7 +64,7 @@ use pyobj::GcPause;
 
 /// The version of the engine interface this module implements (the seam's
 /// `toonstream._engine.API_VERSION` must match, or the build is stale).
-const API_VERSION: u32 = 5;
+const API_VERSION: u32 = 6;
 
 /// The seam's `toonstream._engine.Unsupported`: an input the native engine
 /// does not take at all (a str with lone surrogates, which is not UTF-8),
@@ -86,6 +86,9 @@ fn unsupported(py: Python<'_>, message: &str) -> PyErr {
 pub(crate) struct Opts {
     pub(crate) options: Options,
     pub(crate) parse_float: Option<Py<PyAny>>,
+    /// Taken by the value builders only (`loads`, `ValueDecoder`), as by
+    /// the Python engine (`decoder.loads`); the others refuse it.
+    pub(crate) parse_int: Option<Py<PyAny>>,
 }
 
 /// A limit option: an int >= 0.  Python's engine only compares limits, so
@@ -112,17 +115,18 @@ fn limit(name: &str, v: Option<&Bound<'_, PyAny>>, default: usize) -> PyResult<u
 /// as for the Python `Decoder`'s keyword defaults).  One list for every
 /// class and function of the module; an unknown keyword is a `TypeError`.
 pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
-    const NAMES: [&str; 8] = [
+    const NAMES: [&str; 9] = [
         "indent_size",
         "strict",
         "parse_float",
+        "parse_int",
         "max_depth",
         "max_line_length",
         "max_number_length",
         "max_fields",
         "start_line",
     ];
-    let mut got: [Option<Bound<'_, PyAny>>; 8] = Default::default();
+    let mut got: [Option<Bound<'_, PyAny>>; 9] = Default::default();
     if let Some(kwargs) = kwargs {
         for (k, v) in kwargs.iter() {
             let name = k.cast::<PyString>()?.to_cow()?;
@@ -134,7 +138,7 @@ pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
             got[i] = (!v.is_none()).then_some(v);
         }
     }
-    let [indent_size, strict, parse_float, max_depth, max_line_length, max_number_length, max_fields, start_line] =
+    let [indent_size, strict, parse_float, parse_int, max_depth, max_line_length, max_number_length, max_fields, start_line] =
         got;
     let (indent_size, strict, parse_float) =
         (indent_size.as_ref(), strict.as_ref(), parse_float.as_ref());
@@ -164,6 +168,7 @@ pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
     // (not checked for being callable: the Python engine only calls it, at
     // the first float, and a document without floats never does)
     let parse_float = parse_float.map(|f| f.clone().unbind());
+    let parse_int = parse_int.map(|f| f.unbind());
     Ok(Opts {
         options: Options {
             indent_size,
@@ -182,6 +187,7 @@ pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
             start_line,
         },
         parse_float,
+        parse_int,
     })
 }
 
@@ -190,7 +196,13 @@ pub(crate) fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
 pub(crate) fn decoder(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(Decoder, Option<Py<PyAny>>)> {
-    decoder_of(options(kwargs)?)
+    let o = options(kwargs)?;
+    if o.parse_int.is_some() {
+        return Err(PyTypeError::new_err(
+            "unexpected keyword argument 'parse_int' (loads and ValueDecoder take it)",
+        ));
+    }
+    decoder_of(o)
 }
 
 /// [`decoder`] for options already parsed.
@@ -308,16 +320,17 @@ fn split_hooks<'py>(
 
 /// A hook is refused (`TypeError`) with options under which the pass over
 /// the finished value could not give the Python engine's calls: with
-/// `parse_float` (its results are not the builder's), and outside strict
+/// `parse_float` or `parse_int` (their results are not the builder's: the
+/// pass would enter a dict one returned), and outside strict
 /// mode (an object's pairs may repeat a key there: the pairs hook would miss
 /// the repeats, and both hooks the objects a repeat replaced).
 fn check_hook(hook: Option<&Hook>, o: &Opts) -> PyResult<()> {
     if hook.is_none() {
         return Ok(());
     }
-    if o.parse_float.is_some() {
+    if o.parse_float.is_some() || o.parse_int.is_some() {
         return Err(PyTypeError::new_err(
-            "the native engine takes object hooks without parse_float only",
+            "the native engine takes object hooks without parse_float or parse_int only",
         ));
     }
     if !o.options.strict {
@@ -360,7 +373,7 @@ fn loads<'py>(
     guarded(&mut false, || {
         let mut decoder =
             Decoder::new(o.options).map_err(|e| PyValueError::new_err(e.0.to_string()))?;
-        let mut b = Builder::new(o.parse_float);
+        let mut b = Builder::new(o.parse_float).with_parse_int(o.parse_int);
         let bytes = data.bytes()?;
         let r = {
             let _pause = GcPause::new(py);
@@ -408,14 +421,15 @@ struct ValueDecoder {
 impl ValueDecoder {
     #[new]
     #[pyo3(signature = (**options))]
-    fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let (options, hook) = split_hooks(options)?;
         let o = self::options(options.as_ref())?;
         check_hook(hook.as_ref(), &o)?;
+        let parse_int = o.parse_int.as_ref().map(|f| f.clone_ref(py));
         let (decoder, parse_float) = decoder_of(o)?;
         Ok(ValueDecoder {
             decoder,
-            builder: Builder::new(parse_float),
+            builder: Builder::new(parse_float).with_parse_int(parse_int),
             hook,
             broken: false,
             done: None,
