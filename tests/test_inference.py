@@ -346,7 +346,7 @@ def test_a_later_non_date_is_a_type_mismatch(later: str, message: str, read: Cal
     with pytest.raises(ToonDecodeError) as e:
         read(doc, try_parse_dates=True, infer_schema_length=2)
     assert (e.value.code, e.value.line, e.value.column) == ("type_mismatch", 4, 7)
-    assert message in e.value.msg and "inferred from the first 2 rows" in e.value.msg
+    assert message in e.value.msg and "inferred from the first 2 rows" in e.value.msg  # (scan_toon: "... by the scan's probe")
     assert len(read(doc, try_parse_dates=True, infer_schema_length=None)) == 4  # all rows: String, no error
 
 

@@ -498,7 +498,7 @@ def test_value_hooks_are_refused_not_ignored(name: str, call: Callable[..., Any]
         b"[8:]{c,e}:\n",
         b"[8]{c,g{x,y}}:\n",
         b"[3]{c,e}:\n  1,x\n  2,y\n  3,z\n",
-        b"[2:]{key,c}:\n  k: 1,2\n  j: 3,4\n",  # (a name collision: n_rows=0 reads nothing, no columns)
+        b"[2:]{key,c}:\n  k: 1,2\n  j: 3,4\n",  # (a name collision: n_rows=0 reads the header, and fails as read_toon)
     ],
 )
 def test_scan_schema_within_n_rows(doc: bytes, n_rows: int | None) -> None:
@@ -518,3 +518,83 @@ def test_scan_schema_within_n_rows(doc: bytes, n_rows: int | None) -> None:
         assert_frame_equal(scanned, read)
     else:
         assert scanned == read
+
+
+# ------------------------------------------------- n_rows=0, slices of record arrays, sources
+
+
+@pytest.mark.parametrize(
+    "doc, kwargs",
+    [
+        (b"[2]{a,b:\n  1,x\n", {}),  # a broken header
+        (b"\xff\xfe", {}),  # not UTF-8
+        (b"a: 1\n", {}),  # no table
+        (b"[03]{a}:\n  1\n", {}),  # a bad length
+        (b"[2]{score,id}:\n  1,x\n", {"max_line_length": 10}),  # a limit broken by the header
+    ],
+)
+def test_n_rows_0_still_reads_up_to_the_header(engine: str, doc: bytes, kwargs: dict[str, Any]) -> None:
+    # as n_rows=1 does (the errors before the first row): n_rows=0 used to read nothing at all
+    with pytest.raises(ToonDecodeError) as one:
+        tp.read_toon(doc, n_rows=1, **kwargs)
+    for read in (
+        lambda: tp.read_toon(doc, n_rows=0, **kwargs),
+        lambda: ta.read_table(doc, n_rows=0, **kwargs),
+    ):
+        with pytest.raises(ToonDecodeError) as zero:
+            read()
+        assert (zero.value.code, zero.value.line, zero.value.column) == (one.value.code, one.value.line, one.value.column)
+
+
+@pytest.mark.parametrize("end", [b"", b"\n"])
+def test_n_rows_0_gives_the_header_columns(engine: str, end: bytes) -> None:
+    # (TOON text ends without a newline: the header is the last line there)
+    for doc in (b"[0]{a,b}:" + end, b"[2]{a,b}:\n  1,x\n  2,y" + end):
+        df = tp.read_toon(doc, n_rows=0)
+        assert df.columns == ["a", "b"] and df.height == 0
+        assert df.schema == pl.Schema({"a": pl.Null, "b": pl.Null})  # (the types of the rows read: none)
+        assert tp.read_toon(doc, n_rows=0, columns=["b"]).columns == ["b"]
+        assert_frame_equal(tp.scan_toon(doc, n_rows=0).collect(), df)
+        assert ta.read_table(doc, n_rows=0).column_names == ["a", "b"]
+    # the header is read, not what follows it
+    assert tp.read_toon(b"[2]{a,b}:\n  1,x\n  2\n", n_rows=0).columns == ["a", "b"]
+
+
+def test_scan_head_of_records_whose_later_keys_the_probe_saw(engine: str) -> None:
+    # The probe reads the inference window: a key of a later record is a column, null in the
+    # records a slice reads (head(1) raised ColumnNotFoundError for "q").
+    doc = b"[3]:\n  - id: 1\n    t[2]: a,b\n  - id: x\n    q: 1\n  - id: 3\n    r: true\n"
+    whole = tp.read_toon(doc)
+    assert whole.columns == ["id", "t", "q", "r"]
+    for h in range(4):
+        assert_frame_equal(tp.scan_toon(doc).head(h).collect(), whole.head(h))
+        assert_frame_equal(tp.scan_toon(doc).select("q", "id").head(h).collect(), whole.select("q", "id").head(h))
+    assert_frame_equal(tp.scan_toon(doc).filter(pl.col("r").is_null()).head(1).collect(), whole.head(1))
+
+
+def test_type_mismatch_names_where_the_types_came_from(engine: str, tmp_path: Path) -> None:
+    (tmp_path / "a.toon").write_text("[1]{a,b}:\n  1,x\n")
+    (tmp_path / "b.toon").write_text("[2]{a,b}:\n  2.5,y\n  3,z\n")
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon([str(tmp_path / "a.toon"), str(tmp_path / "b.toon")])
+    assert e.value.code == "type_mismatch" and e.value.line == 2
+    assert f"inferred from the first 1 rows of {tmp_path / 'a.toon'}" in str(e.value)  # (not b.toon's 2 rows)
+    assert e.value.__notes__ == [f"in {tmp_path / 'b.toon'}"]
+    (tmp_path / "c.toon").write_text("[3]{a,b}:\n  1,x\n  2,y\n  2.5,z\n")
+    with pytest.raises(ToonDecodeError) as e:
+        tp.scan_toon(str(tmp_path / "c.toon"), infer_schema_length=1).collect()
+    assert "inferred from the first 1 rows by the scan's probe;" in str(e.value)
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(str(tmp_path / "c.toon"), infer_schema_length=2)
+    assert "inferred from the first 2 rows;" in str(e.value)
+    # the same for arrays of records
+    (tmp_path / "a.toon").write_text("[1]:\n  - a: 1\n    b: x\n")
+    (tmp_path / "b.toon").write_text("[2]:\n  - a: 2.5\n    b: y\n  - a: 3\n    b: z\n")
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon([str(tmp_path / "a.toon"), str(tmp_path / "b.toon")])
+    assert e.value.code == "type_mismatch" and e.value.line == 2
+    assert f"the schema was inferred from the first 1 rows of {tmp_path / 'a.toon'};" in str(e.value)
+    (tmp_path / "b.toon").write_text("[2]:\n  - a: 3\n    b: y\n  - a: 2.5\n    b: z\n")
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(str(tmp_path / "b.toon"), infer_schema_length=1)
+    assert "the schema was inferred from the first 1 records;" in str(e.value)

@@ -529,7 +529,9 @@ class TableScan:
         )
 
     def _full(self) -> bool:
-        return self.limit is not None and self.done >= self.limit
+        # (a limit of 0 still reads up to the table's header: its columns,
+        # and any error before them, as with a limit of 1)
+        return self.limit is not None and self.done >= self.limit and (self.limit > 0 or self.names is not None)
 
     # An unfinished line longer than this is not kept for error locations
     # (its text would be copied at each feed).
@@ -1204,13 +1206,19 @@ class FrameReader:
         key_field: str = "key",
         options: Mapping[str, Any] | None = None,
         inferred: Mapping[str, Any] | None = None,
+        inferred_how: str | None = None,
+        inferred_here: bool = False,
         on_header: Callable[[FrameReader], None] | None = None,
         more_sources: bool = False,
     ) -> None:
         """``inferred``: column dtypes an earlier read inferred (scan_toon's
         probe, or the first of several sources): used as this read's
         inference, checked as inferred types are (not a user's ``schema``,
-        which may round).  ``on_header``: called once the table's header is
+        which may round); ``inferred_how`` says where from, for error
+        messages; ``inferred_here``: they are this source's own, read from
+        more of its rows (a scan's probe), so the keys of an array of records
+        they name are columns even where the rows read now lack them (null
+        there).  ``on_header``: called once the table's header is
         known, before the columns are selected (it may set ``columns``).
         ``more_sources``: the table goes on in other sources (its end here
         is not the end of the table: a column of nulls only is String)."""
@@ -1229,6 +1237,8 @@ class FrameReader:
         self.schema = dict(schema) if schema is not None else None
         self.overrides = dict(schema_overrides or {})
         self.inferred = dict(inferred or {})
+        self.inferred_how = inferred_how or "inferred by an earlier read"
+        self.inferred_here = inferred_here
         self.infer = infer_schema_length
         if infer_schema_length is not None:
             # The first infer_schema_length rows decide the types (_batches):
@@ -1647,7 +1657,10 @@ class FrameReader:
         """Where column i's dtype came from, and the fix (error messages)."""
         if self.forced[i]:
             return "the schema's dtype"
-        return f"inferred from the first {self.inferred_from} rows; pass schema_overrides or a larger infer_schema_length"
+        how = f"inferred from the first {self.inferred_from} rows"
+        if self.known[i] is not None:
+            how = self.inferred_how
+        return f"{how}; pass schema_overrides or a larger infer_schema_length"
 
     def _fast_values(self, batch: _Batch, i: int) -> list[Any]:
         """The fast rows' tokens of column i, decoded by the grammar's
@@ -2340,11 +2353,14 @@ class SourcesReader:
         row_index_offset: int = 0,
         include_file_paths: str | None = None,
         inferred: Mapping[str, Any] | None = None,
+        inferred_how: str | None = None,
         expect: Sequence[str] | None = None,
         **reader: Any,
     ) -> None:
         """``expect``: the table's columns, as a plan promised them (a
-        ``schema`` given to scan_toon instead of a probe)."""
+        ``schema`` given to scan_toon instead of a probe); ``inferred``: the
+        dtypes a scan's probe found in the first source's first rows
+        (``inferred_how`` says how many, for error messages)."""
         if n_rows is not None and n_rows < 0:
             raise ValueError("n_rows must be >= 0 or None")
         if row_index_offset < 0:
@@ -2356,6 +2372,9 @@ class SourcesReader:
         self.offset = row_index_offset
         self.paths = include_file_paths
         self.inferred = dict(inferred) if inferred is not None else None
+        self.inferred_how = inferred_how
+        #: the rows the types were decided from (the first source's), once read
+        self.inferred_rows: int | None = None
         self.expect = list(expect) if expect is not None else None
         self.reader = reader
         self.header: tuple[bool, Fields] | None = None  # the first source's (keyed, fields)
@@ -2415,6 +2434,7 @@ class SourcesReader:
         left = self.n_rows
         row = self.offset
         fixed = self.inferred
+        how = self.inferred_how if fixed is not None else None
         empty: pl.DataFrame | None = None  # a source with no rows: its frame, if no source has rows
         rows = False
         for k, (source, label) in enumerate(self.sources):
@@ -2425,6 +2445,8 @@ class SourcesReader:
                 columns=self.file_columns or None,  # (see _on_header)
                 n_rows=left,
                 inferred=fixed,
+                inferred_how=how,
+                inferred_here=k == 0 and fixed is not None,
                 on_header=partial(self._on_header, label=label),
                 more_sources=k + 1 < len(self.sources),
                 **self.reader,
@@ -2439,6 +2461,8 @@ class SourcesReader:
                         continue
                     if fixed is None:  # the first rows' types hold for the later sources
                         fixed = dict(frame.schema)
+                        self.inferred_rows = reader.inferred_from
+                        how = f"inferred from the first {reader.inferred_from} rows of {label}"
                     out = self._finish(frame, label, row)
                     row += frame.height
                     if left is not None:
@@ -2487,6 +2511,7 @@ class SourcesReader:
         reader, label = self.current
         if reader.dtypes is not None:
             frame = reader._empty()
+            self.inferred_rows = reader.inferred_from
         elif reader.scan.fields is not None:
             # The header only: its columns, typed String (never produced: the
             # read fails at the same place before any row).

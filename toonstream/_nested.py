@@ -575,6 +575,7 @@ class RecordReader:
     def _decide(self, records: list[dict[str, Any]], *, complete: bool) -> None:
         owner = self.owner
         self.window = 0 if owner.infer == 0 else len(records)
+        owner.inferred_from = self.window  # (what a later source's messages quote)
         forced: set[_Path] = set()
         if owner.schema is not None:
             dtypes = {n: _dtype(d) for n, d in owner.schema.items()}
@@ -589,7 +590,12 @@ class RecordReader:
                         k, (), f"record {k} is nested deeper than {MAX_NESTING} levels, too deep for a frame's dtype",
                         "max_depth",
                     ) from None
-            fields = top.fields if top is not None and top.fields is not None else {}
+            fields = dict(top.fields) if top is not None and top.fields is not None else {}
+            if owner.inferred_here:
+                # (a scan's probe read more of these records: the keys it
+                # found are columns, null in the records read now)
+                for n in owner.inferred:
+                    fields.setdefault(n, _Type())
             # An earlier read's dtypes (the first source's, a scan's probe)
             # hold for the columns they name; the others are inferred.
             # (An override of a whole column stands for its inference, which
@@ -704,13 +710,15 @@ class RecordReader:
         plan = self.plan
         return plan is not None and any(path[:i] in plan.forced for i in range(1, len(path) + 1))
 
-    def _how(self) -> str:
-        if self.owner.schema is not None:
+    def _how(self, path: _Path = ()) -> str:
+        """Where the dtype at ``path`` came from, and the fix (error messages)."""
+        owner = self.owner
+        if owner.schema is not None:
             return "the schema's"
-        return (
-            f"the schema was inferred from the first {self.window} records; "
-            "pass a larger infer_schema_length, schema or schema_overrides"
-        )
+        how = f"inferred from the first {self.window} records"
+        if path and path[0] in owner.inferred and path[0] not in owner.overrides:
+            how = owner.inferred_how  # (an earlier read's: the first source's, a scan's probe)
+        return f"the schema was {how}; pass a larger infer_schema_length, schema or schema_overrides"
 
     def _build(self, values: list[Any], dtype: pl.DataType, path: _Path, record: Callable[[int], int], start: int) -> pa.Array:
         """``values`` (those at ``path`` of a batch; ``record(i)``: the record
@@ -728,7 +736,7 @@ class RecordReader:
                 raise self._error(
                     start + record(extra), (*path, key),
                     f"record {start + record(extra)}: {_describe(path)!r} has key {key!r}, which is not a field of "
-                    f"its type {dtype} ({self._how()})", "unexpected_fields",
+                    f"its type {dtype} ({self._how(path)})", "unexpected_fields",
                 )
             mask = [v is None for v in values]
             if not names:
@@ -812,7 +820,7 @@ class RecordReader:
         raise self._error(
             start + record(i), path,
             f"record {start + record(i)}: {_describe(path)!r} holds {s[i]!r}, which does not convert to {dtype}"
-            + ("" if forced else f" ({self._how()})"),
+            + ("" if forced else f" ({self._how(path)})"),
             "type_mismatch",
         )
 
@@ -822,7 +830,7 @@ class RecordReader:
         return self._error(
             k,
             path,
-            f"record {k}: {_describe(path)!r} holds {what}, which does not fit its type {dtype} ({self._how()})",
+            f"record {k}: {_describe(path)!r} holds {what}, which does not fit its type {dtype} ({self._how(path)})",
             "type_mismatch",
         )
 

@@ -284,8 +284,10 @@ def scan_toon(
     # override would change a dtype only the read can tell): no probe.
     given = schema is not None and all(n in schema for n in schema_overrides or {})
 
-    def probe() -> tuple[pl.Schema, dict[str, Any]]:
-        """The plan's schema, and the dtypes the read keeps (the probe's)."""
+    def probe() -> tuple[pl.Schema, dict[str, Any], str | None]:
+        """The plan's schema, the dtypes the read keeps (the probe's), and
+        where they came from (for error messages)."""
+        how = None
         if given:
             assert schema is not None
             inner = pl.Schema({**schema, **(schema_overrides or {})})
@@ -299,7 +301,10 @@ def scan_toon(
             window = None if infer_schema_length is None else infer_schema_length + 1
             if n_rows is not None:
                 window = n_rows if window is None else min(window, n_rows)
-            inner = SourcesReader(sources(), batch_size=batch_size, n_rows=window, **common).probe()
+            probing = SourcesReader(sources(), batch_size=batch_size, n_rows=window, **common)
+            inner = probing.probe()
+            if probing.inferred_rows is not None:
+                how = f"inferred from the first {probing.inferred_rows} rows by the scan's probe"
             # The full read types the columns as the probe did (and checks
             # them as read_toon checks inferred types: no rounding into them).
             fixed = dict(inner)
@@ -308,14 +313,14 @@ def scan_toon(
             columns.append((include_file_paths, pl.String))
         if row_index_name is not None:
             columns.insert(0, (row_index_name, pl.get_index_type()))
-        return pl.Schema(columns), fixed
+        return pl.Schema(columns), fixed, how
 
     plan = _Once(probe)
 
     def source_generator(
         with_columns: list[str] | None, predicate: pl.Expr | None, n_pushed: int | None, batch_size_hint: int | None
     ) -> Iterator[pl.DataFrame]:
-        names, fixed = list(plan()[0]), plan()[1]
+        names, fixed, how = list(plan()[0]), plan()[1], plan()[2]
         needed = set(names if with_columns is None else with_columns)
         if predicate is not None:  # it may use columns the query does not select
             needed.update(predicate.meta.root_names())
@@ -329,6 +334,7 @@ def scan_toon(
             columns=[c for c in names if c in needed and c != row_index_name],
             n_rows=limit,
             inferred=fixed,
+            inferred_how=how,
             expect=list(schema) if given and schema is not None else None,  # the plan's columns
             row_index_name=row_index_name,
             row_index_offset=row_index_offset,
