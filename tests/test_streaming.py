@@ -92,10 +92,10 @@ def test_jsonl_encode_errors_name_the_line(seekable: bool, key: str | None) -> N
     # the element's path and its input line (blank lines and a BOM counted).
     bad = '"\\ud800"'
     cases = {
-        "table row": (['{"a": 1}', "", '{"a": ' + bad + "}"], (1,), 3),
+        "table row": (['{"a": 1}', "", '{"a": ' + bad + "}"], (1, "a"), 3),
         "nested": (['{"a": 1}', "", '{"b": [1, {"a": ' + bad + "}]}"], (1, "b", 1, "a"), 3),
         "primitive array": (["\ufeff", "1", "", bad], (1,), 4),
-        "far into a table": ([*('{"a": %d}' % i for i in range(5000)), '{"a": ' + bad + "}", '{"a": 1}'], (5000,), 5001),
+        "far into a table": ([*('{"a": %d}' % i for i in range(5000)), '{"a": ' + bad + "}", '{"a": 1}'], (5000, "a"), 5001),
     }
     for name, (lines, path, line) in cases.items():
         data = ("\n".join(lines) + "\n").encode()
@@ -596,7 +596,7 @@ def test_event_encoder_error_paths_name_the_member_and_the_element() -> None:
     doc = {"a1": [{"id": "x", "name": "n"}, {"id": "a|b", "name": "a\ud800"}], "z": 1}
     with pytest.raises(ToonEncodeError) as want:
         toonstream.dumps(doc)
-    assert send_all(doc).path == want.value.path == ("a1", 1)
+    assert send_all(doc).path == want.value.path == ("a1", 1, "name")
     assert send_all([[], [[1]]], max_depth=1).path == (1, 0)
 
 

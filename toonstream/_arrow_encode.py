@@ -766,6 +766,7 @@ def encode_arrow(
     head = "" if key is None else key_text(key)
     source = _open(data, batch_size)
     try:
+        _unique_names(source.schema)
         shape = schema_shape(source.schema, has_default=default is not None, max_depth=max_depth, under_key=key is not None)
         if shape is not None and shape.structs:
             if not source.reiterable and source.table is None:
@@ -774,7 +775,10 @@ def encode_arrow(
             if _any_null_struct(source, shape):
                 shape = None
         if shape is None:
-            _per_row(source, out, key, d, indent_size, options)
+            try:
+                _per_row(source, out, key, d, indent_size, options)
+            except UnicodeDecodeError as e:  # (to_pylist of an unchecked string array)
+                raise ToonEncodeError(f"a string column holds bytes that are not UTF-8 ({e.reason})") from None
             return
         rows = _RowText(shape, _Formatter(d, default), " " * indent_size)
         sink = _Out(out)
@@ -784,6 +788,25 @@ def encode_arrow(
             _write_direct(source, sink, head, shape, rows, d)
     finally:
         source.close()
+
+
+def _unique_names(schema: Any) -> None:
+    """A schema (or a struct's fields) naming a column twice is refused: a
+    TOON object holds each key once, and the rows' dicts (``to_pylist``) would
+    keep the last column only, dropping the other's data without a word."""
+    todo: list[tuple[tuple[str, ...], list[Any]]] = [((), list(schema))]
+    while todo:
+        path, fields = todo.pop()
+        seen: set[str] = set()
+        for f in fields:
+            if f.name in seen:
+                raise ToonEncodeError(
+                    f"column {f.name!r} appears twice: a TOON object holds each key once (rename one of them)",
+                    path=path,
+                )
+            seen.add(f.name)
+            if pt.is_struct(f.type):
+                todo.append((path + (f.name,), [f.type.field(i) for i in range(f.type.num_fields)]))
 
 
 def _empty(head: str) -> str:

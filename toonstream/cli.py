@@ -28,7 +28,7 @@ import os
 import stat
 import sys
 import tempfile
-from typing import IO, Any, Callable, Iterator, NoReturn, Sequence
+from typing import IO, Any, Callable, Iterator, NoReturn, Sequence, cast
 
 from . import __version__, _signals
 from ._errors import ToonDecodeError, ToonEncodeError, ToonError
@@ -366,8 +366,49 @@ def _json_pairs(stream: Any, surrogates: SurrogateCheck) -> Iterator[tuple[str, 
     escape).  What they raise for bad input: :func:`_json_errors`."""
     import ijson
 
-    yield from ijson.basic_parse(stream)
+    from ._reference.numbers import MAX_NUMBER_LENGTH, too_long
+
+    # ijson's C backend makes each number with int()/Decimal(): past
+    # CPython's int digit limit (4,300) that fails inside yajl's callback,
+    # which surfaces as a SystemError.  Ints up to the decoders' number
+    # length are TOON numbers, so the limit is raised to that (this process
+    # is the command's own); a longer one is refused, as the encoder would.
+    stream = _BomSkipped(stream)  # (one leading byte-order mark, as for TOON and JSON Lines)
+    limit = sys.get_int_max_str_digits()
+    if limit and limit <= MAX_NUMBER_LENGTH:
+        sys.set_int_max_str_digits(MAX_NUMBER_LENGTH + 1)
+    try:
+        for event in ijson.basic_parse(stream):
+            # (the backend returns the event of a failed number with the
+            # error still set: the next call on it raises it, here)
+            len(event)
+            yield event
+    except (SystemError, ValueError) as e:
+        if "int" not in str(e.__cause__ or e) and "digits" not in str(e.__cause__ or e):
+            raise
+        raise too_long(None) from None
     surrogates.close()
+
+
+class _BomSkipped:
+    """A binary reader without the UTF-8 byte-order mark its input may start with."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.first = True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        if self.first and size != 0:  # (ijson reads 0 bytes first, to tell bytes from str)
+            self.first = False
+            while len(data) < 3 and _BOM.startswith(data) and (more := self.stream.read(size)):
+                data += more  # (a BOM's 3 bytes at once, from a pipe's short reads)
+            if data.startswith(_BOM):
+                data = data[3:] or self.stream.read(size)
+        return bytes(data)
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _json_errors() -> tuple[type[Exception], ...]:
@@ -389,7 +430,7 @@ def _invalid_json(path: str, e: Exception) -> ToonEncodeError:
     if again is not None:
         try:
             with again:
-                found = locate_json_error(again)
+                found = locate_json_error(cast(IO[bytes], _BomSkipped(again)))
         except OSError:
             found = None
     if found is not None:

@@ -19,6 +19,7 @@ this engine: benchmarks/README.md).
 
 from __future__ import annotations
 
+import contextlib
 from operator import itemgetter
 from typing import IO, Any, Callable, Iterator, Sequence, Union
 
@@ -133,6 +134,8 @@ class Walk:
         max_depth: int,
         missing_as_null: bool = False,
     ) -> None:
+        if type(indent_size) is bool or not isinstance(indent_size, int):
+            raise TypeError(f"indent_size must be an int, got {type(indent_size).__name__}")
         if indent_size < 1:
             raise ValueError("indent_size must be >= 1")
         self.missing_as_null = missing_as_null
@@ -256,7 +259,11 @@ class Walk:
                 if not v:
                     yield f"{lead}{ek}:"
                 else:
-                    fields = self.shape.keyed_fields(v)
+                    try:
+                        fields = self.shape.keyed_fields(v)
+                    except ToonEncodeError as e:
+                        e.path = (k,) + e.path
+                        raise
                     if fields is not None:
                         yield (k, v, self._keyed(lead + ek, v, fields, depth))
                     else:
@@ -446,8 +453,21 @@ class Walk:
             try:
                 row(o)
             except ToonEncodeError:
-                e.path = (start + i,) + e.path
+                where: tuple[str | int, ...] = (start + i, *self._cell_path(fields, o, lenient))
+                e.path = where + e.path
                 return
+
+    def _cell_path(self, fields: Fields, o: Any, lenient: bool = False) -> tuple[str, ...]:
+        """The keys of the first cell of row object ``o`` whose value the
+        writer refuses (none: the row fails otherwise)."""
+        with contextlib.suppress(ToonEncodeError):
+            values = self._cells(fields, lenient)(o if type(o) is dict else self.norm(o))
+            for path, v in zip(leaf_paths(fields), values):
+                try:
+                    self.prim(v)
+                except ToonEncodeError:
+                    return path
+        return ()
 
     def entry_writer(self, fields: Fields, depth: int) -> Callable[[Any, Any], str]:
         """A function from (entry key, entry object) to its entry row at ``depth`` (§9.5)."""
@@ -463,7 +483,7 @@ class Walk:
             try:
                 yield entry(k, o)
             except ToonEncodeError as e:
-                e.path = (k,) + e.path
+                e.path = (k, *self._cell_path(fields, o)) + e.path
                 raise
 
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Collection, Iterable, Sequence
 
 from .._errors import ToonEncodeError
 from .quoting import ESCAPE_CHARS, flag_strings
+from .numbers import MAX_NUMBER_LENGTH
 
 _LITERAL = {True: "true", False: "false"}
 
@@ -41,8 +42,12 @@ def format_column(
         if kind is int:
             try:
                 # str(i) is encode_int(i) whenever str() accepts i (CPython's
-                # digit limit raises ValueError for the huge ones).
-                return list(map(int.__repr__, col))
+                # digit limit raises ValueError for the huge ones) and the
+                # text is within the decoders' number length (a process may
+                # have lifted the digit limit: encode_int then refuses it).
+                ints = list(map(int.__repr__, col))
+                if max(map(len, ints), default=0) <= MAX_NUMBER_LENGTH:
+                    return ints
             except ValueError:
                 pass
         elif kind is float:

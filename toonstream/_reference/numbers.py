@@ -196,12 +196,12 @@ def encode_decimal(d: Decimal) -> str:
     ad = d.copy_abs()
     if _DEC_MIN_PLAIN <= ad < _DEC_MAX_PLAIN:
         if len(d.as_tuple().digits) > MAX_NUMBER_LENGTH:  # (no need to write it out)
-            raise _too_long(None)
+            raise too_long(None)
         return _checked_length(_plain(d))
     sign, digits, exp = d.as_tuple()
     assert isinstance(exp, int)
     if len(digits) > MAX_NUMBER_LENGTH:
-        raise _too_long(None)
+        raise too_long(None)
     ds = "".join(map(str, digits)).rstrip("0")
     exp += len(digits) - len(ds)  # the trailing zeros move into the exponent
     e = exp + len(ds) - 1  # scientific exponent for the form d.ddd
@@ -214,7 +214,7 @@ def encode_decimal(d: Decimal) -> str:
     return _checked_length(f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}")
 
 
-def _too_long(size: int | None) -> ToonEncodeError:
+def too_long(size: int | None) -> ToonEncodeError:
     """The refusal of a number whose token has ``size`` characters (None:
     more than MAX_NUMBER_LENGTH, not counted)."""
     has = f"more than {MAX_NUMBER_LENGTH}" if size is None else str(size)
@@ -226,7 +226,7 @@ def _too_long(size: int | None) -> ToonEncodeError:
 
 def _checked_length(text: str) -> str:
     if len(text) > MAX_NUMBER_LENGTH:
-        raise _too_long(len(text))
+        raise too_long(len(text))
     return text
 
 
@@ -257,7 +257,7 @@ def encode_int(i: int) -> str:
     if i.bit_length() < INT_STR_SAFE_BITS:
         return str(i)
     if i.bit_length() > _MAX_INT_BITS:
-        raise _too_long(None)
+        raise too_long(None)
     return _checked_length(format(Decimal(i), "f"))
 
 

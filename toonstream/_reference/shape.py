@@ -35,6 +35,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Callable
 
+from .._errors import ToonEncodeError
 from .normalize import PRIMITIVE
 from .writer import Fields
 
@@ -121,7 +122,7 @@ class ShapePlan:
             for k, col in zip(names, columns):
                 kinds = set(map(type, col))
                 if not kinds <= NATIVE_TYPES:  # host types: normalize, then classify
-                    col = [norm(v) for v in col]
+                    col = _normalized(col, norm, path + (k,))
                     kinds = set(map(type, col))
                 if kinds <= PRIMITIVE:
                     out.append((k, None))
@@ -142,7 +143,13 @@ class ShapePlan:
         values = [self.norm(v) for v in obj.values()]
         if any(type(v) is not dict for v in values):
             return None
-        return self.uniform_fields(values)
+        try:
+            return self.uniform_fields(values)
+        except ToonEncodeError as e:
+            # (a cell's path starts with its row: here the entry's key)
+            if e.path and type(e.path[0]) is int and 0 <= e.path[0] < len(obj):
+                e.path = (list(obj)[e.path[0]], *e.path[1:])
+            raise
 
     def union_fields(self, objs: list[Any]) -> Fields | None:
         """``missing_as_null`` tables: non-empty objects that differ only by
@@ -284,3 +291,19 @@ def leaf_count(fields: Fields) -> int:
             else:
                 todo.append(sub)
     return n
+
+
+def _normalized(col: list[Any], norm: Callable[[Any], Any], path: tuple[str, ...]) -> list[Any]:
+    """``norm`` of each value of a column at ``path`` in the rows; a value
+    it refuses is reported at its row and keys."""
+    try:
+        return [norm(v) for v in col]
+    except ToonEncodeError as e:
+        for i, v in enumerate(col):
+            try:
+                norm(v)
+            except ToonEncodeError:
+                where: tuple[str | int, ...] = (i, *path)
+                e.path = where + e.path
+                break
+        raise

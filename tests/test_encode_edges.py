@@ -1,0 +1,154 @@
+"""Encoding defects a black-box review found (2026-12-06), on both engines:
+table cells past the decoders' number length, error paths inside tables and
+keyed tables, the command line's JSON documents (ints of more than 4,300
+digits, a byte-order mark), encoder option types, and Arrow columns whose
+names repeat or whose strings are not UTF-8."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import toonstream
+from toonstream import ToonEncodeError
+
+CLI = [sys.executable, "-m", "toonstream"]
+BIG = 10**10_001  # (10,002 digits: one past the decoders' max_number_length)
+
+
+@pytest.fixture
+def no_digit_limit() -> Iterator[None]:
+    # A process that lifted CPython's int digit limit: str() then writes any int.
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(before)
+
+
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        ([{"a": BIG}], (0, "a")),
+        ([{"a": 1}, {"a": BIG}], (1, "a")),
+        ({"k": [{"a": {"b": BIG}}]}, ("k", 0, "a", "b")),
+        ({"k1": {"x": 1}, "k2": {"x": BIG}}, ("k2", "x")),
+        ({"a": BIG}, ("a",)),
+    ],
+)
+def test_table_cells_refuse_numbers_loads_could_not_read(engine: str, no_digit_limit: None, value: Any, path: tuple[Any, ...]) -> None:
+    # (table cells were written by str() unchecked: loads then failed with number_too_long)
+    for options in ({}, {"missing_as_null": True}):
+        with pytest.raises(ToonEncodeError, match="number too long") as e:
+            toonstream.dumps(value, **options)
+        assert e.value.path == path
+    ok = [{"a": 10**9_999}, {"a": 1}]  # 10,000 digits: the longest a decoder reads by default
+    assert toonstream.loads(toonstream.dumps(ok)) == ok
+
+
+def test_jsonl_cells_refuse_numbers_loads_could_not_read(engine: str, no_digit_limit: None) -> None:
+    out = io.BytesIO()
+    with pytest.raises(ToonEncodeError, match="number too long") as e:
+        toonstream.encode_jsonl(io.BytesIO(b'{"a": 1}\n{"a": 1' + b"0" * 10_001 + b"}\n"), out)
+    assert e.value.path == (1, "a")
+
+
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        ([{"a": 1}, {"a": object()}], (1, "a")),
+        ({"t": [{"a": 1}, {"a": object()}]}, ("t", 1, "a")),
+        ([{"g": {"x": 1}}, {"g": {"x": object()}}], (1, "g", "x")),
+        ({"k1": {"x": 1}, "k2": {"x": object()}}, ("k2", "x")),
+        ({"o": {"k1": {"x": 1}, "k2": {"x": object()}}}, ("o", "k2", "x")),
+        ([{"a": 1}, {"a": "\ud800"}], (1, "a")),
+        ({"k1": {"x": 1}, "k2": {"x": "\ud800"}}, ("k2", "x")),
+        ([{"g": {"x": 1}}, {"g": {"x": "\ud800"}}], (1, "g", "x")),
+    ],
+)
+def test_errors_inside_tables_name_the_cell(engine: str, value: Any, path: tuple[Any, ...]) -> None:
+    with pytest.raises(ToonEncodeError) as e:
+        toonstream.dumps(value)
+    assert e.value.path == path
+
+
+@pytest.mark.parametrize("bad", [True, 2.5, "2"])
+def test_indent_size_must_be_an_int(engine: str, bad: Any) -> None:
+    with pytest.raises(TypeError, match="indent_size must be an int"):
+        toonstream.dumps({"a": {"b": 1}}, indent_size=bad)
+    with pytest.raises(ValueError, match="indent_size must be >= 1"):
+        toonstream.dumps({"a": {"b": 1}}, indent_size=0)
+
+
+def _cli(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*CLI, *args], input=input, capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("digits", [4_300, 4_301, 10_000])
+def test_cli_json_documents_take_ints_the_decoders_read(tmp_path: Path, digits: int) -> None:
+    # ijson's C backend failed past CPython's 4,300-digit limit with a SystemError traceback
+    doc = tmp_path / "i.json"
+    doc.write_text('{"a": [1, 1' + "0" * (digits - 1) + "]}")
+    for args in (["encode", str(doc)], ["stats", str(doc)]):
+        r = _cli(*args)
+        assert r.returncode == 0 and r.stderr == b"", r.stderr.decode()
+    r = _cli("encode", str(doc))
+    assert r.stdout == b"a[2]: 1,1" + b"0" * (digits - 1)
+
+
+def test_cli_json_documents_refuse_longer_ints_in_one_line(tmp_path: Path) -> None:
+    doc = tmp_path / "i.json"
+    doc.write_text("[1" + "0" * 10_001 + "]")
+    out = tmp_path / "out.toon"
+    for args, name in ((["encode", str(doc), "-o", str(out)], str(doc)), (["stats", str(doc)], str(doc)),
+                       (["encode", "--from", "json"], "<stdin>")):
+        r = _cli(*args, input=doc.read_bytes() if name == "<stdin>" else None)
+        assert r.returncode == 1
+        assert b"Traceback" not in r.stderr
+        assert r.stderr.decode().startswith(f"{name}: number too long"), r.stderr.decode()
+    assert not out.exists()
+
+
+def test_cli_json_documents_skip_a_byte_order_mark(tmp_path: Path) -> None:
+    bom = b"\xef\xbb\xbf"
+    doc = tmp_path / "b.json"
+    doc.write_bytes(bom + b'{"a": [1, 2]}')
+    assert _cli("encode", str(doc)).stdout == b"a[2]: 1,2"
+    assert _cli("encode", "--from", "json", input=doc.read_bytes()).stdout == b"a[2]: 1,2"
+    assert _cli("encode", input=doc.read_bytes()).stdout == b"a[2]: 1,2"  # (sniffed)
+    doc.write_bytes(bom + b'{"a": [1, 2}')  # an error is located in the text after the mark
+    r = _cli("encode", str(doc))
+    assert r.returncode == 1 and r.stderr.decode().startswith(f"{doc}:1:12: invalid JSON")
+    r = _cli("encode", "--from", "json", input=bom + bom + b"{}")  # one mark only
+    assert r.returncode == 1 and "1:1: invalid JSON" in r.stderr.decode()
+
+
+def test_arrow_columns_named_twice_are_refused(engine: str) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from toonstream.arrow import encode_arrow
+
+    table = pa.table([pa.array([1]), pa.array([2])], names=["a", "a"])
+    with pytest.raises(ToonEncodeError, match="column 'a' appears twice") as e:
+        encode_arrow(table, io.StringIO())
+    assert e.value.path == ()
+    nested = pa.table({"s": pa.StructArray.from_arrays([pa.array([1]), pa.array([2])], ["x", "x"])})
+    with pytest.raises(ToonEncodeError, match="column 'x' appears twice") as e:
+        encode_arrow(nested, io.StringIO())
+    assert e.value.path == ("s",)
+    r = _cli("encode", "--from", "csv", input=b"a,a\n1,2\n")  # (to_pylist kept the last one, silently)
+    assert r.returncode == 1 and b"column 'a' appears twice" in r.stderr
+
+
+def test_arrow_strings_that_are_not_utf8(engine: str) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from toonstream.arrow import encode_arrow
+
+    bad = pa.array([b"ok", b"\xff\xfe"], pa.binary()).view(pa.string())  # (an unchecked array)
+    with pytest.raises(ToonEncodeError, match="not UTF-8"):
+        encode_arrow(pa.table({"s": bad, "l": pa.array([[1], [2]])}), io.StringIO())
