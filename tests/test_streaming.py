@@ -360,7 +360,7 @@ def test_fast_path_table_breaks_mid_batch_and_errors_name_the_row() -> None:
     out, err = _both(data)
     with pytest.raises(ToonEncodeError) as info:
         toonstream.dumps(recs)
-    assert out is None and err[3] == info.value.path == (2000,) and err[1:3] == (2001, 1)
+    assert out is None and err[3] == info.value.path == (2000, "name") and err[1:3] == (2001, 1)
     assert err[0] == f"{info.value} (input line 2001)"
 
 
