@@ -384,7 +384,9 @@ def _json_pairs(stream: Any, surrogates: SurrogateCheck) -> Iterator[tuple[str, 
             len(event)
             yield event
     except (SystemError, ValueError) as e:
-        if "int" not in str(e.__cause__ or e) and "digits" not in str(e.__cause__ or e):
+        # (CPython's "Exceeds the limit (N digits) for integer string conversion"; not
+        # ijson's own errors, ValueErrors too, reported by the caller)
+        if isinstance(e, ijson.JSONError) or "integer string conversion" not in str(e.__cause__ or e):
             raise
         raise too_long(None) from None
     surrogates.close()
@@ -398,17 +400,15 @@ class _BomSkipped:
         self.first = True
 
     def read(self, size: int = -1) -> bytes:
-        data = self.stream.read(size)
+        from .streaming import bom_end
+
+        data: bytes = self.stream.read(size)
         if self.first and size != 0:  # (ijson reads 0 bytes first, to tell bytes from str)
             self.first = False
-            while len(data) < 3 and _BOM.startswith(data) and (more := self.stream.read(size)):
-                data += more  # (a BOM's 3 bytes at once, from a pipe's short reads)
-            if data.startswith(_BOM):
-                data = data[3:] or self.stream.read(size)
-        return bytes(data)
-
-
-_BOM = b"\xef\xbb\xbf"
+            data, start = bom_end(data, self.stream, size)
+            if start:
+                data = data[start:] or self.stream.read(size)
+        return data
 
 
 def _json_errors() -> tuple[type[Exception], ...]:

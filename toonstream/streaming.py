@@ -426,6 +426,18 @@ class _JsonLines:
 _Block: TypeAlias = "tuple[bytes, int, int]"
 
 
+def bom_end(data: bytes, fp: Any, size: int) -> tuple[bytes, int]:
+    """The first read ``data`` of the binary file ``fp`` (more of it if it may
+    be the start of a UTF-8 byte-order mark: a pipe's reads can be short) and
+    where its contents start, after the mark if it has one."""
+    while data and len(data) < 3 and _BOM.startswith(data) and (more := fp.read(size)):
+        data += more
+    return data, 3 if data.startswith(_BOM) else 0
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
 def _raw_blocks(fp: Any, size: int, *, bom: bool = True) -> Iterator[_Block]:
     """Blocks of complete lines of a binary file from its position, as read (``size`` bytes
     each: no copy of a block is made; the line that runs across two blocks is joined on its
@@ -434,10 +446,10 @@ def _raw_blocks(fp: Any, size: int, *, bom: bool = True) -> Iterator[_Block]:
     pending: list[bytes] = []  # the pieces of a line not yet ended
     first = bom
     while data := fp.read(size):
-        while first and len(data) < 3 and (more := fp.read(size)):  # (a BOM's 3 bytes at once)
-            data += more
-        start = 3 if first and data.startswith(b"\xef\xbb\xbf") else 0
-        first = False
+        start = 0
+        if first:
+            data, start = bom_end(data, fp, size)
+            first = False
         cut = data.rfind(b"\n", start) + 1
         if not cut:  # (inside a line longer than a block)
             pending.append(data[start:])
@@ -1403,7 +1415,7 @@ def _line_batches(lines: Iterable[Any], readlines: Callable[[], list[Any]] | Non
     batch = take()
     if batch:
         raw = batch[0]
-        if isinstance(raw, bytes) and raw.startswith(b"\xef\xbb\xbf"):
+        if isinstance(raw, bytes) and raw.startswith(_BOM):
             batch[0] = raw[3:]
         elif isinstance(raw, str) and raw.startswith("\ufeff"):
             batch[0] = raw[1:]

@@ -16,6 +16,7 @@ per-value formatter gives (``tests/test_encoder.py`` checks both paths).
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from itertools import chain, compress, repeat
 from operator import is_
@@ -43,10 +44,11 @@ def format_column(
             try:
                 # str(i) is encode_int(i) whenever str() accepts i (CPython's
                 # digit limit raises ValueError for the huge ones) and the
-                # text is within the decoders' number length (a process may
-                # have lifted the digit limit: encode_int then refuses it).
+                # text is within the decoders' number length: the default
+                # limit sees to that; a process that lifted it has the
+                # lengths checked (encode_int then refuses the long ones).
                 ints = list(map(int.__repr__, col))
-                if max(map(len, ints), default=0) <= MAX_NUMBER_LENGTH:
+                if 0 < sys.get_int_max_str_digits() < MAX_NUMBER_LENGTH or max(map(len, ints), default=0) <= MAX_NUMBER_LENGTH:
                     return ints
             except ValueError:
                 pass

@@ -421,11 +421,11 @@ struct ValueDecoder {
 impl ValueDecoder {
     #[new]
     #[pyo3(signature = (**options))]
-    fn new(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let (options, hook) = split_hooks(options)?;
-        let o = self::options(options.as_ref())?;
+        let mut o = self::options(options.as_ref())?;
         check_hook(hook.as_ref(), &o)?;
-        let parse_int = o.parse_int.as_ref().map(|f| f.clone_ref(py));
+        let parse_int = o.parse_int.take();
         let (decoder, parse_float) = decoder_of(o)?;
         Ok(ValueDecoder {
             decoder,
