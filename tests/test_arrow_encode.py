@@ -290,14 +290,15 @@ def test_struct_depth_decided_as_dumps_decides(levels: int) -> None:
     rows = table.to_pylist()
     for max_depth in range(-1, levels + 4):
         shape = schema_shape(table.schema, has_default=False, max_depth=max_depth)
-        assert (shape is None) == (ShapePlan(lambda v: v, max_depth).uniform_fields(rows) is None), max_depth
-        if max_depth < 1:  # (the rows under a key are one level down)
+        assert (shape is None) == (ShapePlan(lambda v: v, max_depth).uniform_fields(rows, 1) is None), max_depth
+        if max_depth < 2:  # (the array under a key is at level 2)
             assert schema_shape(table.schema, has_default=False, max_depth=max_depth, under_key=True) is None
         for key in (None, "rows"):
             want = _outcome(lambda: expected(table, key, max_depth=max_depth))
             assert _outcome(lambda: encoded(table, key=key, max_depth=max_depth)) == want, (max_depth, key)
-    assert schema_shape(table.schema, has_default=False, max_depth=levels) is not None
-    assert schema_shape(table.schema, has_default=False, max_depth=levels - 1) is None
+    # (the array at level 1, its rows at 2, the deepest struct at levels + 2)
+    assert schema_shape(table.schema, has_default=False, max_depth=levels + 2) is not None
+    assert schema_shape(table.schema, has_default=False, max_depth=levels + 1) is None
 
 
 @pytest.mark.parametrize("max_depth", [-1, 0, 1, 2])

@@ -71,10 +71,17 @@ def test_data_error_is_one_line_and_leaves_destination(tmp_path: Path) -> None:
     assert out.read_text() == "precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "out.toon"]
     # valid JSON that TOON cannot hold: the record's line, and the path in it
+    bad.write_text('{"a": 1}\n\n{"a": [1, ' + "9" * 10_001 + ']}\n')
+    r = run("encode", str(bad), "-o", str(out))
+    assert r.returncode == 1 and out.read_text() == "precious"
+    assert r.stderr.decode().strip().startswith(f"{bad}:3:1: number too long: ")
+    assert r.stderr.decode().strip().endswith("(at [1].a[1])")
+    # a lone surrogate escape: invalid JSON, as in a JSON document (its escape's column)
     bad.write_text('{"a": 1}\n\n{"a": [1, "\\ud800"]}\n')
     r = run("encode", str(bad), "-o", str(out))
     assert r.returncode == 1 and out.read_text() == "precious"
-    assert r.stderr.decode().strip() == f"{bad}:3:1: string contains a lone surrogate (not encodable as UTF-8) (at [1].a[1])"
+    want = f"{bad}:3:12: invalid JSON: lone surrogate '\\ud800' (no low surrogate escape after it)"
+    assert r.stderr.decode().strip() == want
 
 
 def test_decode_error_location(tmp_path: Path) -> None:

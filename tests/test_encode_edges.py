@@ -152,3 +152,72 @@ def test_arrow_strings_that_are_not_utf8(engine: str) -> None:
     bad = pa.array([b"ok", b"\xff\xfe"], pa.binary()).view(pa.string())  # (an unchecked array)
     with pytest.raises(ToonEncodeError, match="not UTF-8"):
         encode_arrow(pa.table({"s": bad, "l": pa.array([[1], [2]])}), io.StringIO())
+    # Every path names the cell: the table paths (flat, struct children, a column after
+    # another: Arrow's kernels passed those bytes through), dictionary strings, under a key.
+    n = pa.array([1, 2])
+    struct = pa.StructArray.from_arrays([n, bad], names=["x", "s"])
+    cases = [
+        (pa.table({"s": bad, "n": n}), None, (1, "s")),
+        (pa.table({"n": n, "s": bad}), None, (1, "s")),
+        (pa.table({"n": n, "st": struct}), None, (1, "st", "s")),
+        (pa.table({"n": n, "st": struct}), "k", ("k", 1, "st", "s")),
+        (pa.table({"s": pa.array([b"a", b"\xc3"], pa.large_binary()).view(pa.large_string())}), None, (1, "s")),
+        (pa.table({"s": pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), bad)}), None, (1, "s")),
+        (pa.table({"s": bad, "l": pa.array([[1], [2]])}), None, (1,)),  # (per row: the row)
+    ]
+    for table, key, path in cases:
+        for out in (io.StringIO(), io.BytesIO()):
+            with pytest.raises(ToonEncodeError, match="not UTF-8") as e:
+                encode_arrow(table, out, key=key)
+            assert e.value.path == path, (table.schema, key)
+            assert out.getvalue() in ("", b"")
+
+
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        ({"\ud800": 1}, ()),
+        ([{"\ud800": 1}], (0,)),
+        ([{"\ud800": 1}, {"\ud800": 2}], (0,)),
+        ({"k": [{"a": 1, "b\udc00": 2}, {"a": 1, "b\udc00": 2}]}, ("k", 0)),
+        ({"k1": {"\ud800": 1}, "k2": {"\ud800": 2}}, ("k1",)),
+        ([{"a": {"\ud800": 1}}, {"a": {"\ud800": 2}}], (0, "a")),
+        ([{"x": {"y": 1, "z": {"\udc01": 1}}}] * 2, (0, "x", "z")),
+    ],
+)
+def test_a_header_key_that_is_no_text_is_named_at_its_object(engine: str, value: Any, path: tuple[Any, ...]) -> None:
+    # A table's field name belongs to its rows' objects: reported at the first row (a keyed
+    # table's first entry), then the groups down to the object holding it, as the same key in
+    # an object outside a table is; the streaming encoders name it as dumps does.
+    from test_streaming import _events_of
+    from toonstream.streaming import Encoder, encode_records
+
+    with pytest.raises(ToonEncodeError, match="lone surrogate") as e:
+        toonstream.dumps(value)
+    assert e.value.path == path
+    if type(value) is list:
+        for records in (value, iter(value)):
+            with pytest.raises(ToonEncodeError, match="lone surrogate") as e:
+                encode_records(records, io.StringIO(), key="r")
+            assert e.value.path == ("r", *path)
+    if type(value) is dict and path:  # (ijson-style events of the value, through the event encoder)
+        enc = Encoder(io.StringIO())
+        with pytest.raises(ToonEncodeError, match="lone surrogate") as e:
+            for ev in _events_of(value):
+                enc.send(ev)
+            enc.close()
+        assert e.value.path == path
+
+
+def test_a_missing_as_null_header_key_names_the_first_row_having_it(engine: str) -> None:
+    from toonstream.streaming import encode_records
+
+    rows = [{"a": 1}, {"a": 2, "b\ud800": 3}, {"b\ud800": 4}]
+    with pytest.raises(ToonEncodeError, match="lone surrogate") as e:
+        toonstream.dumps(rows, missing_as_null=True)
+    assert e.value.path == (1,)
+    for records in (rows, iter(rows)):
+        with pytest.raises(ToonEncodeError, match="lone surrogate") as e:
+            encode_records(records, io.StringIO(), missing_as_null=True, key="k")
+        assert e.value.path == ("k", 1)
+

@@ -156,6 +156,89 @@ def test_cycles_and_depth() -> None:
     assert json_equal(toonstream.loads(out), ok)  # == itself would recurse
 
 
+def _containers(value: Any) -> int:
+    """The nesting of ``value`` in containers: the root container is 1, a scalar 0."""
+    deepest = 0
+    todo = [(value, 1)]
+    while todo:
+        v, level = todo.pop()
+        if type(v) in (dict, list):
+            deepest = max(deepest, level)
+            todo += [(c, level + 1) for c in (v.values() if type(v) is dict else v)]
+    return deepest
+
+
+def _shaped_value(rnd: Any, room: int) -> Any:
+    """A random value at most ``room`` containers deep, weighted towards what
+    the encoder lays out differently: tables (with field groups), keyed
+    tables, list items, inline arrays, empty containers at the bottom."""
+    if room <= 0 or rnd.random() < 0.15:
+        return rnd.choice([1, "x", None, True])
+    pick = rnd.random()
+    if pick < 0.1:
+        return rnd.choice([{}, []])
+    if pick < 0.3:  # a table, rows at the next level, maybe a field group below
+        inner = room - 2
+        def row(i: int) -> Any:
+            cell: Any = i
+            for _ in range(rnd.randint(0, max(0, inner))):
+                cell = {"g": cell}
+            return {"a": cell, "b": "y"}
+        if room < 2:
+            return [rnd.choice([1, 2])]
+        depth_rows = [row(0)] * rnd.randint(1, 3)
+        return depth_rows
+    if pick < 0.45:  # maybe a keyed table: an object of uniform objects
+        sub = _shaped_value(rnd, room - 2) if room >= 2 else 1
+        return {"k1": {"v": sub}, "k2": {"v": sub}} if room >= 2 else {"k": 1}
+    if pick < 0.75:
+        return {key: _shaped_value(rnd, room - 1) for key in rnd.sample(["a", "b", "c"], rnd.randint(1, 2))}
+    return [_shaped_value(rnd, room - 1) for _ in range(rnd.randint(1, 3))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_max_depth_counts_containers_and_what_dumps_writes_loads_reads(seed: int) -> None:
+    # One depth rule: the root container is level 1 and no container (empty
+    # ones, a table's rows and field groups too) may sit deeper than
+    # max_depth.  dumps takes exactly the values that fit, and loads reads
+    # its text back under the same max_depth; a refusal names the first
+    # container too deep (its path is max_depth keys long).
+    import random
+
+    rnd = random.Random(seed)
+    for _ in range(300):
+        value = _shaped_value(rnd, rnd.randint(1, 7))
+        depth = _containers(value)
+        for max_depth in range(0, depth + 2):
+            if depth <= max_depth:
+                text = toonstream.dumps(value, max_depth=max_depth)
+                assert json_equal(toonstream.loads(text, max_depth=max_depth), value), (value, max_depth)
+                assert json_equal(toonstream.loads(text, max_depth=max_depth, strict=False), value)
+                continue
+            with pytest.raises(ToonEncodeError, match=r"nested deeper than max_depth") as info:
+                toonstream.dumps(value, max_depth=max_depth)
+            path = info.value.path
+            assert len(path) == max_depth, (value, max_depth, path)
+            at = value
+            for step in path:
+                at = at[step]
+            assert type(at) in (dict, list), (value, max_depth, path)
+
+
+@pytest.mark.parametrize("bottom", [{}, [], [1, 2], [{"a": 1}, {"a": 2}], {"k1": {"a": 1}, "k2": {"a": 2}}, 1])
+def test_the_default_max_depth_round_trips(bottom: Any) -> None:
+    # At the defaults: 10,000 containers are written and read back, 10,001 are refused.
+    for wrap in ("dict", "list"):
+        value: Any = bottom
+        need = 10_000 - _containers(bottom)
+        for _ in range(need):
+            value = {"k": value} if wrap == "dict" else [value]
+        assert _containers(value) == 10_000
+        assert json_equal(toonstream.loads(toonstream.dumps(value)), value)
+        with pytest.raises(ToonEncodeError, match=r"nested deeper than max_depth \(10000\)"):
+            toonstream.dumps([value])
+
+
 def test_strings_that_must_be_quoted() -> None:
     weird = ["", " x", "x ", "true", "-1", "05", "1e5", "+1", "a:b", "#x", "-", "[1]", "{a}", 'q"', "back\\slash",
              "tab\tx", "nl\nx", "\x00", "\u2028", "a,b", "a|b", "ü", "__proto__"]

@@ -564,9 +564,11 @@ def test_max_depth_declined_where_reference_refuses() -> None:
     assert native_dumps(v, max_depth=5) is NotImplemented
     with pytest.raises(ToonEncodeError):
         reference(v, max_depth=5)
-    assert same(v, max_depth=19) == reference(v)
-    assert native_dumps(_deep(10_001)) is not NotImplemented  # the default limit: 10,000 levels of children
-    assert native_dumps(_deep(10_002)) is NotImplemented
+    assert same(v, max_depth=20) == reference(v)
+    with pytest.raises(ToonEncodeError):
+        reference(v, max_depth=19)
+    assert native_dumps(_deep(10_000)) is not NotImplemented  # the default limit: 10,000 containers
+    assert native_dumps(_deep(10_001)) is NotImplemented
 
 
 def test_unknown_option_is_a_type_error() -> None:
@@ -827,10 +829,11 @@ def test_list_items_decline_what_dumps_declines() -> None:
     for bad in ([{"a": 1}, {"b": Color.RED}], [MyDict(a=1)], [{1: 2}], [{"a": "\ud800"}]):
         assert _native.list_items(bad) is NotImplemented, bad
     deep = [{"a": [[[1]]]}]
-    assert _native.list_items(deep, max_depth=4) == reference([*deep, []], max_depth=4).split("\n", 1)[1].rsplit("\n", 1)[0]
-    assert _native.list_items(deep, max_depth=3) is NotImplemented  # the reference raises
+    # (five containers: the array, the object, three arrays)
+    assert _native.list_items(deep, max_depth=5) == reference([*deep, []], max_depth=5).split("\n", 1)[1].rsplit("\n", 1)[0]
+    assert _native.list_items(deep, max_depth=4) is NotImplemented  # the reference raises
     with pytest.raises(ToonEncodeError):
-        reference(deep, max_depth=3)
+        reference(deep, max_depth=4)
     assert _native.list_items([{"a": 1}], max_depth=-1) is NotImplemented
     assert _native.list_items([]) == ""
 

@@ -88,9 +88,11 @@ def test_jsonl_malformed_line_names_its_number() -> None:
 @pytest.mark.parametrize("seekable", [True, False])
 @pytest.mark.parametrize("key", [None, "rows"])
 def test_jsonl_encode_errors_name_the_line(seekable: bool, key: str | None) -> None:
-    # Valid JSON that TOON cannot hold (a lone surrogate): the error names
-    # the element's path and its input line (blank lines and a BOM counted).
-    bad = '"\\ud800"'
+    # Valid JSON that TOON cannot hold (an int past the decoders' number
+    # length): the error names the element's path and its input line (blank
+    # lines and a BOM counted).  A lone surrogate escape is invalid JSON
+    # here, as in a JSON document: its line and column, no path.
+    bad = "1" * 10_001
     cases = {
         "table row": (['{"a": 1}', "", '{"a": ' + bad + "}"], (1, "a"), 3),
         "nested": (['{"a": 1}', "", '{"b": [1, {"a": ' + bad + "}]}"], (1, "b", 1, "a"), 3),
@@ -104,6 +106,12 @@ def test_jsonl_encode_errors_name_the_line(seekable: bool, key: str | None) -> N
             encode_jsonl(src, io.StringIO(), key=key)
         want = path if key is None else (key, *path)  # as dumps({key: records}) names it
         assert (e.value.path, e.value.line, e.value.column) == (want, line, 1), name
+        data = data.replace(bad.encode(), b'"x\\ud800"')
+        src = io.BytesIO(data) if seekable else iter(data.splitlines(keepends=True))
+        with pytest.raises(ToonEncodeError, match=r"invalid JSON: lone surrogate '\\ud800'") as e:
+            encode_jsonl(src, io.StringIO(), key=key)
+        column = data.splitlines()[line - 1].decode().index("\\ud800") + 1
+        assert (e.value.path, e.value.line, e.value.column) == ((), line, column), name
     recs = [{"id": 1, "n": "a"}, {"id": 2, "n": "b\ud800"}]
     with pytest.raises(ToonEncodeError) as d:
         toonstream.dumps(recs if key is None else {key: recs})
@@ -217,7 +225,7 @@ def test_missing_as_null_error_names_the_row(engine: str, records: list[Any], ro
         encode_records(records, io.StringIO(), missing_as_null=True)
     assert e.value.path[0] == row
     if isinstance(records[0]["a"], str):
-        lines = b'{"a":1}\n{"a":"\\ud800"}\n{"a":1,"b":2}\n'
+        lines = b'{"a":1}\n{"a":' + b"1" * 10_001 + b'}\n{"a":1,"b":2}\n'
         with pytest.raises(ToonEncodeError) as e:
             encode_jsonl(io.BytesIO(lines), io.BytesIO(), missing_as_null=True)
         assert e.value.path[0] == 1
@@ -518,9 +526,9 @@ def _send_events(out: Any, value: Any, **options: Any) -> None:
 
 
 def test_event_encoder_max_depth_is_dumps_max_depth() -> None:
-    # The limit follows dumps' rules, which depend on the final shape (an
-    # empty object or an inline array needs no level of its own): the same
-    # output or the same error (message, path), and nothing written on error.
+    # The limit follows dumps' rules (every container is a level, empty ones
+    # and a table's rows too): the same output or the same error (message,
+    # path), and nothing written on error.
     import random
 
     rnd = random.Random(11)
@@ -539,7 +547,8 @@ def test_event_encoder_max_depth_is_dumps_max_depth() -> None:
         md = rnd.choice([0, 1, 2, 3, 4])
         want = outcome(lambda o: o.write(toonstream.dumps(v, max_depth=md)))
         assert outcome(lambda o: _send_events(o, v, max_depth=md)) == want, (v, md)
-    assert outcome(lambda o: _send_events(o, {"z": {"a": {}}}, max_depth=1)) == ("ok", "z:\n  a:")  # was refused at send time
+    assert outcome(lambda o: _send_events(o, {"z": {"a": {}}}, max_depth=3)) == ("ok", "z:\n  a:")  # was refused at send time
+    assert outcome(lambda o: _send_events(o, {"z": {"a": {}}}, max_depth=2))[2] == ("z", "a")  # (an empty object is a level)
 
 
 @pytest.mark.parametrize("depth", [3000, 12000])
@@ -597,7 +606,8 @@ def test_event_encoder_error_paths_name_the_member_and_the_element() -> None:
     with pytest.raises(ToonEncodeError) as want:
         toonstream.dumps(doc)
     assert send_all(doc).path == want.value.path == ("a1", 1, "name")
-    assert send_all([[], [[1]]], max_depth=1).path == (1, 0)
+    assert send_all([[], [[1]]], max_depth=2).path == (1, 0)  # (an empty array is a level too)
+    assert send_all([[], [[1]]], max_depth=1).path == (0,)
 
 
 class _CountingBytes(bytes):

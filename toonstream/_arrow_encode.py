@@ -384,9 +384,9 @@ def schema_shape(schema: Any, *, has_default: bool, max_depth: int, under_key: b
     ``default`` (which may turn them into anything), and names repeated
     within one struct or the schema (a Python row holds each key once).
     ``under_key``: the rows are written as the array of a root key, one
-    level down, which ``max_depth`` below 1 refuses (the per-row path says
-    so)."""
-    if under_key and max_depth < 1:
+    level down (the array at level 2), which ``max_depth`` below 2 refuses
+    (the per-row path says so)."""
+    if under_key and max_depth < 2:
         return None
     probe: dict[str, Any] = {}
     kinds: dict[tuple[str, ...], tuple[str, Any]] = {}
@@ -412,7 +412,7 @@ def schema_shape(schema: Any, *, has_default: bool, max_depth: int, under_key: b
             return None
         row[f.name] = None
         kinds[path] = (kind, t)
-    fields = ShapePlan(lambda v: v, max_depth).uniform_fields([probe])
+    fields = ShapePlan(lambda v: v, max_depth).uniform_fields([probe], 2 if under_key else 1)
     if fields is None:
         return None
     leaves = [_Leaf(p, *kinds[p]) for p in leaf_paths(fields)]
@@ -471,6 +471,8 @@ class _Formatter:
 
     def column(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
         kind = leaf.kind
+        if kind == "string":
+            _check_utf8(arr, leaf, offset)
         if pa.types.is_dictionary(arr.type):
             if kind in _DICTIONARY_KINDS:
                 return self._dictionary(arr, leaf)
@@ -775,17 +777,19 @@ def encode_arrow(
             if _any_null_struct(source, shape):
                 shape = None
         if shape is None:
-            try:
-                _per_row(source, out, key, d, indent_size, options)
-            except UnicodeDecodeError as e:  # (to_pylist of an unchecked string array)
-                raise ToonEncodeError(f"a string column holds bytes that are not UTF-8 ({e.reason})") from None
+            _per_row(source, out, key, d, indent_size, options)
             return
         rows = _RowText(shape, _Formatter(d, default), " " * indent_size)
         sink = _Out(out)
-        if source.num_rows is None:
-            _write_spooled(source, sink, head, shape, rows, d, options.get("spool_memory", _DEFAULT_SPOOL_MEMORY))
-        else:
-            _write_direct(source, sink, head, shape, rows, d)
+        try:
+            if source.num_rows is None:
+                _write_spooled(source, sink, head, shape, rows, d, options.get("spool_memory", _DEFAULT_SPOOL_MEMORY))
+            else:
+                _write_direct(source, sink, head, shape, rows, d)
+        except ToonEncodeError as e:
+            if key is not None and e.path and type(e.path[0]) is int:  # (a cell's path, as dumps({key: rows}) names it)
+                e.path = (key, *e.path)
+            raise
     finally:
         source.close()
 
@@ -870,11 +874,24 @@ def _spool_batches(source: _Source, batch_size: int) -> _Source:
     return _Source(source.schema, n, batches, reiterable=True, cleanup=tmp.close)
 
 
+def _check_utf8(arr: Any, leaf: _Leaf, offset: int) -> None:
+    """Refuse a string leaf holding bytes that are not UTF-8 (an unchecked
+    ``.view(pa.string())``, a foreign IPC file), at its first such cell:
+    Arrow's string kernels fail on some and pass others through to the
+    output.  One validation pass (about 8 ms per million short strings)."""
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid as e:
+        python_values(arr, lambda i: (offset + i, *leaf.path))  # raises at the first bad cell
+        raise ToonEncodeError(f"invalid string column ({e})", path=(offset, *leaf.path)) from None
+
+
 def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> list[Any]:
     """``data.to_pylist()`` (an Array or a RecordBatch), or the
     ``ToonEncodeError`` of its first value that has no Python form (a date or
     time outside ``datetime``'s years 1-9999: pyarrow raises OverflowError; a
-    decimal of a scale below -38: decimal.InvalidOperation), at ``path(index)``.
+    decimal of a scale below -38: decimal.InvalidOperation; a string whose
+    bytes are not UTF-8: UnicodeDecodeError), at ``path(index)``.
 
     >>> import pyarrow as pa
     >>> python_values(pa.array([2932897], pa.date32()), lambda i: (i, "d"))
@@ -884,13 +901,17 @@ def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> li
     """
     try:
         return data.to_pylist()  # type: ignore[no-any-return]
-    except ArithmeticError as e:  # (OverflowError, decimal.InvalidOperation)
+    except (ArithmeticError, UnicodeDecodeError) as e:  # (OverflowError, decimal.InvalidOperation)
         for i in range(len(data)):
             try:
                 data.slice(i, 1).to_pylist()
-            except ArithmeticError:
-                what = data.type if hasattr(data, "type") else "a"
-                raise ToonEncodeError(f"{what} value out of Python's range ({e})", path=path(i)) from None
+            except (ArithmeticError, UnicodeDecodeError):
+                if isinstance(e, UnicodeDecodeError):
+                    message = f"a string holds bytes that are not UTF-8 ({e.reason})"
+                else:
+                    what = data.type if hasattr(data, "type") else "a"
+                    message = f"{what} value out of Python's range ({e})"
+                raise ToonEncodeError(message, path=path(i)) from None
         raise
 
 

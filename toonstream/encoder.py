@@ -7,6 +7,14 @@ entries, not Python frames, so a 100k-deep value ends in a ToonEncodeError
 (``max_depth``) or in correct output, never in RecursionError; the same stack
 detects cycles.
 
+Depth is counted in containers, as ``json`` nests them: the root container
+is level 1, and no container (an empty one, a table's rows and their field
+groups included) may sit deeper than ``max_depth``.  Whatever the walk
+writes then decodes under the same ``max_depth``: the decoder counts scopes
+and field groups, never more than the containers they hold.  Each generator
+knows its container's level; it is also the length of the walk's stack
+while it runs.
+
 Every encoder of the reference engine takes its table decisions from one
 shape plan (``_reference/shape.py``): ``dumps``, ``dump`` and
 ``encode_lines`` run the walk, which asks it; the streaming encoders
@@ -30,7 +38,7 @@ from ._reference.grammar import DELIMITERS
 from ._reference.normalize import PRIMITIVE, normalize, plain_keys
 from ._reference.quoting import NEEDS_QUOTE
 from ._reference.shape import NATIVE_TYPES, ShapePlan, leaf_count, leaf_paths
-from ._reference.writer import Fields, LineSink, header, key_text, primitive_formatter
+from ._reference.writer import Fields, LineSink, header, key_text, primitive_formatter, table_header
 
 __all__ = ["dumps", "dump", "encode_lines"]
 
@@ -96,7 +104,7 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
         key, child = nxt
         value, grandchildren = level(child)
         if grandchildren is not None:
-            if id(child) in active and len(stack) <= max_depth:
+            if id(child) in active and len(stack) < max_depth:  # (the child's level: len(stack) + 1)
                 path = tuple(frame[3] for frame in stack[1:]) + (key,)
                 raise ToonEncodeError("circular reference", path=path)
             if id(child) in active:
@@ -143,10 +151,9 @@ class Walk:
         self.d = check_delimiter(delimiter)
         self.default = default
         self.max_depth = max_depth
-        # The limit as the caller gave it: for messages, and for a table's
-        # shape (its levels count from the table, wherever it sits).  A
-        # streaming encoder writing records under a key lowers max_depth by
-        # one (the key's object is not on its stack) but not this.
+        # The limit as the caller gave it, for messages.  A streaming encoder
+        # writing records under a key lowers max_depth by one (the key's
+        # object is not on its stack) but not this.
         self.depth_shown = max_depth
         self.prim = primitive_formatter(self.d, default)
         self.shape = ShapePlan(self.norm, max_depth)
@@ -194,9 +201,9 @@ class Walk:
                     yield item
                     continue
                 key, container, gen = item
-                if len(stack) > max_depth:
+                if len(stack) >= max_depth:  # (the child's level: len(stack) + 1)
                     path.append(key)
-                    raise ToonEncodeError(f"value nested deeper than max_depth ({self.depth_shown})")
+                    raise self.too_deep()
                 if id(container) in active:
                     path.append(key)
                     raise ToonEncodeError("circular reference")
@@ -207,30 +214,44 @@ class Walk:
             e.path = tuple(path) + e.path
             raise
 
+    def too_deep(self, *path: str | int) -> ToonEncodeError:
+        """The error for a container past ``max_depth`` (at ``path`` below the
+        generator that meets it)."""
+        return ToonEncodeError(f"value nested deeper than max_depth ({self.depth_shown})", path=path)
+
+    def _empty(self, key: str | int, level: int) -> None:
+        """Check an empty container (``key`` of a container at ``level``): it
+        has no generator of its own, but it is a level all the same."""
+        if level >= self.max_depth:
+            raise self.too_deep(key)
+
     # ------------------------------------------------------------------ values
 
     def _root(self, value: Any) -> Iterator[Any]:
         v = self.norm(value)
         t = type(v)
+        if t in PRIMITIVE:
+            yield self.prim(v)
+            return
+        if self.max_depth < 1:
+            raise self.too_deep()
         if t is dict:
             if not v:
                 return  # §8: an empty root object is an empty document
-            fields = self.shape.keyed_fields(v)
+            fields = self.shape.keyed_fields(v, 1)
             if fields is not None:
                 yield from self._keyed("", v, fields, 0)
             else:
-                yield from self._fields(v, 0, None)
-        elif t is list:
-            if not v:
-                yield "[]"
-            else:
-                yield from self._array("", v, 0, tabular=True)
+                yield from self._fields(v, 0, None, 1)
+        elif not v:
+            yield "[]"
         else:
-            yield self.prim(v)
+            yield from self._array("", v, 0, 1, tabular=True)
 
-    def _fields(self, obj: dict[Any, Any], depth: int, first_lead: str | None) -> Iterator[Any]:
-        """The fields of a non-empty object at ``depth`` (§8); the first line may
-        carry a list-item hyphen instead of indentation (§10)."""
+    def _fields(self, obj: dict[Any, Any], depth: int, first_lead: str | None, level: int) -> Iterator[Any]:
+        """The fields of a non-empty object at ``depth`` (§8) and nesting
+        ``level``; the first line may carry a list-item hyphen instead of
+        indentation (§10)."""
         ind = self.unit * depth
         lead = ind if first_lead is None else first_lead
         checked = False
@@ -257,10 +278,11 @@ class Walk:
                     raise
             elif t is dict:
                 if not v:
+                    self._empty(k, level)
                     yield f"{lead}{ek}:"
                 else:
                     try:
-                        fields = self.shape.keyed_fields(v)
+                        fields = self.shape.keyed_fields(v, level + 1)
                     except ToonEncodeError as e:
                         e.path = (k,) + e.path
                         raise
@@ -268,17 +290,18 @@ class Walk:
                         yield (k, v, self._keyed(lead + ek, v, fields, depth))
                     else:
                         yield f"{lead}{ek}:"
-                        yield (k, v, self._fields(v, depth + 1, None))
+                        yield (k, v, self._fields(v, depth + 1, None, level + 1))
             else:  # list
                 if not v:
+                    self._empty(k, level)
                     yield f"{lead}{ek}: []"
                 else:
-                    yield (k, v, self._array(lead + ek, v, depth, tabular=True))
+                    yield (k, v, self._array(lead + ek, v, depth, level + 1, tabular=True))
             lead = ind
 
-    def _array(self, head: str, arr: list[Any], depth: int, *, tabular: bool) -> Iterator[Any]:
-        """A non-empty array whose header line starts with ``head`` at ``depth``;
-        its rows or items go at ``depth + 1``."""
+    def _array(self, head: str, arr: list[Any], depth: int, level: int, *, tabular: bool) -> Iterator[Any]:
+        """A non-empty array at nesting ``level`` whose header line starts with
+        ``head`` at ``depth``; its rows or items go at ``depth + 1``."""
         d = self.d
         kinds = set(map(type, arr))
         items = arr if kinds <= NATIVE_TYPES else self._norm_all(arr)
@@ -297,22 +320,23 @@ class Walk:
             yield f"{header(head, n, d)} {d.join(cells)}"
             return
         if tabular:
-            table = self.shape.table(items)
+            table = self.shape.table(items, level)
             if table is not None:  # §9.3
                 fields, leaves = table
-                yield header(head, n, d, fields)
+                yield table_header(head, n, d, fields)
                 yield from self._table_rows(items, fields, leaves, depth + 1)
                 return
             if self.missing_as_null:
-                union = self.shape.union_fields(items)
+                union = self.shape.union_fields(items, level)
                 if union is not None:  # opt-in: a missing key is written as null
-                    yield header(head, n, d, union)
+                    yield table_header(head, n, d, union, lambda: items)
                     yield from self.rows_text(items, union, depth + 1, lenient=True)
                     return
         yield header(head, n, d)  # §9.4
-        yield from self._items(items, depth + 1)
+        yield from self._items(items, depth + 1, level)
 
-    def _items(self, items: list[Any], depth: int) -> Iterator[Any]:
+    def _items(self, items: list[Any], depth: int, level: int) -> Iterator[Any]:
+        """The list items (§9.4) at ``depth`` of an array at ``level``."""
         lead = self.unit * depth + "- "
         for i, x in enumerate(items):
             t = type(x)
@@ -324,13 +348,15 @@ class Walk:
                     raise
             elif t is list:
                 if not x:
+                    self._empty(i, level)
                     yield header(lead, 0, self.d)  # §9.2: "- [0]:", never "- []"
                 else:
-                    yield (i, x, self._array(lead, x, depth, tabular=False))
+                    yield (i, x, self._array(lead, x, depth, level + 1, tabular=False))
             elif not x:
+                self._empty(i, level)
                 yield lead[:-1]  # §10 empty object: a bare "-"
             else:
-                yield (i, x, self._fields(x, depth + 1, lead))
+                yield (i, x, self._fields(x, depth + 1, lead, level + 1))
 
     # ------------------------------------------------------------------ tables
 
@@ -477,7 +503,7 @@ class Walk:
 
     def _keyed(self, head: str, obj: dict[str, Any], fields: Fields, depth: int) -> Iterator[str]:
         obj = plain_keys(obj)  # the entry keys, as in ``_fields``
-        yield header(head, len(obj), self.d, fields, keyed=True)
+        yield table_header(head, len(obj), self.d, fields, lambda: obj, keyed=True)
         entry = self.entry_writer(fields, depth + 1)
         for k, o in obj.items():
             try:

@@ -719,10 +719,13 @@ def table_header(schema: pa.Schema, n: int, **options: Any) -> str:
     from ._reference.writer import header, key_text
     from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
 
-    shape = schema_shape(schema, has_default=options.get("default") is not None, max_depth=options.get("max_depth", DEFAULT_MAX_DEPTH))
-    if shape is None:
-        raise ToonEncodeError(f"these columns do not make a TOON table (list, map, union or empty struct columns): {schema}")
     key = options.get("key")
+    shape = schema_shape(schema, has_default=options.get("default") is not None, under_key=key is not None,
+                         max_depth=options.get("max_depth", DEFAULT_MAX_DEPTH))
+    if shape is None:
+        raise ToonEncodeError(
+            f"these columns do not make a TOON table (list, map, union or empty struct columns, or nested past max_depth): {schema}"
+        )
     return header("" if key is None else key_text(key), n, check_delimiter(options.get("delimiter", ",")), shape.fields)
 
 

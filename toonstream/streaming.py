@@ -43,7 +43,7 @@ from . import _engine, _parallel
 from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
 from ._reference.normalize import PRIMITIVE, key_contents, put_key
-from ._reference.writer import Fields, LineSink, header, key_text
+from ._reference.writer import Fields, LineSink, header, key_text, table_header
 from ._reference.shape import UnionShape
 from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, Walk, sorted_keys
 
@@ -91,13 +91,14 @@ class _ArrayPlan:
         self._kinds: list[set[type]] | None = None
         self._waiting = 0  # elements in _pending or _columns
         # missing_as_null: the union-of-keys shape, for when the exact one fails
-        self.union = UnionShape(walk.shape) if walk.missing_as_null else None
+        self.union = UnionShape(walk.shape, 1) if walk.missing_as_null else None
         self.unencodable = False  # a row failed to format (see flush_rows)
 
     def add(self, value: Any) -> None:
         """Account for one element (already normalized to the JSON model)."""
         if self.n == 0:
-            self.fields = self.walk.shape.uniform_fields([value]) if type(value) is dict else None
+            # (the array is at level 1 of its walk: a keyed walk's max_depth is one lower)
+            self.fields = self.walk.shape.uniform_fields([value], 1) if type(value) is dict else None
             self.tabular = self.fields is not None
             if self.fields is not None:
                 if all(sub is None for _, sub in self.fields):
@@ -296,7 +297,7 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         return
     if plan.tabular:  # §9.3
         assert plan.fields is not None
-        sink.line(header(head, plan.n, d, plan.fields))
+        sink.line(table_header(head, plan.n, d, plan.fields))
         if plan.rows_ready and depth == 0:
             plan.flush_rows()
             spool = plan.rows
@@ -308,7 +309,7 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         return
     union = plan.union_fields()
     if union is not None:  # opt-in missing_as_null table
-        sink.line(header(head, plan.n, d, union))
+        sink.line(table_header(head, plan.n, d, union, lambda: map(walk.norm, elements)))
         _write_all_rows(sink, walk, elements, union, depth + 1, lenient=True)
         return
     sink.line(header(head, plan.n, d))  # §9.4
@@ -331,7 +332,7 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         for e in batch:
             one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
             try:
-                for line in walk.run(walk._items(one, depth + 1), one):
+                for line in walk.run(walk._items(one, depth + 1, depth + 1), one):
                     sink.line(line)
             except ToonEncodeError as err:
                 err.path = (i,) + err.path[1:]
@@ -747,9 +748,8 @@ class Encoder:
             missing_as_null=missing_as_null,
         )
         # max_depth is checked by the walks while writing, with dumps' rules
-        # (which depend on the final shape: an empty object or an inline
-        # array needs no level of its own).  The deepest nesting seen tells
-        # whether a dry run must find such an error before anything is written.
+        # and its error path.  The deepest nesting seen tells whether a dry
+        # run must find such an error before anything is written.
         self._deepest = 0
         self._sink = LineSink(out)
         self._spool = _Spool(spool_memory)
@@ -962,6 +962,8 @@ class Encoder:
         """Pass two: the document from the spooled records."""
         walk = self._walk
         records = self._spool.replay()
+        if self._root_kind != -1 and walk.max_depth < 1:  # (a streamed root container: level 1)
+            raise walk.too_deep()
         if self._root_kind == -1:
             for line in walk.lines(self._root_value):
                 sink.line(line)
@@ -995,7 +997,7 @@ class Encoder:
         plan = self._root_plan
         if plan.tabular and plan.n >= 2:  # §9.5 keyed root object
             assert plan.fields is not None
-            sink.line(header("", plan.n, walk.d, plan.fields, keyed=True))
+            sink.line(table_header("", plan.n, walk.d, plan.fields, lambda: (r[1] for r in self._spool.replay()), keyed=True))
             entry = walk.entry_writer(plan.fields, 1)
             for _, k, v in records:
                 sink.line(entry(k, v))
@@ -1005,16 +1007,16 @@ class Encoder:
             if rec[0] == "m":
                 _, k, v = rec
                 member = {k: v}
-                for line in walk.run(walk._fields(member, 0, None), member):
+                for line in walk.run(walk._fields(member, 0, None, 1), member):
                     sink.line(line)
             else:  # "A": an array member; its elements follow until "Z"
                 k = rec[1]
                 mplan = next(members)
                 elements = _until_end(records)
+                _array_fits(k, self._member_walk)
                 if mplan.n == 0:
                     sink.line(f"{key_text(k)}: []")
                 else:
-                    _no_container_under(k, self._member_walk)
                     try:
                         _write_array(sink, self._member_walk, key_text(k), mplan, elements, 0)
                     except ToonEncodeError as err:
@@ -1102,14 +1104,16 @@ def _keyed_walk(key: str | None, **options: Any) -> Walk:
     walk = Walk(**options)
     if key is not None:
         walk.max_depth -= 1  # (messages still show the caller's limit: depth_shown)
+        walk.shape.max_depth -= 1
     return walk
 
 
-def _no_container_under(key: str, walk: Walk) -> None:
-    """Raise dumps' error for a non-empty array under ``key`` when ``walk``
-    (the keyed walk of max_depth 0) leaves the key's object no room for it."""
-    if walk.max_depth < 0:
-        raise ToonEncodeError(f"value nested deeper than max_depth ({walk.depth_shown})", path=(key,))
+def _array_fits(key: str | None, walk: Walk) -> None:
+    """Raise dumps' error for an array at the root (``key`` None) or under
+    ``key`` (``walk`` is then the keyed walk, one lower) when ``max_depth``
+    leaves it no level: an empty array too is a container."""
+    if walk.max_depth < 1:  # (and when max_depth leaves no level for the key's object, dumps names it: ())
+        raise walk.too_deep() if key is None or walk.depth_shown < 1 else walk.too_deep(key)
 
 
 def _under_key(err: ToonEncodeError, key: str | None) -> None:
@@ -1149,8 +1153,7 @@ def _write_planned(
     """Pass two of ``_encode_array_stream``: write the array ``plan`` describes."""
     head = "" if key is None else key_text(key)
     try:
-        if key is not None and plan.n:
-            _no_container_under(key, walk)
+        _array_fits(key, walk)
         plan.flush_rows()  # (the last rows: if one fails, rows_ready turns False)
         if plan.unencodable:  # pass two will fail: find its error before writing anything
             _write_array(_dry_run_sink(), walk, head, plan, pass_two(), 0)
@@ -1258,11 +1261,23 @@ _JSON = json.JSONDecoder(parse_float=_json_float)
 _JSON_BIGINT = json.JSONDecoder(parse_float=_json_float, parse_int=_json_int)
 
 
+def _no_lone_surrogate(text: str, lineno: int) -> None:
+    """Refuse a lone surrogate escape in a JSON line as a JSON document's is
+    refused (the same reason and column): no UTF-8 text can hold one."""
+    from ._jsonscan import locate_json_error
+
+    found = locate_json_error(io.BytesIO(text.rstrip("\r\n").encode("utf-8", "surrogatepass")))
+    if found is not None and found.line == 1 and found.msg.startswith("lone surrogate"):
+        raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column)
+
+
 def _parse_json(data: bytes | str, lineno: int) -> Any:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as e:
         raise ToonEncodeError(f"invalid UTF-8 in JSON line: {e.reason}", line=lineno, column=e.start + 1) from None
+    if "\\ud" in text or "\\uD" in text:
+        _no_lone_surrogate(text, lineno)  # (json takes "\ud800" alone; a JSON document is refused)
     try:
         return _JSON.decode(text)
     except json.JSONDecodeError as e:
@@ -1572,7 +1587,7 @@ def _native_table(
     stay the reference's.  ``keep``: where every byte read is also written
     (a pipe, read once; on None the caller copies the rest there)."""
     make = _engine.current().jsonl_table
-    if make is None:
+    if make is None or walk.max_depth < 2:  # (its rows are at level 2: the reference refuses them)
         return None
     chunk = read(NATIVE_CHUNK)
     if type(chunk) is not bytes:  # a text file (seekable: the caller reads it again)

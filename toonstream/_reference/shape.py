@@ -10,8 +10,9 @@ stands for every row of a schema).
 The rules (§9.3): an array is tabular when every element is a non-empty
 object with the same keys, the first element's keys are exact strs (they are
 the header), and each key holds primitives in every row, or non-empty
-objects that are themselves uniform (a nested field group, §6); the groups
-nest at most ``depth_limit`` levels below the rows.  §9.5 (keyed tables): an
+objects that are themselves uniform (a nested field group, §6); the rows
+and their groups are containers too, so they must fit under ``max_depth``
+(see :class:`ShapePlan`).  §9.5 (keyed tables): an
 object of at least two entries whose values make such a table.
 ``missing_as_null`` (opt-in): non-empty objects that differ only by missing
 keys, a key missing somewhere holding primitives wherever it is present.
@@ -24,9 +25,11 @@ table row.  (Checking every row's key types would cost about a fifth of a
 flat table's encoding time.)
 
 >>> plan = ShapePlan(lambda v: v, 10)
->>> plan.uniform_fields([{"a": 1, "b": {"c": 2}}, {"a": 3, "b": {"c": 4}}])
+>>> plan.uniform_fields([{"a": 1, "b": {"c": 2}}, {"a": 3, "b": {"c": 4}}], 1)
 [('a', None), ('b', [('c', None)])]
->>> plan.uniform_fields([{"a": 1}, {"b": 2}]) is None
+>>> plan.uniform_fields([{"a": 1}, {"b": 2}], 1) is None
+True
+>>> plan.uniform_fields([{"a": {"b": 1}}], 9) is None  # rows at level 10, a group at 11
 True
 """
 
@@ -56,28 +59,34 @@ class ShapePlan:
     """The table decisions for one encoder's options.
 
     ``norm``: host values to the JSON model (``normalize`` with the
-    encoder's ``default``); ``depth_limit``: how many levels of nested field
-    groups a table may have (the caller's ``max_depth``; deeper, or a row
-    that contains itself, is no table, and the walk reports it).
+    encoder's ``default``); ``max_depth``: the encoder's limit on nested
+    containers (the root container is level 1).  Each method takes the
+    ``level`` of the array (or keyed object) it decides about: its rows sit
+    at ``level + 1`` and their field groups below them, and a table whose
+    deepest group would pass ``max_depth`` is no table (nor is one whose
+    row contains itself): the walk then writes list items and reports the
+    first container too deep, with its path.
     """
 
-    def __init__(self, norm: Callable[[Any], Any], depth_limit: int) -> None:
+    def __init__(self, norm: Callable[[Any], Any], max_depth: int) -> None:
         self.norm = norm
-        self.depth_limit = depth_limit
+        self.max_depth = max_depth
 
-    def uniform_fields(self, objs: list[Any]) -> Fields | None:
-        """The header field tree if ``objs`` make a table (§9.3), else None."""
-        table = self.table(objs)
+    def uniform_fields(self, objs: list[Any], level: int) -> Fields | None:
+        """The header field tree if ``objs`` make a table (§9.3) for an array
+        at ``level``, else None."""
+        table = self.table(objs, level)
         return None if table is None else table[0]
 
-    def table(self, objs: list[Any]) -> tuple[Fields, Leaves] | None:
+    def table(self, objs: list[Any], level: int) -> tuple[Fields, Leaves] | None:
         """``uniform_fields`` plus what it saw on the way: the leaf columns
         (normalized values) in header order, each with its set of types.
 
         Iterative over nested groups (their depth costs list entries)."""
         root: Fields = []
         # (a group, or None: the end of the subtree below the innermost open group)
-        todo: list[tuple[list[Any], Fields, int, tuple[str, ...]] | None] = [(objs, root, 0, ())]
+        todo: list[tuple[list[Any], Fields, int, tuple[str, ...]] | None] = [(objs, root, level + 1, ())]
+        max_depth = self.max_depth
         leaves: dict[tuple[str, ...], tuple[list[Any], set[type]]] = {}
         norm = self.norm
         # The first rows of the groups open above this one.  A first row met again below itself
@@ -91,7 +100,7 @@ class ShapePlan:
                 open_set.discard(open_firsts.pop())
                 continue
             group, out, level, path = entry
-            if level > self.depth_limit:
+            if level > max_depth:  # (this group's objects are containers at ``level``)
                 return None
             first = group[0]
             if type(first) is not dict or not first:
@@ -135,28 +144,28 @@ class ShapePlan:
                     return None
         return root, [leaves[p] for p in leaf_paths(root)]
 
-    def keyed_fields(self, obj: dict[Any, Any]) -> Fields | None:
-        """§9.5 keyed tables: the entries' field tree if ``obj`` has at least
-        two entries and they make a table, else None."""
+    def keyed_fields(self, obj: dict[Any, Any], level: int) -> Fields | None:
+        """§9.5 keyed tables: the entries' field tree if ``obj`` (at
+        ``level``) has at least two entries and they make a table, else None."""
         if len(obj) < 2:
             return None
         values = [self.norm(v) for v in obj.values()]
         if any(type(v) is not dict for v in values):
             return None
         try:
-            return self.uniform_fields(values)
+            return self.uniform_fields(values, level)
         except ToonEncodeError as e:
             # (a cell's path starts with its row: here the entry's key)
             if e.path and type(e.path[0]) is int and 0 <= e.path[0] < len(obj):
                 e.path = (list(obj)[e.path[0]], *e.path[1:])
             raise
 
-    def union_fields(self, objs: list[Any]) -> Fields | None:
+    def union_fields(self, objs: list[Any], level: int) -> Fields | None:
         """``missing_as_null`` tables: non-empty objects that differ only by
         missing keys.  Fields are the union of keys in first-seen order; a key
         missing anywhere must hold primitives wherever present (it becomes
         null), a key present everywhere follows the §9.3 column rules."""
-        union = UnionShape(self)
+        union = UnionShape(self, level)
         for o in objs:
             union.add(o)
         return union.fields(len(objs))
@@ -190,10 +199,11 @@ class ShapePlan:
 class UnionShape:
     """Incremental shape of a ``missing_as_null`` table (see
     :meth:`ShapePlan.union_fields`): add the elements one at a time, then ask
-    for the fields."""
+    for the fields (``level``: the array's, as in :class:`ShapePlan`)."""
 
-    def __init__(self, plan: ShapePlan) -> None:
+    def __init__(self, plan: ShapePlan, level: int) -> None:
         self.plan = plan
+        self.level = level
         self.ok = True
         # key -> [times present, sub-shape (None: primitives so far)]
         self.keys: dict[str, list[Any]] = {}
@@ -216,7 +226,7 @@ class UnionShape:
             if entry is None:
                 if type(v) in PRIMITIVE:
                     keys[k] = [1, None]
-                elif type(v) is dict and (sub := plan.uniform_fields([v])) is not None:
+                elif type(v) is dict and (sub := plan.uniform_fields([v], self.level + 1)) is not None:
                     keys[k] = [1, sub]
                 else:
                     self.ok = False

@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 import io
 from decimal import Decimal
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from .._errors import ToonEncodeError
 from .grammar import HEADER_SYMBOL
@@ -102,6 +102,48 @@ def header(head: str, n: int, delimiter: str, fields: Fields | None = None, *, k
     if fields is None:
         return f"{head}{bracket}:"
     return f"{head}{bracket}{fields_text(fields, delimiter)}:"
+
+
+def table_header(
+    head: str, n: int, delimiter: str, fields: Fields, rows: Callable[[], Iterable[Any]] | None = None,
+    *, keyed: bool = False
+) -> str:
+    """``header`` of a table, a keyed table or a ``missing_as_null`` table:
+    a field name no TOON text can hold is reported at the object that holds
+    it, as for any other object: its row (the first; a keyed table's first
+    entry key, from ``rows()``; for ``missing_as_null``, the first of
+    ``rows()`` having its top-level field), then the groups down to it.
+    (``rows`` is called on that error path only.)"""
+    try:
+        return header(head, n, delimiter, fields, keyed=keyed)
+    except ToonEncodeError as e:
+        names = _bad_field(fields)
+        if names:
+            for i, row in enumerate(rows() if rows is not None else [None]):
+                if keyed or rows is None or (type(row) is dict and names[0] in row):
+                    e.path = (row if keyed else i, *names[:-1]) + e.path
+                    break
+        raise
+
+
+def _bad_field(fields: Fields) -> tuple[str, ...]:
+    """The names down to the first field name (in header order) that
+    ``key_text`` refuses; none: no such name."""
+    stack: list[tuple[tuple[str, ...], Iterator[tuple[str, Fields | None]]]] = [((), iter(fields))]
+    while stack:
+        above, group = stack[-1]
+        entry = next(group, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name, sub = entry
+        try:
+            key_text(name)
+        except ToonEncodeError:
+            return (*above, name)
+        if sub is not None:
+            stack.append(((*above, name), iter(sub)))
+    return ()
 
 
 class LineSink:

@@ -244,10 +244,8 @@ pub(crate) struct Encoder<M: Model> {
     symbol: &'static str,
     missing_as_null: bool,
     /// The deepest nesting level taken (the root container is level 1): the
-    /// reference raises when a container at level L > max_depth has a child,
-    /// so every container at level <= max_depth + 1 is safe.  (A table's
-    /// inner levels are not on the reference's stack; counting them too only
-    /// declines more.)
+    /// reference refuses any container past `max_depth`, empty ones and a
+    /// table's rows and field groups included, so every level counts here.
     limit: usize,
     ticks: u32,
     /// `run`'s frame stack, kept between calls (one walk per JSON line).
@@ -1281,7 +1279,7 @@ pub(crate) fn options(
     let mut o = Options {
         unit: 2,
         delim: b',',
-        limit: (DEFAULT_MAX_DEPTH + 1) as usize,
+        limit: DEFAULT_MAX_DEPTH as usize,
         missing_as_null: false,
     };
     let Some(kwargs) = kwargs else {
@@ -1317,10 +1315,7 @@ pub(crate) fn options(
                 }
                 o.limit = match v.extract::<i64>() {
                     Ok(n) if n < 0 => 0,
-                    Ok(n) => usize::try_from(n)
-                        .unwrap_or(MAX_LEVELS)
-                        .saturating_add(1)
-                        .min(MAX_LEVELS),
+                    Ok(n) => usize::try_from(n).unwrap_or(MAX_LEVELS).min(MAX_LEVELS),
                     Err(_) if v.lt(0)? => 0,
                     Err(_) => MAX_LEVELS,
                 };
@@ -1414,6 +1409,7 @@ impl<'py> Encoder<PyModel<'py>> {
     }
 
     fn rows_of(&mut self, records: &Bound<'py, PyList>, names: &Bound<'py, PyTuple>) -> R<()> {
+        self.check_level(2)?; // (the rows of a root array)
         let width = names.len();
         for name in names.iter() {
             if self.model().kind(&name) != Kind::Str {
