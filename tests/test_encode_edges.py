@@ -163,14 +163,27 @@ def test_arrow_strings_that_are_not_utf8(engine: str) -> None:
         (pa.table({"n": n, "st": struct}), "k", ("k", 1, "st", "s")),
         (pa.table({"s": pa.array([b"a", b"\xc3"], pa.large_binary()).view(pa.large_string())}), None, (1, "s")),
         (pa.table({"s": pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), bad)}), None, (1, "s")),
-        (pa.table({"s": bad, "l": pa.array([[1], [2]])}), None, (1,)),  # (per row: the row)
+        (pa.table({"s": bad, "l": pa.array([[1], [2]])}), None, (1, "s")),  # (the per-row path)
+        (pa.table({"n": n, "l": pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), bad)}), None, (1, "l", 0)),
+        (pa.table({"n": n, "l": pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), struct)}), "k", ("k", 1, "l", 0, "s")),
+        (pa.table({"n": n, "s": bad}), "k", ("k", 1, "s")),  # (max_depth=2 below: per row)
     ]
-    for table, key, path in cases:
-        for out in (io.StringIO(), io.BytesIO()):
-            with pytest.raises(ToonEncodeError, match="not UTF-8") as e:
-                encode_arrow(table, out, key=key)
-            assert e.value.path == path, (table.schema, key)
-            assert out.getvalue() in ("", b"")
+    for i, (table, key, path) in enumerate(cases):
+        for binary in (False, True):
+            for batch_size in (1, 1024):
+                out: Any = io.BytesIO() if binary else io.StringIO()
+                depth = {"max_depth": 2} if i == len(cases) - 1 else {}
+                with pytest.raises(ToonEncodeError, match="not UTF-8") as e:
+                    encode_arrow(table, out, key=key, batch_size=batch_size, **depth)
+                assert e.value.path == path, (table.schema, key)
+                if batch_size > 1:  # (the first batch is formatted before anything is written)
+                    assert out.getvalue() in ("", b"")
+    # a dictionary's bad value that no cell uses is no error
+    unused = pa.table({"n": n, "s": pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), bad)})
+    for batch_size in (1, 1024):
+        out = io.StringIO()
+        encode_arrow(unused, out, batch_size=batch_size)
+        assert out.getvalue() == toonstream.dumps(unused.to_pylist())
 
 
 @pytest.mark.parametrize(

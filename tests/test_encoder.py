@@ -183,11 +183,12 @@ def _shaped_value(rnd: Any, room: int) -> Any:
             cell: Any = i
             for _ in range(rnd.randint(0, max(0, inner))):
                 cell = {"g": cell}
-            return {"a": cell, "b": "y"}
+            # (a row without "b": a table only with missing_as_null)
+            return {"a": cell, "b": "y"} if rnd.random() < 0.8 else {"a": cell}
         if room < 2:
             return [rnd.choice([1, 2])]
-        depth_rows = [row(0)] * rnd.randint(1, 3)
-        return depth_rows
+        first = row(0)
+        return [first] + [row(i) if type(first["a"]) is not dict else first for i in range(rnd.randint(0, 2))]
     if pick < 0.45:  # maybe a keyed table: an object of uniform objects
         sub = _shaped_value(rnd, room - 2) if room >= 2 else 1
         return {"k1": {"v": sub}, "k2": {"v": sub}} if room >= 2 else {"k": 1}
@@ -196,8 +197,9 @@ def _shaped_value(rnd: Any, room: int) -> Any:
     return [_shaped_value(rnd, room - 1) for _ in range(rnd.randint(1, 3))]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_max_depth_counts_containers_and_what_dumps_writes_loads_reads(seed: int) -> None:
+@pytest.mark.parametrize("missing_as_null", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_max_depth_counts_containers_and_what_dumps_writes_loads_reads(seed: int, missing_as_null: bool) -> None:
     # One depth rule: the root container is level 1 and no container (empty
     # ones, a table's rows and field groups too) may sit deeper than
     # max_depth.  dumps takes exactly the values that fit, and loads reads
@@ -211,12 +213,13 @@ def test_max_depth_counts_containers_and_what_dumps_writes_loads_reads(seed: int
         depth = _containers(value)
         for max_depth in range(0, depth + 2):
             if depth <= max_depth:
-                text = toonstream.dumps(value, max_depth=max_depth)
-                assert json_equal(toonstream.loads(text, max_depth=max_depth), value), (value, max_depth)
-                assert json_equal(toonstream.loads(text, max_depth=max_depth, strict=False), value)
+                text = toonstream.dumps(value, max_depth=max_depth, missing_as_null=missing_as_null)
+                back = toonstream.loads(text, max_depth=max_depth)  # (missing_as_null: a missing key reads as null)
+                assert missing_as_null or json_equal(back, value), (value, max_depth)
+                assert json_equal(toonstream.loads(text, max_depth=max_depth, strict=False), back)
                 continue
             with pytest.raises(ToonEncodeError, match=r"nested deeper than max_depth") as info:
-                toonstream.dumps(value, max_depth=max_depth)
+                toonstream.dumps(value, max_depth=max_depth, missing_as_null=missing_as_null)
             path = info.value.path
             assert len(path) == max_depth, (value, max_depth, path)
             at = value

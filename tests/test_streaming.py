@@ -85,6 +85,31 @@ def test_jsonl_malformed_line_names_its_number() -> None:
     assert info.value.line == 2
 
 
+def test_jsonl_lone_surrogate_after_what_only_json_lines_take() -> None:
+    # NaN and Infinity are read in JSON Lines (as json.loads reads them) but are errors in a
+    # JSON document: a lone surrogate escape after them on the line is still found, at its column.
+    for line, column in [(b'{"a": NaN, "b": "\\ud800"}', 18), (b'[Infinity, "\\udc00"]', 13),
+                         (b'{"a": -Infinity, "\xc3\xa9\\ud800": 1}', 20)]:
+        with pytest.raises(ToonEncodeError, match="invalid JSON: lone surrogate") as e:
+            encode_jsonl(io.BytesIO(b'{"a": 1}\n' + line + b"\n"), io.StringIO())
+        assert (e.value.line, e.value.column, e.value.path) == (2, column, ()), line
+
+
+def test_sort_keys_records_are_checked_where_dumps_checks_them() -> None:
+    # Each record is sorted as dumps sorts it inside the array: the same error (depth or
+    # cycle) at the same path, with the record's index (and the key).
+    r: dict[str, Any] = {"b": 1}
+    r["a"] = r
+    for max_depth in (2, 3, 5):
+        for key in (None, "k"):
+            with pytest.raises(ToonEncodeError) as want:
+                toonstream.dumps([r] if key is None else {key: [r]}, max_depth=max_depth, sort_keys=True)
+            for records in ([r], iter([r])):
+                with pytest.raises(ToonEncodeError) as got:
+                    encode_records(records, io.StringIO(), key=key, max_depth=max_depth, sort_keys=True)
+                assert (str(got.value), got.value.path) == (str(want.value), want.value.path), (max_depth, key)
+
+
 @pytest.mark.parametrize("seekable", [True, False])
 @pytest.mark.parametrize("key", [None, "rows"])
 def test_jsonl_encode_errors_name_the_line(seekable: bool, key: str | None) -> None:
@@ -362,14 +387,14 @@ def test_fast_path_table_breaks_mid_batch_and_errors_name_the_row() -> None:
                 got = _both(data, **kw)
                 want = toonstream.dumps(recs if "key" not in kw else {"rows": recs}, **{k: v for k, v in kw.items() if k != "key"})
                 assert got == (want.encode(), None), (name, at, kw)
-    # a value dumps() rejects, far into a table: the same error and row index as dumps()
-    recs = rows[:2000] + [{"id": 1, "name": "\ud800", "s": 1.5}] + rows[2000:]
-    data = b"".join(json.dumps(r).encode() + b"\n" for r in recs)
+    # a value TOON cannot hold (an int past the decoders' number length), far into a table:
+    # the row index as dumps() names it, and the input line
+    line = b'{"id": 1, "name": ' + b"9" * 10_001 + b', "s": 1.5}\n'
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in rows[:2000]) + line
+    data += b"".join(json.dumps(r).encode() + b"\n" for r in rows[2000:])
     out, err = _both(data)
-    with pytest.raises(ToonEncodeError) as info:
-        toonstream.dumps(recs)
-    assert out is None and err[3] == info.value.path == (2000, "name") and err[1:3] == (2001, 1)
-    assert err[0] == f"{info.value} (input line 2001)"
+    assert out is None and err[3] == (2000, "name") and err[1:3] == (2001, 1)
+    assert err[0].startswith("number too long") and err[0].endswith("(at [2000].name) (input line 2001)")
 
 
 FLAT = st.lists(

@@ -472,7 +472,7 @@ class _Formatter:
     def column(self, arr: Any, leaf: _Leaf, offset: int) -> Any:
         kind = leaf.kind
         if kind == "string":
-            _check_utf8(arr, leaf, offset)
+            arr = _check_utf8(arr, leaf, offset)
         if pa.types.is_dictionary(arr.type):
             if kind in _DICTIONARY_KINDS:
                 return self._dictionary(arr, leaf)
@@ -874,15 +874,20 @@ def _spool_batches(source: _Source, batch_size: int) -> _Source:
     return _Source(source.schema, n, batches, reiterable=True, cleanup=tmp.close)
 
 
-def _check_utf8(arr: Any, leaf: _Leaf, offset: int) -> None:
-    """Refuse a string leaf holding bytes that are not UTF-8 (an unchecked
-    ``.view(pa.string())``, a foreign IPC file), at its first such cell:
-    Arrow's string kernels fail on some and pass others through to the
-    output.  One validation pass (about 8 ms per million short strings)."""
+def _check_utf8(arr: Any, leaf: _Leaf, offset: int) -> Any:
+    """``arr``, a string leaf, once checked for bytes that are not UTF-8 (an
+    unchecked ``.view(pa.string())``, a foreign IPC file): refused at the
+    first cell holding some, since Arrow's string kernels fail on some and
+    pass others through to the output.  A dictionary whose bad values no
+    cell uses is decoded (the values in use only).  One validation pass
+    (about 8 ms per million short strings)."""
     try:
         arr.validate(full=True)
+        return arr
     except pa.ArrowInvalid as e:
         python_values(arr, lambda i: (offset + i, *leaf.path))  # raises at the first bad cell
+        if pa.types.is_dictionary(arr.type):
+            return arr.dictionary_decode()
         raise ToonEncodeError(f"invalid string column ({e})", path=(offset, *leaf.path)) from None
 
 
@@ -908,11 +913,40 @@ def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> li
             except (ArithmeticError, UnicodeDecodeError):
                 if isinstance(e, UnicodeDecodeError):
                     message = f"a string holds bytes that are not UTF-8 ({e.reason})"
-                else:
-                    what = data.type if hasattr(data, "type") else "a"
-                    message = f"{what} value out of Python's range ({e})"
-                raise ToonEncodeError(message, path=path(i)) from None
+                    raise ToonEncodeError(message, path=path(i) + _bad_utf8_below(data, i)) from None
+                what = data.type if hasattr(data, "type") else "a"
+                raise ToonEncodeError(f"{what} value out of Python's range ({e})", path=path(i)) from None
         raise
+
+
+def _bad_utf8_below(data: Any, i: int) -> tuple[str | int, ...]:
+    """The keys and indexes from row (or element) ``i`` of ``data`` down to
+    its first string, in ``dumps``' order, whose bytes are not UTF-8 (error
+    path only: one scalar at a time).  A map stops the path: its Python form
+    is a list of pairs."""
+    todo: list[tuple[tuple[str | int, ...], Any]]
+    if isinstance(data, pa.RecordBatch):
+        todo = [((name,), col[i]) for name, col in zip(data.schema.names, data.columns)]
+    else:
+        todo = [((), data[i])]
+    todo.reverse()
+    while todo:
+        path, scalar = todo.pop()
+        if not scalar.is_valid:
+            continue
+        if isinstance(scalar, pa.StructScalar):
+            todo += reversed([((*path, name), scalar[j]) for j, name in enumerate(scalar.keys())])
+        elif isinstance(scalar, (pa.ListScalar, pa.LargeListScalar, pa.FixedSizeListScalar)) and not isinstance(
+            scalar, pa.MapScalar
+        ):
+            values = scalar.values
+            todo += reversed([((*path, j), values[j]) for j in range(len(values))])
+        else:
+            try:
+                scalar.as_py()
+            except UnicodeDecodeError:
+                return path
+    return ()
 
 
 def _per_row(source: _Source, out: IO[str] | IO[bytes], key: str | None, d: str, indent_size: int, options: dict[str, Any]) -> None:

@@ -1108,6 +1108,19 @@ def _keyed_walk(key: str | None, **options: Any) -> Walk:
     return walk
 
 
+def _sorted_records(records: Iterable[Any], walk: Walk, key: str | None) -> Iterator[Any]:
+    """``sort_keys`` for records: each as ``sorted_keys`` copies it inside
+    ``dumps([...])`` (or ``dumps({key: [...]})``), a record at level 2 of
+    ``walk``, and an error at its path there."""
+    for i, record in enumerate(records):
+        try:
+            yield sorted_keys(record, walk.default, walk.max_depth - 1)
+        except ToonEncodeError as err:
+            err.path = (i, *err.path)
+            _under_key(err, key)
+            raise
+
+
 def _array_fits(key: str | None, walk: Walk) -> None:
     """Raise dumps' error for an array at the root (``key`` None) or under
     ``key`` (``walk`` is then the keyed walk, one lower) when ``max_depth``
@@ -1213,9 +1226,9 @@ def encode_records(
                        missing_as_null=missing_as_null)
     if sort_keys:
         if isinstance(records, (list, tuple)):
-            records = [sorted_keys(r, default, max_depth) for r in records]
+            records = list(_sorted_records(records, walk, key))
         else:
-            records = (sorted_keys(r, default, max_depth) for r in records)
+            records = _sorted_records(records, walk, key)
     if isinstance(records, (list, tuple)):
         seq = records
         return _encode_array_stream(iter([(list(seq), False)]), lambda: iter(seq), out, key, walk, spool_memory)
@@ -1264,11 +1277,16 @@ _JSON_BIGINT = json.JSONDecoder(parse_float=_json_float, parse_int=_json_int)
 def _no_lone_surrogate(text: str, lineno: int) -> None:
     """Refuse a lone surrogate escape in a JSON line as a JSON document's is
     refused (the same reason and column): no UTF-8 text can hold one."""
-    from ._jsonscan import locate_json_error
+    from ._jsonscan import LoneSurrogate, SurrogateCheck
 
-    found = locate_json_error(io.BytesIO(text.rstrip("\r\n").encode("utf-8", "surrogatepass")))
-    if found is not None and found.line == 1 and found.msg.startswith("lone surrogate"):
-        raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column)
+    data = text.encode("utf-8", "surrogatepass")
+    check = SurrogateCheck()
+    try:
+        check.feed(data)
+        check.close()
+    except LoneSurrogate as e:
+        column = len(data[: e.args[1]].decode("utf-8", "surrogatepass")) + 1  # (characters, as json counts)
+        raise ToonEncodeError(f"invalid JSON: {e.args[0]}", line=lineno, column=column) from None
 
 
 def _parse_json(data: bytes | str, lineno: int) -> Any:

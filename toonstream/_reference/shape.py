@@ -244,7 +244,7 @@ class UnionShape:
 
     def fields(self, n: int) -> Fields | None:
         """The fields after ``n`` elements, or None if they do not make a table."""
-        if not self.ok or n == 0:
+        if not self.ok or n == 0 or self.level >= self.plan.max_depth:  # (the rows, at level + 1, are containers)
             return None
         out: Fields = []
         for k, (present, sub) in self.keys.items():
