@@ -153,6 +153,41 @@ def test_deep_nesting_is_iterative() -> None:
     assert v == "x" and depth == 3000
 
 
+@pytest.mark.parametrize(
+    "doc, line, column",
+    [
+        ("a:\n  b[2]:\n    - x", 2, 3),
+        ("a:\n  b[2]{x}:\n    1", 2, 3),
+        ("a:\n  u[2:]{x}:\n    k: 1", 2, 3),
+        ("a:\n  b[2]: x", 2, 3),  # (an inline array: the same place)
+        ("l[1]:\n  - b[2]:\n      - 1", 2, 5),
+        ("l[1]:\n  - [2]:\n    - 1", 2, 5),
+        ("l[1]:\n  - [2]: 1", 2, 5),
+        ("[3]:\n  - 1", 1, 1),
+    ],
+)
+def test_count_errors_point_at_the_header(engine: str, doc: str, line: int, column: int) -> None:
+    for chunking in (None, 1):
+        with pytest.raises(toonstream.ToonDecodeError) as e:
+            if chunking is None:
+                toonstream.loads(doc)
+            else:
+                dec = toonstream.Decoder()
+                for ch in doc:
+                    dec.feed(ch)
+                dec.close()
+        assert (e.value.code, e.value.line, e.value.column) == ("count_mismatch", line, column)
+        assert e.value.line_text == doc.splitlines()[line - 1]
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t ", "  \t"])
+def test_a_blank_line_error_shows_the_blank_line(engine: str, blank: str) -> None:
+    doc = f"a[2]{{x}}:\n  1\n{blank}\n\n  2"
+    with pytest.raises(toonstream.ToonDecodeError) as e:
+        toonstream.loads(doc)
+    assert (e.value.code, e.value.line, e.value.column, e.value.line_text) == ("blank_line", 3, 1, blank)
+
+
 def test_depth_limit_is_a_decode_error() -> None:
     with pytest.raises(ToonDecodeError) as info:
         toonstream.load(_deep_lists(20_000), indent_size=1)

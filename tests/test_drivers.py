@@ -107,6 +107,26 @@ def test_rows_on_a_non_tabular_value_is_an_error() -> None:
     assert list(toonstream.rows(ORDERS, "nothing.here")) == []
 
 
+def test_rows_as_dicts_refuse_a_name_a_dict_would_hold_twice(engine: str) -> None:
+    # A keyed table's key_field named like one of its fields, or a non-strict header's repeated
+    # field: a dict keeps one of the two cells, so as read_toon does, name_collision at the header
+    # (the tuples keep every cell); in every driver.
+    keyed = "users[2:]{key,age}:\n  alice: k1,30\n  bob: k2,25"
+    cases = [(keyed, "users", {}, 1), (keyed, "users", {"key_field": "age"}, 1),
+             ("t[2]{a,b{a,a}}:\n  1,2,3\n  4,5,6", "t", {"strict": False}, 1),
+             ("x:\n  t[1]{a,a}:\n    1,2", "x.t", {"strict": False}, 2)]
+    for doc, prefix, kw, line in cases:
+        with pytest.raises(ToonDecodeError, match="column name collision") as e:
+            list(toonstream.rows(doc, prefix, as_dict=True, **kw))
+        header = doc.splitlines()[line - 1]
+        assert (e.value.code, e.value.line, e.value.line_text) == ("name_collision", line, header)
+        assert e.value.column == len(header) - len(header.lstrip()) + 1
+        with pytest.raises(ToonDecodeError, match="column name collision"):
+            asyncio.run(_collect(toonstream.rows_async(_agen(doc.encode()), prefix, as_dict=True, **kw)))
+        assert len(list(toonstream.rows(doc, prefix, **kw))[0]) >= 2  # (tuples keep every cell)
+    assert list(toonstream.rows(keyed, "users", as_dict=True, key_field="name"))[1] == {"name": "bob", "key": "k2", "age": 25}
+
+
 def test_sources_file_objects_and_iterables() -> None:
     doc = ORDERS.encode()
     want = toonstream.loads(doc)

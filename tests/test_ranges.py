@@ -177,6 +177,8 @@ def test_errors_as_the_whole_file_read(tmp_path: Path, data: bytes, engine: str)
             _concat(reader, [0, cut, len(data)])
         assert path in str(part.value)
         assert part.value.line == whole.value.line, cut
+        if whole.value.code == "blank_line":  # (the blank line's own text: spaces, or nothing)
+            assert part.value.line_text == whole.value.line_text == data.splitlines()[whole.value.line - 1].decode()
         # A range whose first line is the deeper one has no row before it:
         # the decoder calls that a depth jump (one error, another name).
         codes = {whole.value.code} | ({"depth_jump"} if whole.value.code == "over_indented" else set())

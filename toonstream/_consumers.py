@@ -39,7 +39,7 @@ from ._reference.events import (
     Values,
 )
 
-__all__ = ["AsyncRowReader", "ParseAdapter", "RowReader", "RowsAdapter", "check_fields"]
+__all__ = ["AsyncRowReader", "ParseAdapter", "RowReader", "RowsAdapter", "check_fields", "check_names"]
 
 
 _MAP, _ARRAY, _TABLE, _KEYED = 0, 1, 2, 3
@@ -485,6 +485,8 @@ class RowsAdapter:
         """A header at the target: ``fields``/``columns`` follow it, ``expect_fields`` is checked;
         returns the tuple reordering (None: header order)."""
         self.found += 1
+        if self.as_dict:  # (a dict holds each name once: a repeated one would drop a cell)
+            check_names(ev.fields, self.key_field if ev.keyed else None, ev.line, ev.line_text)
         self.fields = ev.fields
         cols = leaf_names(ev.fields)
         order = None
@@ -504,6 +506,37 @@ class RowsAdapter:
             return None
         leaves = leaf_names(ev.fields)
         return [leaves.index(f) for f in self.expect]
+
+
+def check_names(fields: Fields, key_field: str | None, line: int | None, line_text: str) -> None:
+    """Names must be unique within a table's columns and within each field
+    group, where rows become dicts or frame columns: a keyed table's
+    ``key_field`` (when given) against its fields, and a non-strict header's
+    repeated fields.  A ``name_collision`` error at the header (``line``)
+    says how to fix it."""
+    todo: list[tuple[str, Fields, set[str]]] = [("", fields, {key_field} if key_field is not None else set())]
+    while todo:
+        group, group_fields, seen = todo.pop()
+        for f in group_fields:
+            if f.name in seen:
+                where = f" in field group {group!r}" if group else ""
+                if not group and f.name == key_field:
+                    fix = (
+                        f"the entry keys of a keyed table become column {f.name!r} (key_field), "
+                        "which is also a field of the header: pass another name as key_field"
+                    )
+                else:
+                    fix = f"field {f.name!r} occurs twice{where} (strict mode rejects such a header)"
+                raise ToonDecodeError(
+                    f"column name collision: {fix}",
+                    code="name_collision",
+                    line=line,
+                    column=len(line_text) - len(line_text.lstrip(" ")) + 1,
+                    line_text=line_text,
+                )
+            seen.add(f.name)
+            if f.children is not None:
+                todo.append((f"{group}.{f.name}" if group else f.name, f.children, set()))
 
 
 def check_fields(table: StartTable, expected: Sequence[str]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:

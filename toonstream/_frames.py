@@ -64,7 +64,7 @@ from ._reference.numbers import (
 )
 from ._reference.runs import TokenRun, table_columns
 from ._reference.scalars import Fail, _unescape, find_unquoted, split_cells
-from ._consumers import RowsAdapter
+from ._consumers import RowsAdapter, check_names
 from .decoder import DEFAULT_MAX_LINE_LENGTH, Decoder, TableContext
 
 # Bytes taken over per fast step (bounded memory: a step holds one chunk and
@@ -1346,36 +1346,16 @@ class FrameReader:
         self.known = [known.get(k) for k in range(len(paths))]
 
     def _check_names(self, fields: Fields) -> None:
-        """Column names must be unique within the table and within each
-        field group (a frame cannot hold two columns of one name): the
-        keyed table's ``key_field`` against its fields, and a non-strict
-        header's repeated fields.  A ``name_collision`` error at the header
-        says how to fix it.  (The empty name is kept: Polars and Arrow take
-        it.)"""
+        """Column names must be unique (a frame cannot hold two columns of
+        one name): see :func:`check_names`.  (The empty name is kept: Polars
+        and Arrow take it.)"""
         header = self.scan.header
-        todo: list[tuple[str, Fields, set[str]]] = [("", fields, {self.key_field} if self.scan.keyed else set())]
-        while todo:
-            group, group_fields, seen = todo.pop()
-            for f in group_fields:
-                if f.name in seen:
-                    where = f" in field group {group!r}" if group else ""
-                    if not group and self.scan.keyed and f.name == self.key_field:
-                        fix = (
-                            f"the entry keys of a keyed table become column {f.name!r} (key_field), "
-                            "which is also a field of the header: pass another name as key_field"
-                        )
-                    else:
-                        fix = f"field {f.name!r} occurs twice{where} (strict mode rejects such a header)"
-                    raise ToonDecodeError(
-                        f"column name collision: {fix}",
-                        code="name_collision",
-                        line=header.line if header is not None else None,
-                        column=_indent_of(header.line_text) + 1 if header is not None else 1,
-                        line_text=header.line_text if header is not None else "",
-                    )
-                seen.add(f.name)
-                if f.children is not None:
-                    todo.append((f"{group}.{f.name}" if group else f.name, f.children, set()))
+        check_names(
+            fields,
+            self.key_field if self.scan.keyed else None,
+            header.line if header is not None else None,
+            header.line_text if header is not None else "",
+        )
 
     # -- batches
 

@@ -622,8 +622,10 @@ class RangeReader:
 
     def _blank_error(self, f: IO[bytes], part: _Range, at: int) -> ToonDecodeError:
         line = self._file_line(f, part, 2 + part.data.count(b"\n", 0, at))
+        end = part.data.find(b"\n", at)
+        text = part.data[at : len(part.data) if end == -1 else end].rstrip(b"\r").decode("utf-8", "replace")
         return ToonDecodeError(
-            f"{self.path}: blank line inside an array", code="blank_line", line=line, column=1, line_text=""
+            f"{self.path}: blank line inside an array", code="blank_line", line=line, column=1, line_text=text
         )
 
     def _check_leading_blanks(self, f: IO[bytes], part: _Range) -> None:

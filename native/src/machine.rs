@@ -282,6 +282,8 @@ pub(crate) struct Machine {
     root: Root,
     /// first blank line since the last content line (0: none)
     blank_line: u64,
+    /// that blank line's text (spaces or tabs), for its error's line text
+    blank_text: String,
     /// open array scopes that already hold an item
     started_arrays: usize,
     /// scopes opened so far (a fork of a table's rows checks that none was)
@@ -317,6 +319,18 @@ macro_rules! emit {
     };
 }
 
+/// The column where the header on line `text` starts: after the indentation
+/// and a list item's hyphen (a count error points at it, as an inline
+/// array's does).
+fn header_column(text: &str) -> u64 {
+    let b = text.as_bytes();
+    let mut i = b.iter().take_while(|&&c| c == b' ').count();
+    if b[i..].starts_with(b"- ") {
+        i += 2;
+    }
+    i as u64 + 1
+}
+
 impl Machine {
     pub(crate) fn new(lim: Limits) -> Self {
         Machine {
@@ -324,6 +338,7 @@ impl Machine {
             stack: Vec::new(),
             root: Root::New,
             blank_line: 0,
+            blank_text: String::new(),
             started_arrays: 0,
             opened: 0,
             lineno: 0,
@@ -488,6 +503,8 @@ impl Machine {
         if blank {
             if self.blank_line == 0 {
                 self.blank_line = lineno;
+                self.blank_text.clear();
+                self.blank_text.push_str(text);
             }
             return Ok(());
         }
@@ -532,7 +549,7 @@ impl Machine {
                     "blank line inside an array",
                     blank,
                     1,
-                    "",
+                    &self.blank_text,
                 )));
             }
         }
@@ -715,7 +732,7 @@ impl Machine {
                     ended
                 ),
                 frame.line,
-                1,
+                header_column(&frame.text),
                 &frame.text,
             )));
         }

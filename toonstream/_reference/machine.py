@@ -111,6 +111,16 @@ class _Frame:
         self.text = text
 
 
+def _header_column(text: str) -> int:
+    """The column where the header on line ``text`` starts: after the
+    indentation and a list item's hyphen (a count error points at it, as an
+    inline array's does)."""
+    i = len(text) - len(text.lstrip(" "))
+    if text.startswith("- ", i):
+        i += 2
+    return i + 1
+
+
 def _fail(message: str, code: str, column: int | None = None) -> ToonDecodeError:
     return ToonDecodeError(message, code=code, column=column)
 
@@ -148,6 +158,7 @@ class Machine(Blocks):
         self.root = ROOT_NEW
         self.out: list[Event] = []
         self.blank_line = 0  # first blank line since the last content line (0: none)
+        self.blank_text = ""  # its text (spaces or tabs), for the error's line text
         self.started_arrays = 0  # open array scopes that already hold an item
         self.failed: ToonDecodeError | None = None
         self._lineno = 0
@@ -320,6 +331,7 @@ class Machine(Blocks):
             # line shows it sat inside an array span.
             if not self.blank_line:
                 self.blank_line = self._lineno
+                self.blank_text = text
             return
         first = content[0]
         if first == "#":
@@ -345,7 +357,7 @@ class Machine(Blocks):
                 blank = self.blank_line
                 self.blank_line = 0
                 e = _fail("blank line inside an array", "blank_line", 1)
-                e.locate(blank, 1, "")
+                e.locate(blank, 1, self.blank_text)
                 raise e
             self.blank_line = 0
         self._col_base = indent
@@ -412,13 +424,14 @@ class Machine(Blocks):
             self.started_arrays -= 1
         if self.strict and frame.length is not None and frame.count != frame.length:
             what = {LIST: "list items", TABLE: "rows", KEYED: "entry rows"}[kind]
+            column = _header_column(frame.text)
             e = _fail(
                 f"declared {frame.length} {what}, found {frame.count}"
                 + (f" (scope ended at line {self._lineno})" if self._lineno > frame.line else ""),
                 "count_mismatch",
-                1,
+                column,
             )
-            e.locate(frame.line, 1, frame.text)
+            e.locate(frame.line, column, frame.text)
             raise e
         self.out.append(END_ARRAY if kind == LIST else END_TABLE if kind == TABLE else END_KEYED)
         if not self.stack and self.root == ROOT_ARRAY:
