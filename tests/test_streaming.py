@@ -95,6 +95,27 @@ def test_jsonl_lone_surrogate_after_what_only_json_lines_take() -> None:
         assert (e.value.line, e.value.column, e.value.path) == (2, column, ()), line
 
 
+def test_jsonl_lines_nested_deeper_than_the_stdlib_reader_recurses() -> None:
+    # json.loads stops at about 1,000 levels; such a line is read iteratively, to the same
+    # max_depth as a JSON document, and its syntax errors are named as the stdlib path names them.
+    for depth in (1_100, 2_500):  # (the text grows with the square of the depth: indentation)
+        value: Any = [1.5, 2, "x"]
+        for _ in range(depth):
+            value = {"a": value}
+        line = '{"a": ' * depth + '[1.5, 2, "x"]' + "}" * depth
+        out = io.StringIO()
+        assert encode_jsonl(io.BytesIO(b'{"a": 1}\n' + line.encode() + b"\n"), out) == 2
+        assert out.getvalue() == toonstream.dumps([{"a": 1}, value])
+    line = '{"a": ' * 10_000 + "1" + "}" * 10_000  # (10,001 containers with the root array)
+    with pytest.raises(ToonEncodeError, match="nested deeper than max_depth") as e:
+        encode_jsonl(io.BytesIO(line.encode()), io.StringIO())
+    assert len(e.value.path) == 10_000
+    bad = "[" * 1_500 + "1," + "]" * 1_500
+    with pytest.raises(ToonEncodeError, match="invalid JSON: expected a value") as e:
+        encode_jsonl(io.BytesIO(b"1\n" + bad.encode()), io.StringIO())
+    assert (e.value.line, e.value.column) == (2, 1_503)
+
+
 def test_sort_keys_records_are_checked_where_dumps_checks_them() -> None:
     # Each record is sorted as dumps sorts it inside the array: the same error (depth or
     # cycle) at the same path, with the record's index (and the key).

@@ -1313,11 +1313,46 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
     except ValueError:
         pass  # an integer longer than int(str) accepts
     except RecursionError:
-        raise ToonEncodeError("JSON nested too deeply for this reader", line=lineno, column=1) from None
+        return _deep_json(text, lineno)
     try:
         return _JSON_BIGINT.decode(text)
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        return _deep_json(text, lineno)
+    except ValueError as e:
         raise ToonEncodeError(f"invalid JSON line: {e}", line=lineno, column=1) from None
+
+
+def _deep_json(text: str, lineno: int) -> Any:
+    """A line nested deeper than the stdlib reader recurses (about 1,000
+    levels), read by ijson, whose builder keeps its open containers in a
+    list (deep lines are rare).  Numbers are ints and Decimals (``dumps``
+    writes a Decimal as it writes the equal float); ``NaN``/``Infinity`` are
+    not taken there, nor ints past CPython's int digit limit.  Its C backend,
+    unless a digit run is that long: it crashes on one, where the pure-Python
+    backend (given the whole line as one buffer: its tokens must fit) raises.
+    Lone surrogate escapes were refused before.  Errors are named by the
+    syntax locator, as the stdlib path names them."""
+    import ijson
+
+    from ._jsonscan import locate_json_error
+
+    data = text.rstrip("\r\n").encode("utf-8", "surrogatepass")
+    options: dict[str, Any] = {"use_float": False}
+    backend: Any = ijson
+    if data.translate(_SCREEN).find(b"0" * 4000) != -1:
+        backend = ijson.get_backend("python")
+        options["buf_size"] = len(data) + 1
+    try:
+        values = list(backend.items(io.BytesIO(data), "", **options))
+        if len(values) == 1:
+            return values[0]
+        problem = "no JSON value"
+    except (ijson.JSONError, ValueError) as e:  # (an int longer than int(str) accepts: ValueError)
+        problem = str(e)[:200]
+    found = locate_json_error(io.BytesIO(data))
+    if found is not None and found.line == 1:
+        raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column)
+    raise ToonEncodeError(f"invalid JSON line: {problem}", line=lineno, column=1)
 
 
 # orjson, when installed, parses most lines several times faster than the
