@@ -653,7 +653,8 @@ def test_csv_of_a_table_without_rows(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", [b'{"a":"abc', b'{"a":01}', b'{"a":1,}', b'{"b":2} x', b'[1, 2', b'{"a" 1}', b'["\xc3\xa9", tru]',
-                                 b'{"a": "x\\ud800"}', b'["\\uDC00"]', b'["\\ud83d\\ude00", "\\ud83d\\u0041"]'])
+                                 b'{"a": "x\\ud800"}', b'["\\uDC00"]', b'["\\ud83d\\ude00", "\\ud83d\\u0041"]',
+                                 b'{"a":"\xc3\xa9\xc3\xa9\xff"}', b'{"\xc3\xa9":1, \xff}'])
 def test_json_lines_errors_named_as_in_a_document(tmp_path: Path, engine: str, bad: bytes) -> None:
     """A bad JSON line is named as the same text as a JSON document is (the reason, the offending
     character), on its line; with or without the line end, and on both engines."""

@@ -234,3 +234,12 @@ def test_a_missing_as_null_header_key_names_the_first_row_having_it(engine: str)
             encode_records(records, io.StringIO(), missing_as_null=True, key="k")
         assert e.value.path == ("k", 1)
 
+
+
+def test_csv_parse_errors_escape_the_row_they_quote(tmp_path: Path) -> None:
+    # pyarrow's message quotes the bad row as it is: escaped, as every other message is.
+    src = tmp_path / "ctl.csv"
+    src.write_bytes(b"a,b\n1,2\n\x1b[31mRED\x00,y,z\n")
+    r = _cli("encode", str(src))
+    assert r.returncode == 1
+    assert b"\x1b" not in r.stderr and b"\x00" not in r.stderr and b"\\x1b[31mRED\\x00" in r.stderr

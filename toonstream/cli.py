@@ -752,7 +752,8 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
     except pa.ArrowException as e:
         if isinstance(e, OSError) and e.errno is not None:
             raise
-        raise ToonEncodeError(f"cannot read {fmt} input: {str(e).strip().splitlines()[0]}") from None
+        reason = _shown_text(str(e).strip().splitlines()[0], 400)  # (pyarrow quotes the bad row as it is)
+        raise ToonEncodeError(f"cannot read {fmt} input: {reason}") from None
     finally:
         progress.close()
         if raw_in is not None and raw_in is not sys.stdin.buffer:

@@ -1293,7 +1293,16 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as e:
-        raise ToonEncodeError(f"invalid UTF-8 in JSON line: {e.reason}", line=lineno, column=e.start + 1) from None
+        # Named as for a JSON document: the syntax scanner's reason and
+        # character (a column counts characters, not bytes).
+        from ._jsonscan import locate_json_error
+
+        assert isinstance(data, bytes)
+        found = locate_json_error(io.BytesIO(data.rstrip(b"\r\n")))
+        if found is not None and found.line == 1:
+            raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column) from None
+        column = len(data[: e.start].decode("utf-8", "replace")) + 1
+        raise ToonEncodeError(f"invalid UTF-8 in JSON line: {e.reason}", line=lineno, column=column) from None
     if "\\ud" in text or "\\uD" in text:
         _no_lone_surrogate(text, lineno)  # (json takes "\ud800" alone; a JSON document is refused)
     try:
