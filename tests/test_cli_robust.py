@@ -205,6 +205,11 @@ def test_full_stdout_names_stdout(tmp_path: Path) -> None:
     toon.write_text(toonstream.dumps(RECORDS))
     r = sh(f"{' '.join(CLI)} decode {toon} > /dev/full")
     assert r.returncode == 1 and one_line(r) == "toonstream: error: <stdout>: No space left on device"
+    jsonl = tmp_path / "x.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    for command in (f"stats {jsonl}", f"stats --json {jsonl}", f"validate -v {toon}"):  # (the reports too)
+        r = sh(f"{' '.join(CLI)} {command} > /dev/full")
+        assert r.returncode == 1 and one_line(r) == "toonstream: error: <stdout>: No space left on device", command
 
 
 # ---------------------------------------------------------------- JSON errors

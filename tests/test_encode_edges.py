@@ -243,3 +243,16 @@ def test_csv_parse_errors_escape_the_row_they_quote(tmp_path: Path) -> None:
     r = _cli("encode", str(src))
     assert r.returncode == 1
     assert b"\x1b" not in r.stderr and b"\x00" not in r.stderr and b"\\x1b[31mRED\\x00" in r.stderr
+
+
+def test_stats_line_says_more_tokens_when_there_are_more(tmp_path: Path) -> None:
+    src = tmp_path / "m.jsonl"
+    src.write_bytes(b"[1]\n[2]\n")  # (lists of one number: TOON's list items cost more)
+    r = _cli("encode", str(src), "--stats")
+    assert r.returncode == 0 and b"% more tokens" in r.stderr and b"-" not in r.stderr.split(b";")[-1]
+    r = _cli("encode", str(src), "--jobs", "abc")
+    assert r.returncode == 2 and b"expected a whole number >= 1, got 'abc'" in r.stderr
+    r = _cli("encode", str(src), "-o", "")
+    assert r.returncode == 2 and b"-o/--output needs a file name" in r.stderr
+    r = _cli("encode", str(src), "--exact")
+    assert r.returncode == 2 and b"--exact applies to --stats" in r.stderr

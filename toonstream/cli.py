@@ -776,10 +776,10 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
 def _print_stats(fmt: str, src: TokenCounter, out: TokenCounter) -> None:
     src_tokens, out_tokens = src.total, out.total
     saved = 100.0 * (1 - out_tokens / src_tokens) if src_tokens else 0.0
+    change = f"{saved:.1f}% fewer tokens" if saved >= 0 else f"{-saved:.1f}% more tokens"
     print(
         f"input ({fmt}): {src.bytes:,} bytes, {src_tokens:,} tokens; "
-        f"output (toon): {out.bytes:,} bytes, {out_tokens:,} tokens; "
-        f"{saved:.1f}% fewer tokens ({src.method})",
+        f"output (toon): {out.bytes:,} bytes, {out_tokens:,} tokens; {change} ({src.method})",
         file=sys.stderr,
     )
 
@@ -980,7 +980,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
         if raw_in is not sys.stdin.buffer:
             raw_in.close()
     name = "<stdin>" if args.input == "-" else args.input
-    print(report_json(stats) if args.json else format_report(name, stats))
+    _say(report_json(stats) if args.json else format_report(name, stats))
     return EXIT_OK
 
 
@@ -1003,8 +1003,20 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             status = EXIT_DATA
         else:
             if args.verbose:
-                print(f"{name}: ok")
+                _say(f"{name}: ok")
     return status
+
+
+def _say(text: str) -> None:
+    """A line of a report to stdout, its write errors naming ``<stdout>``
+    (``> /dev/full``), as the converters' output does."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _renamed(e, "<stdout>") from None
 
 
 def _write_output(path: str | None, write: Callable[[IO[bytes]], None]) -> None:
@@ -1102,8 +1114,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     enc.add_argument(
         "-j", "--jobs", type=_positive, default=None,
-        help="processes for a big JSON Lines file (default: one per CPU, each for at least 32 MiB of input; "
-        "--stats and the progress bar read the input in one process)",
+        help="parallel work: on the native engine, threads (at most 2) for a JSON Lines table; on the "
+        "reference engine, processes for a big JSON Lines file (default: one per CPU, each for at least "
+        "32 MiB of input); --stats and the progress bar read the input in one process",
     )
     enc.add_argument("--stats", action="store_true", help="print input/output bytes and token counts to stderr")
     enc.add_argument("--exact", action="store_true", help="with --stats: exact o200k token counts (bpe-openai or tiktoken, offline)")
@@ -1193,7 +1206,10 @@ def _help_epilog(*examples: str) -> str:
 
 
 def _positive(text: str) -> int:
-    n = int(text)
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if n < 1:
         raise argparse.ArgumentTypeError("must be >= 1")
     return n
@@ -1246,6 +1262,10 @@ def main(argv: Sequence[str] | None = None, *, installed: bool = False) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.run is _cmd_encode and args.exact and not args.stats:
+        parser.error("--exact applies to --stats's token counts: give --stats too")
+    if getattr(args, "output", None) == "":
+        parser.error("-o/--output needs a file name ('-' for stdout)")
     if getattr(args, "output", None) and getattr(args, "input", None) and _same_file(args.input, args.output):
         parser.error("the output path is the input path (refusing to overwrite the input)")
     name = getattr(args, "input", "-")
