@@ -332,7 +332,7 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         for e in batch:
             one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
             try:
-                for line in walk.run(walk._items(one, depth + 1, depth + 1), one):
+                for line in walk.run(walk._items(one, depth + 1, 1), one):  # (the array: level 1 of its walk)
                     sink.line(line)
             except ToonEncodeError as err:
                 err.path = (i,) + err.path[1:]
@@ -1295,12 +1295,10 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
     except UnicodeDecodeError as e:
         # Named as for a JSON document: the syntax scanner's reason and
         # character (a column counts characters, not bytes).
-        from ._jsonscan import locate_json_error
-
         assert isinstance(data, bytes)
-        found = locate_json_error(io.BytesIO(data.rstrip(b"\r\n")))
-        if found is not None and found.line == 1:
-            raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column) from None
+        located = _as_json_document(data, lineno)
+        if located is not None:
+            raise located from None
         column = len(data[: e.start].decode("utf-8", "replace")) + 1
         raise ToonEncodeError(f"invalid UTF-8 in JSON line: {e.reason}", line=lineno, column=column) from None
     if "\\ud" in text or "\\uD" in text:
@@ -1308,17 +1306,14 @@ def _parse_json(data: bytes | str, lineno: int) -> Any:
     try:
         return _JSON.decode(text)
     except json.JSONDecodeError as e:
-        # Named as for a JSON document (the syntax scanner's reason and
-        # character: an invalid number's start, an unterminated string's
-        # quote), the line end not part of it; json's own words where the
-        # scanner finds the syntax valid.
-        from ._jsonscan import locate_json_error
-
-        line = text.rstrip("\r\n")
-        found = locate_json_error(io.BytesIO(line.encode("utf-8", "surrogatepass")))
-        if found is not None and found.line == 1:
-            raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column) from None
-        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=min(e.pos, len(line)) + 1) from None
+        # Named as for a JSON document (an invalid number's start, an
+        # unterminated string's quote); json's own words where the scanner
+        # finds the syntax valid.
+        located = _as_json_document(text.encode("utf-8", "surrogatepass"), lineno)
+        if located is not None:
+            raise located from None
+        column = min(e.pos, len(text.rstrip("\r\n"))) + 1
+        raise ToonEncodeError(f"invalid JSON: {e.msg}", line=lineno, column=column) from None
     except ValueError:
         pass  # an integer longer than int(str) accepts
     except RecursionError:
@@ -1343,8 +1338,6 @@ def _deep_json(text: str, lineno: int) -> Any:
     syntax locator, as the stdlib path names them."""
     import ijson
 
-    from ._jsonscan import locate_json_error
-
     data = text.rstrip("\r\n").encode("utf-8", "surrogatepass")
     options: dict[str, Any] = {"use_float": False}
     backend: Any = ijson
@@ -1358,10 +1351,20 @@ def _deep_json(text: str, lineno: int) -> Any:
         problem = "no JSON value"
     except (ijson.JSONError, ValueError) as e:  # (an int longer than int(str) accepts: ValueError)
         problem = str(e)[:200]
-    found = locate_json_error(io.BytesIO(data))
-    if found is not None and found.line == 1:
-        raise ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column)
-    raise ToonEncodeError(f"invalid JSON line: {problem}", line=lineno, column=1)
+    located = _as_json_document(data, lineno)
+    raise located if located is not None else ToonEncodeError(f"invalid JSON line: {problem}", line=lineno, column=1)
+
+
+def _as_json_document(line: bytes, lineno: int) -> ToonEncodeError | None:
+    """The error of a JSON line named as for a JSON document (the syntax
+    scanner's reason and character; its line end is not part of it), or
+    None where the scanner finds the syntax valid."""
+    from ._jsonscan import locate_json_error
+
+    found = locate_json_error(io.BytesIO(line.rstrip(b"\r\n")))
+    if found is None or found.line != 1:
+        return None
+    return ToonEncodeError(f"invalid JSON: {found.msg}", line=lineno, column=found.column)
 
 
 # orjson, when installed, parses most lines several times faster than the

@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 import io
 from decimal import Decimal
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable
 
 from .._errors import ToonEncodeError
 from .grammar import HEADER_SYMBOL
@@ -119,30 +119,28 @@ def table_header(
     except ToonEncodeError as e:
         names = _bad_field(fields)
         if names:
-            for i, row in enumerate(rows() if rows is not None else [None]):
-                if keyed or rows is None or (type(row) is dict and names[0] in row):
-                    e.path = (row if keyed else i, *names[:-1]) + e.path
-                    break
+            where: Any = 0
+            if rows is not None and keyed:
+                where = next(iter(rows()))
+            elif rows is not None:
+                where = next((i for i, row in enumerate(rows()) if type(row) is dict and names[0] in row), None)
+            if where is not None:
+                e.path = (where, *names[:-1]) + e.path
         raise
 
 
 def _bad_field(fields: Fields) -> tuple[str, ...]:
     """The names down to the first field name (in header order) that
-    ``key_text`` refuses; none: no such name."""
-    stack: list[tuple[tuple[str, ...], Iterator[tuple[str, Fields | None]]]] = [((), iter(fields))]
-    while stack:
-        above, group = stack[-1]
-        entry = next(group, None)
-        if entry is None:
-            stack.pop()
-            continue
-        name, sub = entry
-        try:
-            key_text(name)
-        except ToonEncodeError:
-            return (*above, name)
-        if sub is not None:
-            stack.append(((*above, name), iter(sub)))
+    ``key_text`` refuses; none: no such name.  (Error path only: a group's
+    name is met again with each of its leaves.)"""
+    from .shape import leaf_paths  # (shape imports this module)
+
+    for path in leaf_paths(fields):
+        for j, name in enumerate(path):
+            try:
+                key_text(name)
+            except ToonEncodeError:
+                return path[: j + 1]
     return ()
 
 
