@@ -85,6 +85,38 @@ def test_utf8_split_across_chunks_and_crlf_split() -> None:
         assert toonstream.Scalar("Zoë 👋") in events, name
 
 
+def test_str_after_bytes_cut_in_a_utf8_sequence_is_read_as_its_utf8() -> None:
+    """Chunks may be str or bytes, mixed: a str chunk reads on as its UTF-8.  So bytes that end
+    inside a UTF-8 sequence (or a BOM) followed by str are invalid UTF-8 where the sequence began,
+    as in the joined bytes, with nothing of the failing line yielded, on every driver and engine
+    (the bytes were dropped and the error came at close, on a line past the end)."""
+    text = "x: 1\nname: Zoë 👋 ©\nb: 2\n"
+    for data in ("\ufeff" + text).encode(), text.encode():
+        for cut in range(1, len(data)):
+            if not 0x80 <= data[cut] < 0xC0:  # (a cut between characters is no error)
+                continue
+            chunks: list[Any] = [data[:cut], data[cut:].decode("utf-8", "ignore"), "z: 3\n"]
+            joined = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
+            want = _err(joined)
+            assert want.code == "invalid_utf8"
+            d = Decoder()
+            with pytest.raises(ToonDecodeError) as info:
+                for c in chunks:
+                    d.feed(c)
+                d.close()
+            got = info.value
+            assert (got.code, got.line, got.column, got.msg, got.line_text) == (want.code, want.line, want.column, want.msg, want.line_text), cut
+            events: list[Any] = []
+            with pytest.raises(ToonDecodeError) as info:
+                events.extend(toonstream.parse(iter(chunks)))
+            got = info.value
+            assert (got.code, got.line, got.column, got.msg) == (want.code, want.line, want.column, want.msg), cut
+            before: list[Any] = []
+            with pytest.raises(ToonDecodeError):
+                before.extend(toonstream.parse([joined]))
+            assert events == before, cut
+
+
 def test_bom_skipped_once_and_only_at_start() -> None:
     assert toonstream.loads("\ufeffa: 1") == {"a": 1}
     assert toonstream.loads(b"\xef\xbb\xbfa: 1") == {"a": 1}

@@ -221,9 +221,26 @@ def test_other_drivers_dispatch_an_async_file() -> None:
     reader = toonstream.rows(AsyncFile(toon), "list")
     assert isinstance(reader, toonstream.AsyncRowReader)
     assert asyncio.run(collect(reader)) == list(toonstream.rows(toon, "list"))
-    # a sync file and an async iterable of chunks are not async files: the sync driver, and the
-    # explicit *_async functions for async iterables, as in ijson
+    # a sync file is not an async file: the sync driver, as in ijson
     assert list(toonstream.items(io.BytesIO(toon), "cfg")) == list(ijson.items(io.BytesIO(as_json), "cfg"))
+
+
+def test_an_async_iterable_of_chunks_dispatches_too() -> None:
+    """ijson refuses an async iterable given to its sync functions ("Unknown source type"); here it
+    is read as the *_async functions read it (iterating it synchronously could only fail)."""
+    toon, _ = forms(1)
+
+    async def chunks() -> Any:
+        for i in range(0, len(toon), 7):
+            await asyncio.sleep(0)
+            yield toon[i : i + 7]
+
+    assert asyncio.run(collect(toonstream.parse(chunks()))) == list(toonstream.parse(toon))
+    assert asyncio.run(collect(toonstream.items(chunks(), "cfg"))) == list(toonstream.items(toon, "cfg"))
+    assert asyncio.run(collect(toonstream.kvitems(chunks(), "cfg"))) == list(toonstream.kvitems(toon, "cfg"))
+    reader = toonstream.rows(chunks(), "list")
+    assert isinstance(reader, toonstream.AsyncRowReader)
+    assert asyncio.run(collect(reader)) == list(toonstream.rows(toon, "list"))
 
 
 def test_coroutines_are_exported() -> None:

@@ -788,11 +788,14 @@ def _rows_setup(
     return decoder, adapter
 
 
-def _is_async_file(source: Any) -> bool:
+def _is_async_source(source: Any) -> bool:
     """Whether ``source`` is an async file (its ``read`` a coroutine
-    function), as ijson 3 tells one for its dispatch."""
+    function), as ijson 3 tells one for its dispatch, or an async iterable
+    of chunks that is not also a sync one (iterating it would only fail)."""
     read = getattr(source, "read", None)
-    return read is not None and inspect.iscoroutinefunction(read)
+    if read is not None:
+        return inspect.iscoroutinefunction(read)
+    return hasattr(source, "__aiter__") and not hasattr(source, "__iter__")
 
 
 def _items_setup(
@@ -824,13 +827,13 @@ def parse(
 
     Non-integer numbers are ``Decimal`` (``use_float=True`` for float), as in
     ijson.  ``source``: str/bytes, a binary or text file, or an iterable of
-    chunks; an async file gives the async iterator of :func:`parse_async`.
+    chunks; an async file or async iterable gives the async iterator of :func:`parse_async`.
     Other keyword options go to :class:`Decoder`.
 
     >>> list(parse("a[2]: 1,x"))[:4]
     [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'start_array', None), ('a.item', 'number', 1)]
     """
-    if _is_async_file(source):
+    if _is_async_source(source):
         return parse_async(source, use_float=use_float, buf_size=buf_size, **options)
     native = _native_parse(source, use_float, options)
     if native is not None:
@@ -862,7 +865,7 @@ def items(
     >>> list(items("users[2]{id}:\\n  1\\n  2", "users.item"))
     [{'id': 1}, {'id': 2}]
     """
-    if _is_async_file(source):
+    if _is_async_source(source):
         return items_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
     native = _native_items(source, prefix, False, map_type, use_float, options)
     if native is not None:
@@ -891,7 +894,7 @@ def kvitems(
     >>> list(kvitems("cfg:\\n  a: 1\\n  b: x", "cfg"))
     [('a', 1), ('b', 'x')]
     """
-    if _is_async_file(source):
+    if _is_async_source(source):
         return kvitems_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
     native = _native_items(source, prefix, True, map_type, use_float, options)
     if native is not None:
@@ -936,12 +939,12 @@ def rows(
     raises ToonDecodeError (code ``unexpected_fields``) at the header line;
     if only the order differs, tuples come in the ``expect_fields`` order.
 
-    An async file gives the :class:`AsyncRowReader` of :func:`rows_async`.
+    An async file or async iterable gives the :class:`AsyncRowReader` of :func:`rows_async`.
 
     >>> list(rows("[2:]{age}:\\n  ada: 36\\n  bob: 41", as_dict=True))
     [{'key': 'ada', 'age': 36}, {'key': 'bob', 'age': 41}]
     """
-    if _is_async_file(source):
+    if _is_async_source(source):
         return rows_async(
             source, prefix, as_dict=as_dict, key_field=key_field, expect_fields=expect_fields, use_float=use_float,
             buf_size=buf_size, **options,

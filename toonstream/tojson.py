@@ -196,10 +196,11 @@ class EventJsonWriter:
         self.counts: list[int] = []
         self.after_key = False
         self.matches = 0  # values found at the path
+        self.row = 0  # the row being written of a table event, whose first row stands on where()
         self._template: tuple[Fields | None, int, str] = (None, 0, "")
 
     def _error(self, msg: str, code: str) -> ToonDecodeError:
-        return ToonDecodeError(msg, code=code, line=self.where(), column=1, line_text="")
+        return ToonDecodeError(msg, code=code, line=self.where() + self.row, column=1, line_text="")
 
     def _match(self, ev: str) -> None:
         """A value at the path begins (event ``ev``): JSON Lines need an
@@ -315,9 +316,10 @@ class EventJsonWriter:
         counts[-1] += n
         self.sink.part(text)
 
-    def events(self, adapter: ParseAdapter, events: list[Event]) -> None:
+    def events(self, adapter: ParseAdapter, events: list[Event], *, table_rows: bool = True) -> None:
         """The decoder's events: table rows in the value being written go
-        straight to ``rows``; everything else through the adapter's triples."""
+        straight to ``rows``; everything else through the adapter's triples
+        (``table_rows=False``: table rows too, the reference the tests compare with)."""
         kinds = list(map(type, events))
         if Columns not in kinds and Rows not in kinds and Entries not in kinds:
             self.push(adapter.push(events))
@@ -333,7 +335,7 @@ class EventJsonWriter:
             ev: Any = events[i]
             top = adapter.scopes[-1]
             assert top.fields is not None
-            if self.counts:  # inside the value being written
+            if self.counts and table_rows:  # inside the value being written
                 if t is Columns:
                     self.rows(top.fields, ev.columns)
                 elif t is Rows:
@@ -342,12 +344,19 @@ class EventJsonWriter:
                     entries = ev.entries
                     columns = list(zip(*map(itemgetter(1), entries))) or [()]
                     self.rows(top.fields, columns, list(map(itemgetter(0), entries)))
-            elif (
+            elif not table_rows or (
                 (target == top.child or target.startswith(top.child + "."))
                 if t is not Entries
                 else (top.sep == "" or target.startswith(top.prefix + "."))
             ):
-                self.push(adapter.push([ev]))  # the path leads into these rows: the triples find it
+                # The path leads into these rows (or the reference): the triples find it, a row at a
+                # time, so that an error names its row's line (an event's rows stand on consecutive
+                # lines from its own).
+                rows = ev.entries if t is Entries else ev.rows if t is Rows else list(zip(*ev.columns))
+                for k, row in enumerate(rows):
+                    self.row = k
+                    self.push(adapter.push([Entries([row]) if t is Entries else Rows([row])]))
+                self.row = 0
             # (else: rows outside the path, skipped)
         if start < len(events):
             self.push(adapter.push(events[start:]))
@@ -385,10 +394,7 @@ def _run(
     writer = EventJsonWriter(sink, indent=indent, jsonl=jsonl, path=path, where=lambda: line)
 
     def write(events: list[Event]) -> None:
-        if table_rows:
-            writer.events(adapter, events)
-        else:
-            writer.push(adapter.push(events))
+        writer.events(adapter, events, table_rows=table_rows)
 
     def push(events: list[Event]) -> None:
         nonlocal line

@@ -47,6 +47,8 @@ class Blocks:
     out: list[Event]
     started_arrays: int
     _lineno: int
+    _rows_end: int
+    marks: list[int] | None
     _text: str
     _keys_ok: set[str]
 
@@ -120,10 +122,13 @@ class Blocks:
         out = self.out
         if self.batches:  # a value builder: no tuple per row
             out.append(_new(Columns, (columns,)))
-        elif out and type(out[-1]) is Rows:
+        elif out and type(out[-1]) is Rows and (self.marks is None or self._rows_end == first_lineno + i):
             out[-1].rows.extend(zip(*columns))
         else:
+            if self.marks is not None:
+                self.marks += (len(out), first_lineno + i)
             out.append(Rows(list(zip(*columns))))
+        self._rows_end = first_lineno + j
         return j
 
     _primitive_cooldown = 0

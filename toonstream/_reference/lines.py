@@ -52,6 +52,8 @@ class LineSplitter:
         if self._closed:
             raise ToonDecodeError("data fed after close()", code="closed", line=self.lines_emitted + 1, column=1, line_text="")
         if isinstance(data, str):
+            if self._carry:  # a UTF-8 sequence cut off by a str chunk: read on as its UTF-8 (invalid)
+                return self._decode_and_split(data.encode("utf-8", "surrogatepass"), final=False)
             return self._split(data)
         return self._decode_and_split(data, final=False)
 

@@ -170,10 +170,14 @@ class Machine(Blocks):
         self.value_runs = value_runs
         self._keys_ok: set[str] = set()  # keys known to be plain unquoted keys
         # Opt-in (the drivers whose own errors name a line): for each line taken the per-line
-        # way, the index in ``out`` of its first event and its number, flat pairs.  The block
-        # paths add none: their events are Rows, Columns, Members and Values, which no driver
-        # refuses.
+        # way, the index in ``out`` of its first event and its number, flat pairs; and for a
+        # block of rows that starts a Rows event.  The other block paths add none: their
+        # events are Columns, Members and Values, which no driver refuses.
         self.marks: list[int] | None = None
+        # The line after the last row put in a Rows or Entries event.  Marked, a row joins the
+        # last event only from that line, so an event's rows stand on consecutive lines from
+        # its mark's (a JSON path can lead into a table's cells, and its error names the row's).
+        self._rows_end = 0
 
     # ------------------------------------------------------------------ driving
 
@@ -630,10 +634,11 @@ class Machine(Blocks):
         self._count_item(frame)
         row = tuple(self._convert_cells(cells, 0))
         out = self.out
-        if out and type(out[-1]) is Rows:
+        if out and type(out[-1]) is Rows and (self.marks is None or self._rows_end == self._lineno):
             out[-1].rows.append(row)
         else:
             out.append(Rows([row]))
+        self._rows_end = self._lineno + 1
 
     def _keyed_line(self, frame: _Frame, c: str, depth: int) -> None:
         """A line at a keyed table's entry depth: ``entrykey: cells`` (§9.5)."""
@@ -658,10 +663,11 @@ class Machine(Blocks):
         self._count_item(frame)
         entry = (key, tuple(self._convert_cells(cells, colon + 1)))
         out = self.out
-        if out and type(out[-1]) is Entries:
+        if out and type(out[-1]) is Entries and (self.marks is None or self._rows_end == self._lineno):
             out[-1].entries.append(entry)
         else:
             out.append(Entries([entry]))
+        self._rows_end = self._lineno + 1
 
     # ------------------------------------------------------------------ tokens
 
