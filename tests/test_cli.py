@@ -133,6 +133,25 @@ def test_full_device_fails_cleanly(jsonl: Path) -> None:
     assert r.returncode == 1 and b"No space left" in r.stderr and b"Traceback" not in r.stderr
 
 
+def test_a_spool_that_cannot_grow_names_the_temporary_directory(tmp_path: Path) -> None:
+    """Piped JSON Lines are spooled to a temporary file (the count comes before the rows): when
+    it cannot grow (here a file size limit; a full disk alike), the error names where it was."""
+    import resource
+
+    def limited() -> None:
+        default_signals()
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # (a write past the limit fails: EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    data = "".join(json.dumps({"i": i, "s": "x" * 40}) + "\n" for i in range(300_000)).encode()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    r = subprocess.run([*CLI, "encode", "--from", "jsonl"], input=data, capture_output=True, env=env,
+                       preexec_fn=limited, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.decode() == f"toonstream: error: {tmp_path} (temporary files; TMPDIR can name another directory): File too large\n"
+    assert not list(tmp_path.iterdir())  # (the spool is gone)
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signals_leave_destination_untouched(tmp_path: Path, sig: int, code: int) -> None:
     out = tmp_path / "out.toon"

@@ -194,6 +194,37 @@ def test_to_toon_single_file_with_empty_partitions(tmp_path: Path, client: Any) 
     files = to_toon(ddf, tmp_path / "dir")
     assert files is not None
     assert [ta.read_table(f).num_rows for f in files] == [0, 1, 0, 1]
+    # The empty parts are one-table files with a [0] header: the directory reads back (the
+    # ranges' header reader refused a header that is the file's last line, with no line end).
+    back = read_toon(str(tmp_path / "dir")).compute().reset_index(drop=True)
+    assert back.to_dict("list") == {"a": [2, 4], "b": ["y,z", "v"]}
+    none = tmp_path / "none.toon"
+    to_toon(ddf[ddf["a"] > 9], none, single_file=True)
+    assert none.read_text() == "[0]{a,b}:"
+    empty = read_toon(str(none)).compute()
+    assert list(empty.columns) == ["a", "b"] and len(empty) == 0
+
+
+def test_a_directory_read_leaves_out_hidden_names(tmp_path: Path, client: Any) -> None:
+    """A crashed writer's staging or spool (names starting with "." or "_") is not data."""
+    d = tmp_path / "out"
+    (d / ".toon-staging-1").mkdir(parents=True)
+    (d / "part.0.toon").write_bytes(b"[2]{a}:\n  1\n  2\n")
+    (d / ".toon-staging-1" / "part-0.toon").write_bytes(b"[1]{a}:\n  9\n")
+    (d / "_tmp.toon").write_bytes(b"[1]{a}:\n  8\n")
+    (d / ".x.toon").write_bytes(b"[1]{a}:\n  7\n")
+    assert read_toon(str(d)).compute()["a"].tolist() == [1, 2]
+    assert sorted(read_toon(str(d / "**" / "*.toon")).compute()["a"].tolist()) == [1, 2, 7, 8, 9]  # (a glob says)
+
+
+def test_to_toon_refuses_column_names_that_are_not_strings(tmp_path: Path) -> None:
+    import dask.dataframe as dd
+
+    ddf = dd.from_pandas(pd.DataFrame({0: [1, 2], "b": [3, 4]}), npartitions=1)
+    for single in (False, True):
+        with pytest.raises(ToonEncodeError, match="column names must be strings, as object keys, got int 0"):
+            to_toon(ddf, tmp_path / "o", single_file=single)
+    assert not (tmp_path / "o").exists()  # (said before any work)
 
 
 def test_to_toon_single_file_failure_leaves_the_destination(tmp_path: Path, client: Any) -> None:

@@ -103,3 +103,26 @@ def test_fence_rules() -> None:
     assert toonstream.extract("Here:\n```toon\nusers[1]{id}:\n  1") == {"users": [{"id": 1}]}
     # Fences inside a block are content; the first toon block wins over an earlier bare one.
     assert find_toon("```\nx: 1\n```\n~~~toon\n```\ny: 2\n~~~") == ("```\ny: 2\n", 4)
+
+
+def test_fence_info_and_indentation_as_commonmark() -> None:
+    from toonstream.llm import find_toon
+
+    # The language is the info string's first word.
+    assert find_toon("x\n```toon title=users.toon\na: 1\n```\n```\nb: 2\n```") == ("a: 1\n", 2)
+    assert find_toon("```toonish\na: 1\n```\n```\nb: 2\n```") == ("b: 2\n", 4)
+    # A fence indented by up to three spaces: its body loses up to that many spaces a line, so
+    # TOON's own indentation is kept; the closing fence may be indented up to three too.
+    reply = "Here:\n  ```toon\n  t[2]{a}:\n    1\n   2\n  ```\nbye"
+    assert find_toon(reply) == ("t[2]{a}:\n  1\n 2\n", 2)
+    with pytest.raises(ToonDecodeError) as info:  # (" 2": an indentation error, on the reply's line)
+        toonstream.extract(reply)
+    assert (info.value.code, info.value.line) == ("bad_indent", 5)
+    assert toonstream.extract("   ~~~ toon\n   u:\n     v: 1\n   ~~~") == {"u": {"v": 1}}
+    # Four spaces make an indented code block, not a fence: the whole text is read.
+    assert find_toon("    ```toon\na: 1") == ("    ```toon\na: 1", 0)
+
+
+def test_expect_fields_as_one_string_is_refused() -> None:
+    with pytest.raises(TypeError, match="not a str"):
+        toonstream.extract("t[1]{id}:\n  1", expect_fields="id")  # type: ignore[arg-type]

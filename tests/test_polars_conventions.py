@@ -598,3 +598,30 @@ def test_type_mismatch_names_where_the_types_came_from(engine: str, tmp_path: Pa
     with pytest.raises(ToonDecodeError) as e:
         tp.read_toon(str(tmp_path / "b.toon"), infer_schema_length=1)
     assert "the schema was inferred from the first 1 records;" in str(e.value)
+
+
+def test_an_override_converts_as_read_csv_does() -> None:
+    """A type given by the user converts as polars.read_csv does with the same override (README):
+    Float32 and a Decimal's scale round; an integer out of range is an error in both."""
+    import io
+    from decimal import Decimal
+
+    rows = [("1e300", "1.555", "16777217"), ("2", "2.5", "1"), ("-0.0", "3", "2")]
+    toon = "t[3]{d,e,f}:\n" + "".join(f"  {','.join(r)}\n" for r in rows)
+    csv = "d,e,f\n" + "".join(",".join(r) + "\n" for r in rows)
+    overrides = {"d": pl.Float32, "e": pl.Decimal(10, 2), "f": pl.Float32}
+    got = tp.read_toon(io.BytesIO(toon.encode()), schema_overrides=overrides)
+    assert_frame_equal(got, pl.read_csv(io.BytesIO(csv.encode()), schema_overrides=overrides))
+    assert got.row(0) == (float("inf"), Decimal("1.56"), 16777216.0)
+    with pytest.raises(ToonDecodeError) as info:
+        tp.read_toon(io.BytesIO(toon.encode()), schema_overrides={"f": pl.Int8})
+    assert info.value.code == "type_mismatch"
+    with pytest.raises(pl.exceptions.ComputeError):
+        pl.read_csv(io.BytesIO(csv.encode()), schema_overrides={"f": pl.Int8})
+    # A type name as text is refused, as Polars refuses it (it was "'str' object is not callable").
+    for read in (tp.read_toon, ta.read_table):
+        with pytest.raises(TypeError, match=r"cannot parse input of type 'str' into a Polars data type \(given: 'Int32'\)"):
+            read(io.BytesIO(toon.encode()), schema_overrides={"f": "Int32"})
+    with pytest.raises(TypeError, match="cannot parse input of type 'str' into Polars data type"):
+        pl.read_csv(io.BytesIO(csv.encode()), schema_overrides={"f": "Int32"})
+

@@ -104,3 +104,9 @@ def test_write_then_read_back(tmp_path: Path, spark: Any) -> None:
     df.limit(0).write.format("toon").mode("overwrite").save(str(out))
     (only,) = os.listdir(out)
     assert (out / only).read_text() == "[0]{id,name,g{a,b}}:"
+    empty = spark.read.format("toon").load(str(out)).toArrow()  # (it reads back: no rows, the columns)
+    assert empty.num_rows == 0 and empty.column_names == ["id", "name", "g"]
+    # A crashed job's staging directory is hidden: not read.
+    (out / ".toon-staging-x").mkdir()
+    (out / ".toon-staging-x" / "part-0.toon").write_text("[1]{id,name,g{a,b}}:\n  1,x,2,3\n")
+    assert spark.read.format("toon").load(str(out)).toArrow().num_rows == 0

@@ -42,6 +42,23 @@ def test_stats_match_the_real_conversions() -> None:
     assert s.cheapest().format == "toon"
 
 
+def test_host_values_are_measured_as_dumps_writes_them() -> None:
+    """Tuples, sets, datetimes, Decimals, NaN and infinities: the TOON sizes are dumps', the JSON
+    sizes those of the same JSON data model (NaN and infinities are null, as dumps writes them)."""
+    import datetime
+    from decimal import Decimal
+
+    value = {"t": (1, 2), "s": {3, 1}, "d": datetime.date(2024, 1, 2), "n": [float("nan"), float("-inf"), Decimal("NaN")],
+             "rows": [{"x": (i,), "y": Decimal("1.50")} for i in range(3)]}
+    as_json = {"t": [1, 2], "s": [1, 3], "d": "2024-01-02", "n": [None, None, None],
+               "rows": [{"x": [i], "y": 1.5} for i in range(3)]}
+    costs = _costs(measure(value_events(value)))
+    assert costs["toon"][0] == len(toonstream.dumps(value).encode())
+    assert costs["json-compact"][0] == len(json.dumps(as_json, separators=(",", ":")))
+    with pytest.raises(toonstream.ToonEncodeError, match="object keys must be strings"):
+        measure(value_events({1: 2}))
+
+
 def test_stats_near_uniform_and_recommendation() -> None:
     s = measure(value_events(NEAR))
     assert (s.elements, s.tabular_elements, s.tabular_elements_missing_as_null) == (30, 0, 30)

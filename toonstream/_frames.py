@@ -1972,8 +1972,13 @@ def _dtype_leaves(dtype: Any) -> list[tuple[tuple[str, ...], Any]]:
         path, d = todo.pop()
         if isinstance(d, pl.Struct):
             todo.extend((path + (f.name,), f.dtype) for f in reversed(d.fields))
+        elif isinstance(d, pl.DataType):
+            out.append((path, d))
+        elif isinstance(d, type) and issubclass(d, pl.DataType):
+            out.append((path, d()))  # (a class, pl.Int64, as Polars takes it)
         else:
-            out.append((path, d if isinstance(d, pl.DataType) else d()))
+            # Polars' own refusal (type names as text are the CLI's --schema-overrides)
+            raise TypeError(f"cannot parse input of type {type(d).__name__!r} into a Polars data type (given: {d!r})")
     return out
 
 
@@ -2227,13 +2232,16 @@ IN_MEMORY = "in-mem"
 _GLOB_CHARS = frozenset("*?[")
 
 
-def expand_sources(source: Any, *, glob: bool = True) -> list[tuple[Any, str]]:
+def expand_sources(source: Any, *, glob: bool = True, hidden: bool = True) -> list[tuple[Any, str]]:
     """``source`` as Polars' readers take it, as (source, label) pairs in
     reading order: a path (``~`` expanded), a glob (``*`` also matches
     hidden names, ``**`` any depth; sorted), a directory (every file below
     it, at any depth, sorted; one file extension), bytes, a file object, or
     a list of these.  The label is the path as Polars writes it in the
     ``include_file_paths`` column (``"in-mem"`` for bytes and file objects).
+    ``hidden=False``: a directory's files and subdirectories whose names
+    start with ``.`` or ``_`` are left out, as Spark's and Dask's readers
+    leave them (a writer's staging and spool directories are such).
     Files are not opened here: a missing one fails when it is read."""
     import os
 
@@ -2254,7 +2262,7 @@ def expand_sources(source: Any, *, glob: bool = True) -> list[tuple[Any, str]]:
                 raise FileNotFoundError(2, "no file matches the glob pattern", path)
             out.extend((p, p) for p in found)
         elif os.path.isdir(path):
-            found = sorted(os.path.join(d, f) for d, _, files in os.walk(path) for f in files)
+            found = sorted(os.path.join(d, f) for d, _, files in _walk(path, hidden) for f in files)
             if not found:
                 raise FileNotFoundError(2, "no file in the directory", path)
             exts = {os.path.splitext(p)[1] for p in found}
@@ -2268,6 +2276,17 @@ def expand_sources(source: Any, *, glob: bool = True) -> list[tuple[Any, str]]:
         else:
             out.append((path, path))
     return out
+
+
+def _walk(top: str, hidden: bool) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)``, without names starting with ``.`` or ``_`` unless ``hidden``."""
+    import os
+
+    for d, dirs, files in os.walk(top):
+        if not hidden:
+            dirs[:] = [x for x in dirs if x[:1] not in "._"]  # (pruned: not walked into)
+            files = [f for f in files if f[:1] not in "._"]
+        yield d, dirs, files
 
 
 def _glob(pattern: str) -> Iterator[str]:

@@ -1292,6 +1292,10 @@ def _main(argv: Sequence[str] | None) -> int:
 def _os_error(e: OSError) -> str:
     """``path: reason`` of an I/O error, on one line (the path as the user gave it)."""
     where = f"{_shown_text(os.fsdecode(e.filename), 4096)}: " if isinstance(e.filename, (str, bytes)) else ""
+    if not where and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        # Every file the user named is named in its errors (_NamedFile): a full disk (or a
+        # file size limit) met without a name is a spool's, a temporary file the command made.
+        where = f"{_shown_text(tempfile.gettempdir(), 4096)} (temporary files; TMPDIR can name another directory): "
     return f"{where}{_shown_text(str(e.strerror or e), 300)}"
 
 

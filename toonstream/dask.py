@@ -139,7 +139,9 @@ def read_toon(
     **options: Any,
 ) -> dd.DataFrame:
     """A Dask DataFrame of the tables of one or more one-table TOON files
-    (a path, a glob, a directory, or a list of these), one partition per
+    (a path, a glob, a directory, or a list of these; in a directory, names
+    starting with ``.`` or ``_`` are left out, as Dask's readers leave them:
+    ``to_toon``'s spool is such), one partition per
     byte range of about ``blocksize`` bytes (None: one per file).
 
     Options as :func:`toonstream.arrow.iter_batches`: the column types come
@@ -163,7 +165,7 @@ def read_toon(
     >>> read_toon(path, columns=["b"]).compute().to_dict("list")
     {'b': ['x', 'y']}
     """
-    sources = expand_sources(paths_or_glob)
+    sources = expand_sources(paths_or_glob, hidden=False)
     step = None if blocksize is None else parse_size(blocksize)
     if step is not None and step < 1:
         raise ValueError("blocksize must be >= 1 byte")
@@ -259,6 +261,9 @@ def to_toon(
     out = os.fspath(path)
     encode = {"key": key, "delimiter": delimiter, "indent_size": indent_size, **options}
     meta = ddf._meta
+    for name in meta.columns:  # (pyarrow would make them strings, and then not find them)
+        if not isinstance(name, str):
+            raise ToonEncodeError(f"column names must be strings, as object keys, got {type(name).__name__} {name!r}")
     schema = pa.Schema.from_pandas(meta, preserve_index=False)
     table_header(schema, 0, **encode)  # (not a table: said before any work)
     parts: list[Any] = cast(Any, ddf).to_delayed()

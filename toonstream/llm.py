@@ -12,24 +12,26 @@ from .decoder import Decoder
 
 __all__ = ["extract", "find_toon"]
 
-# An opening fence: three or more backticks or tildes at the start of a line, then an info
-# string (for a backtick fence it may hold no backtick, as in CommonMark).  Matched against one
-# line at a time, so the scan is linear in the reply's length.
-_OPENER = re.compile(r"(`{3,}|~{3,})(.*)")
+# An opening fence: three or more backticks or tildes after at most three spaces, then an
+# info string (for a backtick fence it may hold no backtick), as in CommonMark.  Matched
+# against one line at a time, so the scan is linear in the reply's length.
+_OPENER = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 
 
-def _blocks(text: str) -> Iterator[tuple[str, int, int, int]]:
-    """The fenced blocks of ``text``: (info, first body line, body start, body end).
+def _blocks(text: str) -> Iterator[tuple[str, int, int, int, int]]:
+    """The fenced blocks of ``text``: (info, first body line, body start, body end,
+    the opening fence's indentation).
 
     One pass over the lines, holding at most one open fence (a regex over the whole
     reply backtracks into every fence-like line and is quadratic on fence-heavy
     text).  A block is closed by a line of the same fence character, at least as
-    long as the opening run, followed only by white space; an unclosed block runs
-    to the end of the text (CommonMark's rules, and a truncated reply keeps its data).
+    long as the opening run, after at most three spaces and followed only by white
+    space; an unclosed block runs to the end of the text (CommonMark's rules, and a
+    truncated reply keeps its data).
     """
     fence = ""
     info = ""
-    body_line = body_start = 0
+    body_line = body_start = indent = 0
     pos = line_no = 0
     end = len(text)
     while True:
@@ -38,41 +40,54 @@ def _blocks(text: str) -> Iterator[tuple[str, int, int, int]]:
         line = text[pos:line_end]
         if fence:
             stripped = line.rstrip(" \t\r")
-            if len(stripped) >= len(fence) and stripped.lstrip(fence[0]) == "":
-                yield info, body_line, body_start, pos
+            bare = stripped.lstrip(" ")
+            if len(stripped) - len(bare) <= 3 and len(bare) >= len(fence) and bare.lstrip(fence[0]) == "":
+                yield info, body_line, body_start, pos, indent
                 fence = ""
         else:
             m = _OPENER.match(line)
-            if m is not None and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence, info = m.group(1), m.group(2).strip()
+            if m is not None and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+                fence, info, indent = m.group(2), m.group(3).strip(), len(m.group(1))
                 body_line, body_start = line_no + 1, (end if nl < 0 else nl + 1)
         if nl < 0:
             break
         pos = nl + 1
         line_no += 1
     if fence:
-        yield info, body_line, body_start, end
+        yield info, body_line, body_start, end, indent
+
+
+def _body(text: str, start: int, stop: int, indent: int) -> str:
+    """A block's body: its lines with up to the opening fence's indentation of
+    spaces removed from each (CommonMark), so that TOON's own indentation is kept."""
+    body = text[start:stop]
+    if not indent:
+        return body
+    lines = body.split("\n")
+    return "\n".join(ln[min(indent, len(ln) - len(ln.lstrip(" "))) :] for ln in lines)
 
 
 def find_toon(text: str) -> tuple[str, int]:
     """The TOON part of a reply and the 0-based line where it starts.
 
-    A fenced block tagged ``toon`` wins; else the first untagged fenced block;
-    else the whole text.  Linear in the length of the reply.
+    A fenced block tagged ``toon`` (the info string's first word, as CommonMark
+    reads a language) wins; else the first untagged fenced block; else the whole
+    text.  Linear in the length of the reply.
 
     >>> find_toon("Sure!\\n```toon\\na: 1\\n```\\nDone.")
     ('a: 1\\n', 2)
     """
-    untagged: tuple[int, int, int] | None = None
-    for info, line, start, stop in _blocks(text):
-        tag = info.lower()
+    untagged: tuple[int, int, int, int] | None = None
+    for info, line, start, stop, indent in _blocks(text):
+        words = info.split()
+        tag = words[0].lower() if words else ""
         if tag == "toon":
-            return text[start:stop], line
+            return _body(text, start, stop, indent), line
         if not tag and untagged is None:
-            untagged = (line, start, stop)
+            untagged = (line, start, stop, indent)
     if untagged is not None:
-        line, start, stop = untagged
-        return text[start:stop], line
+        line, start, stop, indent = untagged
+        return _body(text, start, stop, indent), line
     return text, 0
 
 
@@ -87,6 +102,8 @@ def extract(text: str, *, expect_fields: Sequence[str] | None = None, **options:
     >>> extract("Here you go:\\n```toon\\nusers[1]{id,name}:\\n  1,Ada\\n```", expect_fields=["id", "name"])
     {'users': [{'id': 1, 'name': 'Ada'}]}
     """
+    if isinstance(expect_fields, str):  # (a str is a sequence: of its characters)
+        raise TypeError(f"expect_fields takes a sequence of field names, not a str: [{expect_fields!r}]?")
     body, offset = find_toon(text)
     decoder = Decoder(start_line=offset + 1, **options)
     builder = ValueBuilder()

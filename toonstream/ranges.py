@@ -173,6 +173,8 @@ def read_header(path: str | os.PathLike[str], **options: Any) -> TableHeader:
             offset += len(raw)
             try:
                 events = decoder.feed(raw)
+                if not raw.endswith(b"\n"):  # the file's last line: an empty table's header, say
+                    events += decoder.close()
             except ToonDecodeError as e:
                 raise _error(e, name) from None
             if _is_row(raw):  # the first content line

@@ -9,7 +9,8 @@ register the source once per session::
     df.write.format("toon").mode("overwrite").save("out/")
 
 Reading: every one-table TOON file the path (a file, a glob or a
-directory) names is cut into byte ranges of about ``blocksize`` bytes at
+directory, whose names starting with ``.`` or ``_`` are left out, as
+Spark's file sources leave them: a crashed job's staging) names is cut into byte ranges of about ``blocksize`` bytes at
 line ends, one Spark partition each, read by
 :class:`toonstream.ranges.RangeReader` on the executors and handed to Spark
 as Arrow batches.  The column types are decided once, on the driver, from
@@ -112,7 +113,7 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
         }
         if o.get("indent_size") is not None:
             options["indent_size"] = int(o["indent_size"])
-        readers = plan_files([source for source, _ in expand_sources(path)], **options)
+        readers = plan_files([source for source, _ in expand_sources(path, hidden=False)], **options)
         self._readers = readers
         return readers
 

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from typing import IO, Any, Callable, Iterable, Iterator, cast
 
 from ._reference.columns import format_columns
+from ._reference.normalize import normalize, plain_keys
 from ._errors import ToonEncodeError
 from ._reference.writer import Fields, LineSink, header
 from .encoder import DEFAULT_MAX_DEPTH, Walk
@@ -165,28 +168,36 @@ class Stats:
 
 
 def value_events(value: Any) -> Iterator[tuple[str, Any]]:
-    """ijson ``basic_parse``-style events of a Python value, without recursion."""
+    """ijson ``basic_parse``-style events of a Python value as ``dumps`` takes
+    it (host types such as tuples, sets and datetimes normalized as it does;
+    a NaN or infinity is null, as it writes them), without recursion.
+
+    >>> list(value_events({"a": (1, float("nan"))}))[1:5]
+    [('map_key', 'a'), ('start_array', None), ('number', 1), ('null', None)]
+    """
     todo: list[Any] = [("v", value)]
     while todo:
         kind, x = todo.pop()
         if kind == "e":
             yield x
             continue
-        if isinstance(x, dict):
+        x = normalize(x, None)  # (one of the NATIVE types, exactly)
+        t = type(x)
+        if t is dict:
             yield ("start_map", None)
             todo.append(("e", ("end_map", None)))
-            for k, v in reversed(list(x.items())):
+            for k, v in reversed(list(plain_keys(x).items())):
                 todo.append(("v", v))
                 todo.append(("e", ("map_key", k)))
-        elif isinstance(x, list):
+        elif t is list:
             yield ("start_array", None)
             todo.append(("e", ("end_array", None)))
             todo.extend(("v", v) for v in reversed(x))
-        elif x is None:
+        elif x is None or (t is float and not math.isfinite(x)) or (t is Decimal and not x.is_finite()):
             yield ("null", None)
-        elif isinstance(x, bool):
+        elif t is bool:
             yield ("boolean", x)
-        elif isinstance(x, str):
+        elif t is str:
             yield ("string", x)
         else:
             yield ("number", x)
