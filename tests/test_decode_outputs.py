@@ -382,8 +382,10 @@ def test_an_option_for_other_outputs_is_a_usage_error(tmp_path: Path, option: st
         with pytest.raises(SystemExit) as info:
             main(args)
         assert info.value.code == 2
-        err = capsys.readouterr().err.splitlines()[-1]
-        assert err == f"toonstream: error: {option} applies to --to {'/'.join(outputs)} only, not to --to {output}"
+        lines = capsys.readouterr().err.splitlines()
+        assert lines[0].startswith("usage: toonstream decode ")  # (the subcommand's usage, as argparse's own errors)
+        err = lines[-1]
+        assert err == f"toonstream decode: error: {option} applies to --to {'/'.join(outputs)} only, not to --to {output}"
         assert not (tmp_path / f"out.{output}").exists()
     else:
         assert main(args) == 0, capsys.readouterr().err

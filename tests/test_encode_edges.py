@@ -86,6 +86,31 @@ def test_indent_size_must_be_an_int(engine: str, bad: Any) -> None:
         toonstream.dumps({"a": {"b": 1}}, indent_size=0)
 
 
+@pytest.mark.parametrize("bad", [None, True, 2.5, "2"])
+def test_max_depth_must_be_an_int_on_every_encoder(engine: str, bad: Any) -> None:
+    """Checked as indent_size is (None was a TypeError about '<', a float or -1 a depth error)."""
+    import io
+
+    import pyarrow as pa
+
+    from toonstream.arrow import encode_arrow
+
+    value = [{"a": 1}]
+    calls = [
+        lambda **kw: toonstream.dumps(value, **kw),
+        lambda **kw: toonstream.dumps(value, sort_keys=True, **kw),
+        lambda **kw: toonstream.dump(value, io.StringIO(), **kw),
+        lambda **kw: list(toonstream.encode_lines(value, **kw)),
+        lambda **kw: toonstream.encode_jsonl(io.BytesIO(b'{"a": 1}\n'), io.BytesIO(), **kw),
+        lambda **kw: encode_arrow(pa.table({"a": [1]}), io.BytesIO(), **kw),
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match="max_depth must be an int, got"):
+            call(max_depth=bad)
+        with pytest.raises(ValueError, match="max_depth must be >= 0"):
+            call(max_depth=-1)
+
+
 def _cli(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([*CLI, *args], input=input, capture_output=True, timeout=120)
 

@@ -207,7 +207,7 @@ def test_exact_count_of_a_multi_megabyte_input() -> None:
         counter = TokenCounter(exact=True)
         for i in range(0, len(data), 1 << 16):
             counter.feed(data[i : i + (1 << 16)])
-        assert counter.method == "o200k_base (exact)"
+        assert counter.method == "o200k_base (exact, bpe-openai)"
         estimate = estimate_tokens(data.decode())
         assert abs(counter.total - estimate) / counter.total <= 0.10
 
@@ -222,7 +222,7 @@ def test_stats_exact_cli_on_a_multi_megabyte_line(tmp_path: Path) -> None:
                        capture_output=True, timeout=300)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["token_method"] == "o200k_base (exact)" and out["error_bound"] is None
+    assert out["token_method"] == "o200k_base (exact, bpe-openai)" and out["error_bound"] is None
     assert out["recommendation"]["lossless_within_error"] == []
 
 
@@ -269,5 +269,5 @@ def test_clear_winner_is_not_a_tie() -> None:
 
 def test_exact_counts_are_never_a_tie() -> None:
     s = measure(value_events(datasets.uniform(50)))
-    s.token_method = "o200k_base (exact)"
+    s.token_method = "o200k_base (exact, tiktoken)"
     assert s.error_bound is None and s.close_calls() == [] and "within" not in s.recommendation()

@@ -51,7 +51,7 @@ from ._optional import requires
 from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
 from ._reference.shape import ShapePlan, leaf_paths
 from ._reference.writer import Fields, header, key_text, primitive_formatter
-from .encoder import DEFAULT_MAX_DEPTH, check_delimiter
+from .encoder import DEFAULT_MAX_DEPTH, check_delimiter, check_max_depth
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
     import pyarrow as pa
@@ -764,7 +764,7 @@ def encode_arrow(
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     default = options.get("default")
-    max_depth = options.get("max_depth", DEFAULT_MAX_DEPTH)
+    max_depth = check_max_depth(options.get("max_depth", DEFAULT_MAX_DEPTH))
     head = "" if key is None else key_text(key)
     source = _open(data, batch_size)
     try:

@@ -767,7 +767,7 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
             size = os.path.getsize(data) if isinstance(data, str) else 0
             print(
                 f"input ({fmt}): {size:,} bytes; output (toon): {out_stats.bytes:,} bytes, "
-                f"{out_stats.total:,} tokens ({out_stats.method})",
+                f"{out_stats.total:,} tokens; tokens: {out_stats.method}",
                 file=sys.stderr,
             )
     return EXIT_OK
@@ -779,7 +779,7 @@ def _print_stats(fmt: str, src: TokenCounter, out: TokenCounter) -> None:
     change = f"{saved:.1f}% fewer tokens" if saved >= 0 else f"{-saved:.1f}% more tokens"
     print(
         f"input ({fmt}): {src.bytes:,} bytes, {src_tokens:,} tokens; "
-        f"output (toon): {out.bytes:,} bytes, {out_tokens:,} tokens; {change} ({src.method})",
+        f"output (toon): {out.bytes:,} bytes, {out_tokens:,} tokens; {change}; tokens: {src.method}",
         file=sys.stderr,
     )
 
@@ -1121,7 +1121,7 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("--stats", action="store_true", help="print input/output bytes and token counts to stderr")
     enc.add_argument("--exact", action="store_true", help="with --stats: exact o200k token counts (bpe-openai or tiktoken, offline)")
     progress_flags(enc)
-    enc.set_defaults(run=_cmd_encode)
+    enc.set_defaults(run=_cmd_encode, usage=enc)
 
     dec = sub.add_parser(
         "decode", help="TOON -> JSON, JSON Lines, Parquet, Arrow IPC or CSV",
@@ -1163,7 +1163,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="json: pretty-print with N spaces (default: compact)")
     dec.add_argument("--indent-size", type=_positive, default=2, help="TOON input indentation (default 2)")
     progress_flags(dec)
-    dec.set_defaults(run=_cmd_decode)
+    dec.set_defaults(run=_cmd_decode, usage=dec)
 
     st = sub.add_parser(
         "stats", help="bytes and tokens of the input in each format, and the cheapest",
@@ -1177,7 +1177,7 @@ def _parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="machine-readable output")
     st.add_argument("--exact", action="store_true", help="exact o200k counts (bpe-openai or tiktoken, offline)")
     progress_flags(st)
-    st.set_defaults(run=_cmd_stats)
+    st.set_defaults(run=_cmd_stats, usage=st)
 
     val = sub.add_parser(
         "validate", help="strict check of TOON files",
@@ -1188,7 +1188,7 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("files", nargs="+", help="TOON files to check ('-': stdin)")
     val.add_argument("--indent-size", type=_positive, default=2, help="spaces per indentation level (default 2)")
     val.add_argument("-v", "--verbose", action="store_true", help="also print 'FILE: ok' for valid files")
-    val.set_defaults(run=_cmd_validate)
+    val.set_defaults(run=_cmd_validate, usage=val)
     return p
 
 
@@ -1260,8 +1260,8 @@ def main(argv: Sequence[str] | None = None, *, installed: bool = False) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    parser: argparse.ArgumentParser = args.usage  # (a usage error shows the subcommand's usage, as argparse's own)
     if args.run is _cmd_encode and args.exact and not args.stats:
         parser.error("--exact applies to --stats's token counts: give --stats too")
     if getattr(args, "output", None) == "":

@@ -53,6 +53,20 @@ TABLE_BATCH = 2048
 _DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
 
 
+def check_max_depth(max_depth: int) -> int:
+    """The encoders' ``max_depth``, checked as ``indent_size`` is: an int
+    (TypeError for anything else, None included), >= 0 (ValueError).
+
+    >>> check_max_depth(3)
+    3
+    """
+    if type(max_depth) is bool or not isinstance(max_depth, int):
+        raise TypeError(f"max_depth must be an int, got {type(max_depth).__name__}")
+    if max_depth < 0:
+        raise ValueError("max_depth must be >= 0")
+    return max_depth
+
+
 def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
     """``obj`` with every object's keys in sorted order (``sort_keys=True``,
     as ``json.dumps`` sorts them): a copy of its containers, host types
@@ -150,7 +164,7 @@ class Walk:
         self.unit = " " * indent_size
         self.d = check_delimiter(delimiter)
         self.default = default
-        self.max_depth = max_depth
+        self.max_depth = check_max_depth(max_depth)
         # The limit as the caller gave it, for messages.  A streaming encoder
         # writing records under a key lowers max_depth by one (the key's
         # object is not on its stack) but not this.
@@ -532,6 +546,7 @@ def encode_lines(
     >>> list(encode_lines({"tags": ["a", "b"], "n": 1}))
     ['tags[2]: a,b', 'n: 1']
     """
+    check_max_depth(max_depth)
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)
     walk = Walk(
@@ -587,6 +602,7 @@ def dumps(
     >>> dumps([{"b": 1, "a": 2}, {"a": 3, "b": 4}], sort_keys=True)
     '[2]{a,b}:\\n  2,1\\n  3,4'
     """
+    check_max_depth(max_depth)
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)
     text = _engine_text(obj, indent_size, delimiter, default, max_depth, missing_as_null)
@@ -616,6 +632,7 @@ def dump(
     >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
     '[2]: 1,2'
     """
+    check_max_depth(max_depth)
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)
     sink = LineSink(fp)

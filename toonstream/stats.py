@@ -120,7 +120,7 @@ class Stats:
     def error_bound(self) -> float | None:
         """The relative error of the token counts: ``tokens.ERROR_BOUND`` for
         the estimate, None for exact counts."""
-        return None if self.token_method.endswith("(exact)") else ERROR_BOUND
+        return None if self.token_method.startswith("o200k_base (exact") else ERROR_BOUND
 
     def close_calls(self, *, allow_lossy: bool = False) -> list[str]:
         """The other candidates whose tokens are within the estimate's error

@@ -157,23 +157,24 @@ def _exact_pieces(text: str, limit: int = _EXACT_PIECE) -> Iterator[str]:
         yield text[start:]
 
 
-def _exact_encoder() -> Callable[[str], list[int]] | None:
-    """``encode_ordinary`` of a real o200k_base tokenizer that works offline,
-    or None (optional packages).  Ordinary: text such as "<|endoftext|>" in
-    the data is counted as text, not refused as a special token."""
+def _exact_encoder() -> tuple[str, Callable[[str], list[int]]] | None:
+    """The package name and ``encode_ordinary`` of a real o200k_base
+    tokenizer that works offline, or None (optional packages).  Ordinary:
+    text such as "<|endoftext|>" in the data is counted as text, not refused
+    as a special token."""
     encoding: Any
     try:
         import bpe_openai  # ships its vocabularies
 
         encoding = bpe_openai.get_encoding("o200k_base")
-        return encoding.encode_ordinary  # type: ignore[no-any-return]
+        return "bpe-openai", encoding.encode_ordinary
     except Exception:  # not installed, or unusable here: try the next one
         pass
     try:
         import tiktoken
 
         encoding = tiktoken.get_encoding("o200k_base")
-        return encoding.encode_ordinary  # type: ignore[no-any-return]
+        return "tiktoken", encoding.encode_ordinary
     except Exception:  # not installed, or no cached vocabulary and no network
         return None
 
@@ -188,10 +189,12 @@ class TokenCounter:
         self._exact_tokens = 0
         self._pending: list[bytes] = []  # bytes not counted yet
         self._size = 0
-        self._encode = _exact_encoder() if exact else None
+        found = _exact_encoder() if exact else None
+        self._encode = None if found is None else found[1]
         self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
         self._text = ""  # exact: the text after the last cut, not tokenized yet
-        self.method = "o200k_base (exact)" if self._encode is not None else "estimated"
+        #: "estimated", or "o200k_base (exact, bpe-openai)" / "... tiktoken)": the tokenizer used
+        self.method = "estimated" if found is None else f"o200k_base (exact, {found[0]})"
 
     def feed(self, data: bytes) -> None:
         self.bytes += len(data)
