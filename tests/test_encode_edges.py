@@ -84,6 +84,9 @@ def test_indent_size_must_be_an_int(engine: str, bad: Any) -> None:
         toonstream.dumps({"a": {"b": 1}}, indent_size=bad)
     with pytest.raises(ValueError, match="indent_size must be >= 1"):
         toonstream.dumps({"a": {"b": 1}}, indent_size=0)
+    for huge in (2**26 + 1, 10**18):  # (10**18 was a MemoryError)
+        with pytest.raises(ValueError, match="indent_size must be <= 67108864"):
+            toonstream.dumps({"a": {"b": 1}}, indent_size=huge)
 
 
 @pytest.mark.parametrize("bad", [None, True, 2.5, "2"])

@@ -51,7 +51,7 @@ from ._optional import requires
 from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
 from ._reference.shape import ShapePlan, leaf_paths
 from ._reference.writer import Fields, header, key_text, primitive_formatter
-from .encoder import DEFAULT_MAX_DEPTH, check_delimiter, check_max_depth
+from .encoder import DEFAULT_MAX_DEPTH, check_delimiter, check_indent_size, check_max_depth
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
     import pyarrow as pa
@@ -759,8 +759,7 @@ def encode_arrow(
     if unknown:
         raise TypeError(f"encode_arrow() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     d = check_delimiter(delimiter)
-    if indent_size < 1:
-        raise ValueError("indent_size must be >= 1")
+    check_indent_size(indent_size)
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     default = options.get("default")

@@ -53,6 +53,27 @@ TABLE_BATCH = 2048
 _DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
 
 
+#: The widest indentation unit the encoders write: the decoders' default
+#: max_line_length (a wider one could not be read back under the defaults).
+MAX_INDENT_SIZE = 64 * 1024 * 1024
+
+
+def check_indent_size(indent_size: int) -> int:
+    """The encoders' ``indent_size``: an int (TypeError otherwise), from 1 to
+    ``MAX_INDENT_SIZE`` (ValueError; 10**18 made a MemoryError).
+
+    >>> check_indent_size(4)
+    4
+    """
+    if type(indent_size) is bool or not isinstance(indent_size, int):
+        raise TypeError(f"indent_size must be an int, got {type(indent_size).__name__}")
+    if indent_size < 1:
+        raise ValueError("indent_size must be >= 1")
+    if indent_size > MAX_INDENT_SIZE:
+        raise ValueError(f"indent_size must be <= {MAX_INDENT_SIZE} (the decoders' max_line_length default)")
+    return indent_size
+
+
 def check_max_depth(max_depth: int) -> int:
     """The encoders' ``max_depth``, checked as ``indent_size`` is: an int
     (TypeError for anything else, None included), >= 0 (ValueError).
@@ -156,12 +177,8 @@ class Walk:
         max_depth: int,
         missing_as_null: bool = False,
     ) -> None:
-        if type(indent_size) is bool or not isinstance(indent_size, int):
-            raise TypeError(f"indent_size must be an int, got {type(indent_size).__name__}")
-        if indent_size < 1:
-            raise ValueError("indent_size must be >= 1")
         self.missing_as_null = missing_as_null
-        self.unit = " " * indent_size
+        self.unit = " " * check_indent_size(indent_size)
         self.d = check_delimiter(delimiter)
         self.default = default
         self.max_depth = check_max_depth(max_depth)
@@ -546,6 +563,7 @@ def encode_lines(
     >>> list(encode_lines({"tags": ["a", "b"], "n": 1}))
     ['tags[2]: a,b', 'n: 1']
     """
+    check_indent_size(indent_size)
     check_max_depth(max_depth)
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)
@@ -602,6 +620,7 @@ def dumps(
     >>> dumps([{"b": 1, "a": 2}, {"a": 3, "b": 4}], sort_keys=True)
     '[2]{a,b}:\\n  2,1\\n  3,4'
     """
+    check_indent_size(indent_size)
     check_max_depth(max_depth)
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)
@@ -632,6 +651,7 @@ def dump(
     >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()
     '[2]: 1,2'
     """
+    check_indent_size(indent_size)
     check_max_depth(max_depth)
     if sort_keys:
         obj = sorted_keys(obj, default, max_depth)

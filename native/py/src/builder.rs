@@ -692,18 +692,17 @@ impl Sink for PySink<'_, '_> {
     }
 
     fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
-        self.tick()?;
         let py = self.py;
-        match self.b.stack.last() {
-            Some(Frame::Array(items)) => {
-                let items = items.bind(py);
-                for s in values.iter() {
-                    items.append(self.scalar_obj(s)?)?;
-                }
-                Ok(())
-            }
-            _ => Err(internal("inline values outside an array").into()),
+        let items = match self.b.stack.last() {
+            Some(Frame::Array(items)) => items.bind(py).clone(),
+            _ => return Err(internal("inline values outside an array").into()),
+        };
+        // (a tick a value: one inline array can hold millions, and Ctrl-C must not wait for them)
+        for s in values.iter() {
+            self.tick()?;
+            items.append(self.scalar_obj(s)?)?;
         }
+        Ok(())
     }
 
     fn end_array(&mut self) -> Result<(), BindError> {

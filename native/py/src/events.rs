@@ -524,9 +524,9 @@ impl Sink for ParseSink<'_, '_> {
     }
 
     fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
-        self.s.ticker.tick(self.py)?;
         let p = self.value_prefix();
         for s in values.iter() {
+            self.s.ticker.tick(self.py)?; // (a tick a value: Ctrl-C in one long inline array)
             self.scalar_at(&p, s)?;
         }
         Ok(())
@@ -852,6 +852,7 @@ impl Sink for ItemsSink<'_, '_> {
         self.s.ticker.tick(self.py)?;
         if !self.s.kv && value_prefix(&self.s.scopes) == self.s.target {
             for s in values.iter() {
+                self.s.ticker.tick(self.py)?; // (a tick a value: Ctrl-C in one long inline array)
                 let v = scalar_object(self.py, self.s.builder.parse_float(), s)?;
                 self.s.out.push(v.unbind());
             }

@@ -123,6 +123,20 @@ pub fn fill_elements<'py>(
     in_array: bool,
     limit: usize,
 ) -> PyResult<(u8, Bound<'py, PyList>, Py<PyAny>, usize)> {
+    crate::guarded(&mut false, || {
+        fill(py, events, stack, keys, in_array, limit)
+    })
+}
+
+/// [`fill_elements`]'s work, a panic of which the guard turns into a `RuntimeError`.
+fn fill<'py>(
+    py: Python<'py>,
+    events: &Bound<'py, PyIterator>,
+    stack: &Bound<'py, PyList>,
+    keys: &Bound<'py, PyList>,
+    in_array: bool,
+    limit: usize,
+) -> PyResult<(u8, Bound<'py, PyList>, Py<PyAny>, usize)> {
     let done = PyList::empty(py);
     let mut deepest = 0;
     let mut count: u32 = 0;

@@ -287,28 +287,32 @@ impl TableColumns {
     /// A keyed table's run: the entry keys of its plain rows `lo..hi`, in
     /// order (unescaped); none for a table's.
     fn keys<'py>(&self, py: Python<'py>, lo: usize, hi: usize) -> PyResult<Bound<'py, PyList>> {
-        let data = self.run(py);
-        let keys = (lo..hi.min(self.columns.rows())).map(|r| {
-            // (the run was checked as UTF-8, and a key ends at a character)
-            std::str::from_utf8(self.columns.key(data, r)).map(|k| crate::pystr::new_str(py, k))
-        });
-        let keys: Result<Vec<_>, _> = keys.collect();
-        PyList::new(
-            py,
-            keys.map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
-        )
+        guarded(&mut false, || {
+            let data = self.run(py);
+            let keys = (lo..hi.min(self.columns.rows())).map(|r| {
+                // (the run was checked as UTF-8, and a key ends at a character)
+                std::str::from_utf8(self.columns.key(data, r)).map(|k| crate::pystr::new_str(py, k))
+            });
+            let keys: Result<Vec<_>, _> = keys.collect();
+            PyList::new(
+                py,
+                keys.map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+            )
+        })
     }
 
     /// Plain row `row`'s line, its LF included.
     fn row_line<'py>(&self, py: Python<'py>, row: usize) -> PyResult<Bound<'py, PyBytes>> {
-        let data = self.run(py);
-        let start = self
-            .columns
-            .row_start(row)
-            .filter(|&s| s < data.len())
-            .ok_or_else(|| PyValueError::new_err("no such row"))?;
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i + 1);
-        Ok(PyBytes::new(py, &data[start..end]))
+        guarded(&mut false, || {
+            let data = self.run(py);
+            let start = self
+                .columns
+                .row_start(row)
+                .filter(|&s| s < data.len())
+                .ok_or_else(|| PyValueError::new_err("no such row"))?;
+            let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i + 1);
+            Ok(PyBytes::new(py, &data[start..end]))
+        })
     }
 
     /// The run is a keyed table's (column 0: the entry keys).
@@ -320,11 +324,13 @@ impl TableColumns {
     /// The kind bits of column `col`'s cells in rows `lo..hi`, or-ed.
     /// (A planned run's: the whole run's kinds, every one of them checked
     /// against the plan.)
-    fn bits(&self, col: usize, lo: usize, hi: usize) -> u8 {
-        if !self.typed.is_empty() {
-            return self.columns.bits(col, 0, usize::MAX);
-        }
-        self.columns.bits(col, lo, hi)
+    fn bits(&self, col: usize, lo: usize, hi: usize) -> PyResult<u8> {
+        guarded(&mut false, || {
+            if !self.typed.is_empty() {
+                return Ok(self.columns.bits(col, 0, usize::MAX));
+            }
+            Ok(self.columns.bits(col, lo, hi))
+        })
     }
 
     /// Column `col`, rows `lo..hi`, as an Arrow array (an
@@ -514,17 +520,23 @@ impl KeySet {
     /// of `run` (a keyed table's `TableColumns`) up to the first that is a
     /// duplicate (of a key held, or of an earlier one of them); return how
     /// many it added.
-    fn take(&mut self, py: Python<'_>, keys: (PyRef<'_, TableColumns>, usize, usize)) -> usize {
-        let (run, lo, hi) = keys;
-        let data = run.run(py);
-        let hi = hi.min(run.columns.rows());
-        self.keys.index.reserve(hi.saturating_sub(lo));
-        for r in lo..hi {
-            if !self.keys.insert(run.columns.key(data, r)) {
-                return r - lo;
+    fn take(
+        &mut self,
+        py: Python<'_>,
+        keys: (PyRef<'_, TableColumns>, usize, usize),
+    ) -> PyResult<usize> {
+        guarded(&mut false, || {
+            let (run, lo, hi) = keys;
+            let data = run.run(py);
+            let hi = hi.min(run.columns.rows());
+            self.keys.index.reserve(hi.saturating_sub(lo));
+            for r in lo..hi {
+                if !self.keys.insert(run.columns.key(data, r)) {
+                    return Ok(r - lo);
+                }
             }
-        }
-        hi.saturating_sub(lo)
+            Ok(hi.saturating_sub(lo))
+        })
     }
 }
 
