@@ -215,6 +215,69 @@ def test_full_stdout_names_stdout(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- JSON errors
 
 
+def _paths(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for n, v in enumerate(value):
+            out += _paths(v, (*path, n))
+    return out
+
+
+def test_the_scanner_finds_the_value_at_a_path() -> None:
+    """Every value of random documents (escaped and raw non-ASCII keys, U+2028, pretty and compact)
+    is found where it starts, however the input is chunked; a path the document lacks, or a key
+    whose type differs (0 is not "0"), is not found."""
+    from toonstream._jsonscan import locate_json_error
+
+    rnd = random.Random(5)
+    keys = ["a", "bé", "c\n", "\u2028", "k" * 5, "😀"]
+
+    def value(depth: int) -> object:
+        r = rnd.random()
+        if depth > 4 or r < 0.3:
+            return rnd.choice([1, 's"é', None, True, -2.5e3, "😀", [], {}])
+        if r < 0.65:
+            return {rnd.choice(keys) + str(i): value(depth + 1) for i in range(rnd.randint(0, 3))}
+        return [value(depth + 1) for _ in range(rnd.randint(0, 3))]
+
+    for _ in range(150):
+        v = value(0)
+        text = json.dumps(v, indent=rnd.choice([None, 1]), ensure_ascii=rnd.random() < 0.5)
+        lines = text.split("\n")
+        for path in _paths(v):
+            found = locate_json_error(io.BytesIO(text.encode()), chunk=rnd.choice([1, 2, 5, 1 << 16]), path=path)
+            assert found is not None and found.msg == "", (text, path)
+            start = sum(len(ln) + 1 for ln in lines[: found.line - 1]) + found.column - 1
+            want: object = v
+            for step in path:
+                want = want[step]  # type: ignore[index]
+            assert json.JSONDecoder().raw_decode(text, start)[0] == want, (text, path)
+    for path in [("nope",), ("a", 5), ("a", "0"), (0,)]:
+        assert locate_json_error(io.BytesIO(b'{"a": [1, 2], "b": {"0": 1}}'), path=path) is None
+    assert locate_json_error(io.BytesIO(b'{"a": [1,, 2]}'), path=("a", 1)).msg == "expected a value, found ','"  # (not a value: the error)
+
+
+def test_an_encoder_error_in_a_json_document_names_its_value_s_place(tmp_path: Path) -> None:
+    """A value nested too deep in a JSON document: file:line:col where it starts, read again
+    by the scanner along the error's path (a file, a compressed file, stdin)."""
+    doc = b'[{"a": 1},\n{"a": 2},\n' + b"[" * 10_000 + b"]" * 10_000 + b"]"
+    src = tmp_path / "deep.json"
+    src.write_bytes(doc)
+    (tmp_path / "deep.json.gz").write_bytes(gzip.compress(doc))
+    for args, name, data in [((str(src),), str(src), None), ((str(src) + ".gz",), str(src) + ".gz", None),
+                             (("-", "--from", "json"), "<stdin>", doc)]:
+        r = run("encode", *args, input=data)
+        assert r.returncode == 1
+        assert one_line(r).startswith(f"{name}:3:10000: value nested deeper than max_depth (10000) (at [2][0][0]"), r.stderr
+    # (a repeated root key has no path: its message names the key)
+    (tmp_path / "dup.json").write_bytes(b'{"a": 1,\n"b": 2,\n"a": 3}')
+    r = run("encode", str(tmp_path / "dup.json"))
+    assert one_line(r) == f"{tmp_path / 'dup.json'}: two keys with the same text 'a' in one object"
+
+
 def _locate(data: bytes, chunk: int = 1 << 16) -> tuple[int, int, str] | None:
     from toonstream._jsonscan import locate_json_error
 

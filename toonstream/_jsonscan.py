@@ -9,6 +9,10 @@ the token being read (a long string is scanned piece by piece), so any
 document size and any place of the error, chunk boundaries included, cost
 the same bounded memory.
 
+Given a path (keys and indexes, a ``ToonEncodeError``'s), the same scan also
+tells where the value at that path starts: the CLI names the place of an
+encoder's error on a JSON document (a container nested too deep) this way.
+
 Columns count characters (code points), as :class:`ToonDecodeError`'s do;
 lines are ended by "\\n".  The offending character is the first one that
 cannot continue the document: the start of an unexpected token, of an
@@ -20,8 +24,9 @@ stops early.
 from __future__ import annotations
 
 import codecs
+import json
 import re
-from typing import IO
+from typing import IO, Any
 
 _WS = re.compile(rb"[ \t\n\r]*")
 _STRING_RUN = re.compile(rb'[^"\\\x00-\x1f]*')
@@ -45,6 +50,9 @@ _NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b <= 0xBF)
 _VALUE, _VALUE_OR_CLOSE, _KEY, _KEY_OR_CLOSE, _COLON, _AFTER = range(6)
 
 CHUNK = 1 << 16
+_KEY_ROOM = 1 << 16  # a key decoded to follow a path: at most this many bytes
+# the bytes a value can start with (a literal's letters: any, as the scanner reads a word)
+_VALUE_START = frozenset(b'{["-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
 
 
 class JsonSyntaxError(Exception):
@@ -239,13 +247,59 @@ def _run_start(buf: bytes, k: int) -> int:
     return k
 
 
-def locate_json_error(fp: IO[bytes], *, chunk: int = CHUNK) -> JsonSyntaxError | None:
+class _Path:
+    """Where the scanner is, as keys and indexes, against a ``target`` path:
+    ``matched`` leading steps of the two are equal (kept up to date step by
+    step, so that no value costs a comparison of whole paths)."""
+
+    def __init__(self, target: tuple[Any, ...]) -> None:
+        self.target = target
+        self.at: list[Any] = []  # the current step in each open container
+        self.matched = 0
+
+    def open(self) -> None:
+        self.at.append(_NO_STEP)
+
+    def close(self) -> None:
+        self.at.pop()
+        self.matched = min(self.matched, len(self.at))
+
+    def step(self, key: Any) -> None:
+        """The open container's next element (an index) or member (a key)."""
+        d = len(self.at)
+        self.at[-1] = key
+        self.matched = min(self.matched, d - 1)
+        if self.matched == d - 1 and d <= len(self.target) and type(key) is type(self.target[d - 1]) and key == self.target[d - 1]:
+            self.matched = d
+
+    def next_index(self) -> None:
+        last = self.at[-1]
+        self.step(0 if last is _NO_STEP else last + 1)
+
+    def wants_key(self) -> bool:
+        """Whether the key being read can continue the target (else it is not decoded)."""
+        return self.matched == len(self.at) - 1 < len(self.target)
+
+    def here(self) -> bool:
+        return self.matched == len(self.at) == len(self.target)
+
+
+_NO_STEP: Any = object()
+
+
+def locate_json_error(
+    fp: IO[bytes], *, chunk: int = CHUNK, path: tuple[Any, ...] | None = None
+) -> JsonSyntaxError | None:
     """The first syntax error of the JSON document read from ``fp`` (one value,
-    whitespace around it), or None when its syntax is valid."""
+    whitespace around it), or None when its syntax is valid.  With ``path``
+    (keys and indexes, as a ``ToonEncodeError``'s): where the value at that
+    path starts, as an "error" with an empty message, if the document has it
+    before any syntax error (an encoder's error on it is then located)."""
     buf = _Buffer(fp, chunk)
     i = 0
     stack: list[int] = []  # b"{" or b"[" of each open container
     state = _VALUE
+    where = _Path(path) if path is not None else None
 
     def error(k: int, message: str) -> JsonSyntaxError:
         line, column = buf.where(k)
@@ -272,6 +326,8 @@ def locate_json_error(fp: IO[bytes], *, chunk: int = CHUNK) -> JsonSyntaxError |
                 i += 1
             elif c == close:
                 stack.pop()
+                if where is not None:
+                    where.close()
                 i += 1
             else:
                 what = "an object member" if close == 0x7D else "an array element"
@@ -283,31 +339,53 @@ def locate_json_error(fp: IO[bytes], *, chunk: int = CHUNK) -> JsonSyntaxError |
             state = _VALUE
             i += 1
             continue
-        if state in (_KEY, _KEY_OR_CLOSE):
+        key = state in (_KEY, _KEY_OR_CLOSE)
+        if key:
             if c == 0x7D and state == _KEY_OR_CLOSE:
                 stack.pop()
+                if where is not None:
+                    where.close()
                 state = _AFTER
                 i += 1
                 continue
             if c != 0x22:
                 return error(i, f"expected a string key, found {_found(data, i)}")
             state = _COLON
-        elif c == 0x7B or c == 0x5B:  # { [
-            stack.append(c)
-            state = _KEY_OR_CLOSE if c == 0x7B else _VALUE_OR_CLOSE
-            i += 1
-            continue
         elif c == 0x5D and state == _VALUE_OR_CLOSE:
             stack.pop()
+            if where is not None:
+                where.close()
             state = _AFTER
             i += 1
             continue
         else:
+            if where is not None and c in _VALUE_START:  # a value starts here
+                if stack and stack[-1] == 0x5B:
+                    where.next_index()
+                if where.here():
+                    return error(i, "")
+            if c == 0x7B or c == 0x5B:  # { [
+                stack.append(c)
+                if where is not None:
+                    where.open()
+                state = _KEY_OR_CLOSE if c == 0x7B else _VALUE_OR_CLOSE
+                i += 1
+                continue
             state = _AFTER
         if c == 0x22:
-            where, i = _string(buf, i)
-            if where is not None:
-                return where
+            wanted = key and where is not None and where.wants_key()
+            while wanted and len(buf.data) - i < _KEY_ROOM:  # (the key whole in the buffer, to decode it)
+                dropped = buf.refill(i)
+                if dropped < 0:
+                    break
+                i -= dropped
+            before, start = buf.data, i
+            bad, i = _string(buf, i)
+            if bad is not None:
+                return bad
+            if key and where is not None:
+                # (a key longer than _KEY_ROOM is not decoded: it matches no path)
+                where.step(json.loads(buf.data[start:i]) if wanted and buf.data is before else _NO_STEP)
             continue
         if c == 0x2D or 0x30 <= c <= 0x39:
             run, name = _NUMBER_RUN, "number"

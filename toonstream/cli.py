@@ -442,6 +442,29 @@ def _invalid_json(path: str, e: Exception) -> ToonEncodeError:
     return ToonEncodeError(f"invalid JSON: {_shown_text(lines[0] if lines else type(e).__name__)}")
 
 
+def _at_its_value(path: str, e: ToonEncodeError) -> ToonEncodeError:
+    """The encoder's error ``e`` on the value at ``e.path`` of the JSON document
+    ``path``, with the line and column where that value starts: the input is
+    read again by the syntax scanner, following the path (bounded memory).
+    ``e`` itself where it has no path (a repeated root key: its message names
+    the key) or the input cannot be read again (a pipe past what was kept)."""
+    from ._jsonscan import locate_json_error
+
+    if not e.path or e.line is not None:
+        return e
+    again = _read_again(path)
+    if again is None:
+        return e
+    try:
+        with again:
+            found = locate_json_error(cast(IO[bytes], _BomSkipped(again)), path=e.path)
+    except OSError:
+        return e
+    if found is None or found.msg:  # (not there, or a syntax error first: not this error's place)
+        return e
+    return ToonEncodeError(e.msg, path=e.path, line=found.line, column=found.column)
+
+
 _COMPRESSED_EXT = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
 
 
@@ -666,9 +689,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                 enc = Encoder(sink, **options)
                 try:
                     enc.send_all(_json_pairs(counted, surrogates))
+                    enc.close()
                 except _json_errors() as e:
                     raise _invalid_json(src_name, e) from None
-                enc.close()
+                except ToonEncodeError as e:
+                    raise _at_its_value(src_name, e) from None
             sink.flush()
 
         _write_output(args.output, write)
