@@ -272,10 +272,28 @@ def test_an_encoder_error_in_a_json_document_names_its_value_s_place(tmp_path: P
         r = run("encode", *args, input=data)
         assert r.returncode == 1
         assert one_line(r).startswith(f"{name}:3:10000: value nested deeper than max_depth (10000) (at [2][0][0]"), r.stderr
-    # (a repeated root key has no path: its message names the key)
-    (tmp_path / "dup.json").write_bytes(b'{"a": 1,\n"b": 2,\n"a": 3}')
-    r = run("encode", str(tmp_path / "dup.json"))
-    assert one_line(r) == f"{tmp_path / 'dup.json'}: two keys with the same text 'a' in one object"
+    # A repeated root key: where it occurs the second time (its first value an object with
+    # the same key inside, and an escaped spelling of it; a file and stdin).
+    dup = b'{"a": {"a": 1, "x": {"a": 0}},\n"b": [{"a": 1}],\n  "\\u0061": 3}'
+    (tmp_path / "dup.json").write_bytes(dup)
+    for args, name, data in [((str(tmp_path / "dup.json"),), str(tmp_path / "dup.json"), None),
+                             (("-", "--from", "json"), "<stdin>", dup)]:
+        r = run("encode", *args, input=data)
+        assert r.returncode == 1
+        assert one_line(r) == f"{name}:3:3: two keys with the same text 'a' in one object", r.stderr
+
+
+def test_the_scanner_finds_a_repeated_key() -> None:
+    """``repeated``: the second occurrence of the path's last key in its object, under any
+    chunking; a key repeated only in other objects, or not at all, is not found."""
+    from toonstream._jsonscan import locate_json_error
+
+    text = b'{"k": [{"a": 1, "b": {"a": 2}}, {"b": 1, "a": 2, "a": 3}], "a": 0}'
+    for chunk in (1, 2, 3, 7, 1 << 16):
+        found = locate_json_error(io.BytesIO(text), chunk=chunk, path=("k", 1, "a"), repeated=True)
+        assert found is not None and (found.msg, found.line, found.column) == ("", 1, text.index(b'"a": 3') + 1)
+        for path in [("a",), ("k", 0, "a"), ("k", 1, "b"), ("nope",)]:
+            assert locate_json_error(io.BytesIO(text), chunk=chunk, path=path, repeated=True) is None, path
 
 
 def _locate(data: bytes, chunk: int = 1 << 16) -> tuple[int, int, str] | None:

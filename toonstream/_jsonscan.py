@@ -256,9 +256,12 @@ class _Path:
         self.target = target
         self.at: list[Any] = []  # the current step in each open container
         self.matched = 0
+        self.seen = False  # (for a repeated key: its first occurrence was passed)
 
     def open(self) -> None:
         self.at.append(_NO_STEP)
+        if len(self.at) == len(self.target):  # (a container where a repeated key may be)
+            self.seen = False
 
     def close(self) -> None:
         self.at.pop()
@@ -278,7 +281,7 @@ class _Path:
 
     def wants_key(self) -> bool:
         """Whether the key being read can continue the target (else it is not decoded)."""
-        return self.matched == len(self.at) - 1 < len(self.target)
+        return self.matched >= len(self.at) - 1 < len(self.target)  # (>=: the member before may have matched)
 
     def here(self) -> bool:
         return self.matched == len(self.at) == len(self.target)
@@ -288,13 +291,15 @@ _NO_STEP: Any = object()
 
 
 def locate_json_error(
-    fp: IO[bytes], *, chunk: int = CHUNK, path: tuple[Any, ...] | None = None
+    fp: IO[bytes], *, chunk: int = CHUNK, path: tuple[Any, ...] | None = None, repeated: bool = False
 ) -> JsonSyntaxError | None:
     """The first syntax error of the JSON document read from ``fp`` (one value,
     whitespace around it), or None when its syntax is valid.  With ``path``
     (keys and indexes, as a ``ToonEncodeError``'s): where the value at that
     path starts, as an "error" with an empty message, if the document has it
-    before any syntax error (an encoder's error on it is then located)."""
+    before any syntax error (an encoder's error on it is then located).  With
+    ``repeated`` too (the path ending in a key): where that key occurs a
+    second time in its object, for an error on a repeated key."""
     buf = _Buffer(fp, chunk)
     i = 0
     stack: list[int] = []  # b"{" or b"[" of each open container
@@ -362,7 +367,7 @@ def locate_json_error(
             if where is not None and c in _VALUE_START:  # a value starts here
                 if stack and stack[-1] == 0x5B:
                     where.next_index()
-                if where.here():
+                if where.here() and not repeated:
                     return error(i, "")
             if c == 0x7B or c == 0x5B:  # { [
                 stack.append(c)
@@ -386,6 +391,11 @@ def locate_json_error(
             if key and where is not None:
                 # (a key longer than _KEY_ROOM is not decoded: it matches no path)
                 where.step(json.loads(buf.data[start:i]) if wanted and buf.data is before else _NO_STEP)
+                if repeated and where.here():
+                    if where.seen:
+                        # (the key wholly in the buffer: it was decoded from there)
+                        return error(start, "")
+                    where.seen = True
             continue
         if c == 0x2D or 0x30 <= c <= 0x39:
             run, name = _NUMBER_RUN, "number"

@@ -444,20 +444,23 @@ def _invalid_json(path: str, e: Exception) -> ToonEncodeError:
 
 def _at_its_value(path: str, e: ToonEncodeError) -> ToonEncodeError:
     """The encoder's error ``e`` on the value at ``e.path`` of the JSON document
-    ``path``, with the line and column where that value starts: the input is
-    read again by the syntax scanner, following the path (bounded memory).
-    ``e`` itself where it has no path (a repeated root key: its message names
-    the key) or the input cannot be read again (a pipe past what was kept)."""
+    ``path``, with the line and column where that value starts (for a
+    repeated root key, where the key occurs again): the input is read again
+    by the syntax scanner, following the path (bounded memory).  ``e`` itself
+    where it has no path or the input cannot be read again (a pipe past what
+    was kept)."""
     from ._jsonscan import locate_json_error
 
-    if not e.path or e.line is not None:
+    repeated = getattr(e, "_repeated_root_key", None)  # (set by the events encoder)
+    target = (repeated,) if repeated is not None else e.path
+    if not target or e.line is not None:
         return e
     again = _read_again(path)
     if again is None:
         return e
     try:
         with again:
-            found = locate_json_error(cast(IO[bytes], _BomSkipped(again)), path=e.path)
+            found = locate_json_error(cast(IO[bytes], _BomSkipped(again)), path=target, repeated=repeated is not None)
     except OSError:
         return e
     if found is None or found.msg:  # (not there, or a syntax error first: not this error's place)

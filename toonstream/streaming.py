@@ -873,7 +873,13 @@ class Encoder:
             if rec[0] in ("m", "A"):
                 name = key_contents(rec[1])
                 if name in self._suspects:
-                    put_key(seen, name, None)
+                    try:
+                        put_key(seen, name, None)
+                    except ToonEncodeError as e:
+                        # (the error has no path: the key is the root's; the
+                        # CLI finds its second occurrence in the input by it)
+                        e._repeated_root_key = name  # type: ignore[attr-defined]
+                        raise
 
     def _build(self, ev: str, value: Any) -> None:
         stack = self._stack
