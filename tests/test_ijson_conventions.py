@@ -246,3 +246,53 @@ def test_an_async_iterable_of_chunks_dispatches_too() -> None:
 def test_coroutines_are_exported() -> None:
     for name in ("parse_coro", "items_coro", "kvitems_coro", "rows_coro"):
         assert name in toonstream.__all__ and callable(getattr(toonstream, name))
+
+
+@pytest.mark.parametrize("i,prefix", ITEMS)
+def test_items_and_kvitems_take_events_as_ijson_does(i: int, prefix: str) -> None:
+    """An iterable of (prefix, event, value) triples (toonstream's parse, or ijson's) gives the values
+    ijson.items builds from the same events; kvitems too, where the prefix holds objects; map_type kept."""
+    toon, js = forms(i)
+    want = list(ijson.items(ijson.parse(io.BytesIO(js)), prefix, map_type=OrderedDict))
+    assert list(toonstream.items(toonstream.parse(toon), prefix, map_type=OrderedDict)) == want
+    assert list(toonstream.items(iter(list(ijson.parse(io.BytesIO(js)))), prefix)) == want
+    if (i, prefix) in KVITEMS:
+        assert list(toonstream.kvitems(toonstream.parse(toon), prefix)) == list(ijson.kvitems(io.BytesIO(js), prefix))
+
+
+def test_an_iterable_of_chunks_is_still_text_and_the_choice_is_lazy() -> None:
+    """Chunks (str or bytes) are TOON text; an empty iterable is an empty document; nothing is taken
+    from the iterable before the first next()."""
+    taken: list[int] = []
+
+    def chunks() -> Any:
+        taken.append(1)
+        yield b"a[2]: 1,"
+        yield b"2\n"
+
+    it = toonstream.items(chunks(), "a.item")
+    assert taken == []
+    assert list(it) == [1, 2]
+    assert list(toonstream.items(iter(["a: ", "x"]), "a")) == ["x"]
+    assert list(toonstream.items(iter([]), "")) == [{}]
+
+
+@pytest.mark.parametrize("name", ["parse", "items", "kvitems", "rows", "parse_async", "items_async", "kvitems_async",
+                                  "rows_async", "parse_coro", "items_coro", "kvitems_coro", "rows_coro"])
+def test_drivers_check_their_arguments_when_called(name: str) -> None:
+    """buf_size is an int >= 1 (read(0) would end the input at once: an empty document, data lost);
+    an option the drivers do not take (ijson's multiple_values, allow_comments; a Decoder's own
+    batches) is a TypeError naming the function, as Python's for an unknown keyword."""
+    function = getattr(toonstream, name)
+    coro = name.endswith("_coro")
+    args: tuple[Any, ...] = (ijson.sendable_list(),) if coro else (b"a: 1",)
+    if name.startswith(("items", "kvitems")):
+        args += ("a",)
+    for bad in ["multiple_values", "allow_comments", "batches", "use_floats"]:
+        with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument '{bad}'$"):
+            function(*args, **{bad: True})
+    if not coro:
+        for size, error in [(0, ValueError), (-1, ValueError), (None, TypeError), (1.5, TypeError), (True, TypeError)]:
+            with pytest.raises(error, match=rf"^{name}\(\) buf_size must be"):
+                function(*args, buf_size=size)
+        function(*args, buf_size=1, strict=True, max_depth=5, start_line=3)  # (the options it takes)

@@ -11,8 +11,10 @@ from typing import Any, Callable
 import pytest
 
 pl = pytest.importorskip("polars")
+pa = pytest.importorskip("pyarrow")
 from polars.testing import assert_frame_equal  # noqa: E402
 
+import toonstream  # noqa: E402
 import toonstream.arrow as ta  # noqa: E402
 import toonstream.polars as tp  # noqa: E402
 from toonstream import ToonDecodeError  # noqa: E402
@@ -460,6 +462,80 @@ def test_write_toon_without_a_file_returns_the_text(tmp_path: Path) -> None:
     assert tp.write_toon(df, file=tmp_path / "out.toon") is None
     assert (tmp_path / "out.toon").read_text() == text
     assert_frame_equal(tp.read_toon(text.encode()), df)
+
+
+def test_write_toon_to_a_path_is_atomic(tmp_path: Path) -> None:
+    """A failed write leaves the file as it was (it used to be truncated before anything was
+    encoded); a successful one replaces it, through a symbolic link to the file it names."""
+    out = tmp_path / "out.toon"
+    out.write_text("old")
+    df = pl.DataFrame({"a": [1, 2], "s": [{"x": 1}, {"x": 2}]})
+    with pytest.raises(toonstream.ToonEncodeError):
+        tp.write_toon(df, out, max_depth=1)
+    with pytest.raises(toonstream.ToonEncodeError):
+        tp.write_toon(df.lazy(), out, max_depth=1, batch_size=1)
+    assert out.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.toon"]  # (no temporary file left)
+    link = tmp_path / "link.toon"
+    link.symlink_to(out)
+    tp.write_toon(df, link)
+    assert link.is_symlink() and out.read_text() == toonstream.dumps(df.to_dicts())
+
+
+@pytest.mark.parametrize("dtype", ["Int128", "UInt128"])
+def test_write_toon_takes_128_bit_integer_columns(dtype: str) -> None:
+    """Arrow has no 128-bit integers (df.to_arrow() raises): such frames are written from Python
+    values, the same text as dumps(df.to_dicts()), nested ones too, and read back with the type."""
+    t = getattr(pl, dtype)
+    big = [2**100, None, 5, 10**38 - 1]
+    df = pl.DataFrame({"x": pl.Series(big, dtype=t), "s": [{"a": 1}, None, {"a": 3}, {"a": 4}], "l": [[1], [2, 3], None, []]})
+    df = df.with_columns(pl.col("s").cast(pl.Struct({"a": t})), pl.col("l").cast(pl.List(t)))
+    for data in (df, df.lazy()):
+        assert tp.write_toon(data, batch_size=3) == toonstream.dumps(df.to_dicts())
+        assert tp.write_toon(data, key="k", delimiter="|") == toonstream.dumps({"k": df.to_dicts()}, delimiter="|")
+    flat = df.select("x")
+    assert_frame_equal(tp.read_toon(tp.write_toon(flat).encode(), schema=flat.schema), flat)
+
+
+def test_wide_integer_overrides_convert_as_read_csv() -> None:
+    """UInt64 takes its whole range (values beyond int64 were a type_mismatch), Int128 and UInt128
+    integers of up to 38 digits, as read_csv reads them; a value outside the type is a type_mismatch
+    at its cell, shown as the integer it is."""
+    rows = [(1, 2), (2**64 - 1, -(10**38) + 1), (None, 10**38 - 1), (0, 0)]
+    text = "[4]{u,v}:\n" + "".join(f"  {'null' if u is None else u},{v}\n" for u, v in rows)
+    csv = "u,v\n" + "".join(f"{'' if u is None else u},{v}\n" for u, v in rows)
+    for overrides in ({"u": pl.UInt64, "v": pl.Int128}, {"u": pl.UInt128, "v": pl.Int128}):
+        want = pl.read_csv(csv.encode(), schema_overrides=overrides)
+        assert_frame_equal(tp.read_toon(text.encode(), schema_overrides=overrides), want)
+        assert_frame_equal(tp.scan_toon(text.encode(), schema_overrides=overrides).collect(), want)
+    assert ta.read_table(text.encode(), schema_overrides={"u": pa.uint64()}).column("u").to_pylist() == [r[0] for r in rows]
+    for bad in ["-1", str(2**64)]:
+        with pytest.raises(ToonDecodeError, match=rf"column 'u': value {bad} does not convert to UInt64") as e:
+            tp.read_toon(f"[2]{{u}}:\n  1\n  {bad}\n".encode(), schema_overrides={"u": pl.UInt64})
+        assert (e.value.line, e.value.column) == (3, 3)
+
+
+def test_read_csv_argument_forms() -> None:
+    """The argument forms read_csv takes: one column name or index for ``columns``; overrides as a
+    dtype per column in order (their count must be the table's, with Polars' SchemaError); and
+    scan_toon takes what read_toon takes (a schema as a list of pairs), checking it when called."""
+    data = b"[1]{a,b}:\n  1,x\n"
+    csv = b"a,b\n1,x\n"
+    assert tp.read_toon(data, columns="a").equals(pl.read_csv(csv, columns="a"))
+    assert tp.read_toon(data, columns=1).equals(pl.read_csv(csv, columns=1))
+    for read in (tp.read_toon, lambda d, **kw: tp.scan_toon(d, **kw).collect()):
+        assert read(data, schema_overrides=[pl.Int8, pl.String]).equals(pl.read_csv(csv, schema_overrides=[pl.Int8, pl.String]))
+        assert read(data, schema=[("a", pl.Int8), ("b", pl.String)]).schema == pl.Schema({"a": pl.Int8, "b": pl.String})
+    with pytest.raises(pl.exceptions.SchemaError, match=r"number of dtypes in schema override .* \(1 != 2\)"):
+        tp.read_toon(data, schema_overrides=[pl.Int8])
+    assert ta.read_table(data, schema_overrides=[pa.int8(), pa.string()]).schema.types == [pa.int8(), pa.large_string()]
+    assert tp.read_toon(b"[1:]{b}:\n  k: 1\n", schema_overrides=[pl.String, pl.Int8]).schema == pl.Schema({"key": pl.String, "b": pl.Int8})
+    for kw, error in [({"schema_overrides": "Int8"}, TypeError), ({"schema_overrides": 5}, TypeError),
+                      ({"batch_size": 0}, ValueError), ({"infer_schema_length": -1}, ValueError), ({"schema": 5}, TypeError)]:
+        with pytest.raises(error):
+            tp.scan_toon(data, **kw)  # (when called, not at collect)
+        with pytest.raises(error):
+            tp.read_toon(data, **kw)
 
 
 # ---------------------------------------------------------------- options

@@ -900,7 +900,9 @@ def infer_dtype(bits: int, *, complete: bool) -> pl.DataType:
 def base_dtype(dtype: pl.DataType) -> pl.DataType:
     """What the tokens are first decoded to before a cast to ``dtype``."""
     if dtype.is_integer():
-        return pl.Int64()
+        # (UInt64 and the 128-bit types hold integers beyond int64: decoded
+        # exactly as Decimal(38, 0), then cast, as read_csv reads them)
+        return pl.Decimal(38, 0) if dtype in (pl.UInt64, pl.Int128, pl.UInt128) else pl.Int64()
     if dtype.is_float():
         return pl.Float64()
     if dtype == pl.Boolean or dtype == pl.Null:
@@ -1200,7 +1202,7 @@ class FrameReader:
         columns: Sequence[str] | None = None,
         n_rows: int | None = None,
         schema: Mapping[str, Any] | None = None,
-        schema_overrides: Mapping[str, Any] | None = None,
+        schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
         infer_schema_length: int | None = 100,
         try_parse_dates: bool = False,
         key_field: str = "key",
@@ -1222,10 +1224,7 @@ class FrameReader:
         known, before the columns are selected (it may set ``columns``).
         ``more_sources``: the table goes on in other sources (its end here
         is not the end of the table: a column of nulls only is String)."""
-        if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
-        if infer_schema_length is not None and infer_schema_length < 0:
-            raise ValueError("infer_schema_length must be >= 0 or None")
+        check_frame_args(batch_size, infer_schema_length, schema_overrides)
         from ._nested import replayable
 
         # (kept for a second read: an array of records is read by _nested
@@ -1235,6 +1234,12 @@ class FrameReader:
         self.batch_size = batch_size
         self.columns = list(columns) if columns is not None else None
         self.schema = dict(schema) if schema is not None else None
+        # Overrides by name, or (as read_csv takes them) a dtype per column
+        # of the table in order, named once the header is known (_layout).
+        self.in_order: list[Any] | None = None
+        if schema_overrides is not None and not isinstance(schema_overrides, Mapping):
+            self.in_order = list(schema_overrides)
+            schema_overrides = None
         self.overrides = dict(schema_overrides or {})
         self.inferred = dict(inferred or {})
         self.inferred_how = inferred_how or "inferred by an earlier read"
@@ -1276,6 +1281,14 @@ class FrameReader:
             tops.append((self.key_field, None, 1))
         for f in fields:
             tops.append((f.name, f.children, len(leaf_names((f,))) if f.children is not None else 1))
+        if self.in_order is not None:
+            names = [t[0] for t in tops]
+            if len(self.in_order) != len(names):
+                raise pl.exceptions.SchemaError(  # (Polars' own words)
+                    "The number of dtypes in schema override must be equal to the number of fields in the file "
+                    f"({len(self.in_order)} != {len(names)})"
+                )
+            self.overrides = dict(zip(names, self.in_order))
         if self.columns is not None:
             names = [t[0] for t in tops]
             missing = [c for c in self.columns if c not in names]
@@ -1847,6 +1860,8 @@ class FrameReader:
         """``s`` (of its base dtype, in row order) -> ``dtype``: an inferred
         date/datetime column takes its ISO forms only (try_parse_dates); a
         user's dtype, what polars' cast or str.to_date/to_datetime take."""
+        if isinstance(s.dtype, pl.Decimal) and dtype.is_integer():
+            s = s.cast(pl.Int128)  # (exact: base_dtype's Decimal(38, 0) holds integers; a misfit shows as one)
         if not self.forced[i] and s.dtype == pl.String and dtype.is_temporal():
             out = pl.DataFrame({"s": s}).select(iso_expr(pl.col("s"), dtype)).to_series().alias(s.name)
             bad = (out.is_null() & s.is_not_null()).arg_true()
@@ -2208,6 +2223,18 @@ TABLE_OPTIONS = frozenset(("indent_size", "strict", "max_depth", "max_line_lengt
 _VALUE_HOOKS = frozenset(("parse_float", "parse_int", "parse_constant", "object_hook", "object_pairs_hook", "map_type"))
 
 
+def check_frame_args(batch_size: int, infer_schema_length: int | None, schema_overrides: Any) -> None:
+    """The table readers' checks of these arguments (scan_toon's too, when it is called)."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    if infer_schema_length is not None and infer_schema_length < 0:
+        raise ValueError("infer_schema_length must be >= 0 or None")
+    if schema_overrides is not None and (
+        isinstance(schema_overrides, str) or not isinstance(schema_overrides, (Mapping, Sequence))
+    ):
+        raise TypeError("schema_overrides must be a mapping of column names to dtypes, or a sequence of dtypes")
+
+
 def check_options(function: str, options: Mapping[str, Any]) -> None:
     """A TypeError naming the public ``function`` for an option that is not
     a table reader's (in :data:`TABLE_OPTIONS`), as Python's own for an
@@ -2309,13 +2336,11 @@ def _glob(pattern: str) -> Iterator[str]:
         yield os.path.join(base, str(match.relative_to(root)))
 
 
-def check_columns(columns: Sequence[str | int] | None) -> list[str | int] | None:
+def check_columns(columns: Sequence[str | int] | str | int | None) -> list[str | int] | None:
     """``columns`` as Polars takes it: all names or all indexes, unique."""
     if columns is None:
         return None
-    if isinstance(columns, (str, int)):
-        raise TypeError("columns must be a sequence of column names or indexes")
-    cols = list(columns)
+    cols = [columns] if isinstance(columns, (str, int)) else list(columns)  # (one name or index, as read_csv)
     kinds = {type(c) for c in cols}  # (bool, an int subclass, is neither)
     if kinds - {str, int} or len(kinds) > 1:
         raise TypeError("columns must be all column names (str) or all indexes (int)")
@@ -2346,7 +2371,7 @@ class SourcesReader:
         self,
         sources: list[tuple[Any, str]],
         *,
-        columns: Sequence[str | int] | None = None,
+        columns: Sequence[str | int] | str | int | None = None,
         n_rows: int | None = None,
         row_index_name: str | None = None,
         row_index_offset: int = 0,

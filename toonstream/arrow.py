@@ -31,22 +31,29 @@ __all__ = ["iter_batches", "read_table", "encode_arrow"]
 _READING = "reading TOON into Arrow (toonstream.arrow.iter_batches/read_table)"
 
 
-def polars_schema(schema: pa.Schema | Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Arrow types -> Polars dtypes (the engine types columns in Polars)."""
+def polars_schema(schema: pa.Schema | Mapping[str, Any] | Sequence[Any] | None) -> Any:
+    """Arrow types -> Polars dtypes (the engine types columns in Polars); a
+    sequence of types (overrides in column order) gives a list."""
     if schema is None:
         return None
     with requires(_READING):
         import polars as pl
 
+    def dtype(t: Any) -> Any:
+        if isinstance(t, pa.DataType):
+            return pl.from_arrow(pa.array([], type=t)).dtype  # type: ignore[union-attr]
+        return t
+
     # Field by field: polars.from_arrow on a whole table would rename an
     # empty column name to "column_0".
-    items = [(f.name, f.type) for f in schema] if isinstance(schema, pa.Schema) else list(schema.items())
-    out: dict[str, Any] = {}
-    for name, t in items:
-        if isinstance(t, pa.DataType):
-            t = pl.from_arrow(pa.array([], type=t)).dtype  # type: ignore[union-attr]
-        out[name] = t
-    return out
+    if isinstance(schema, pa.Schema):
+        return {f.name: dtype(f.type) for f in schema}
+    if isinstance(schema, Mapping):
+        return {name: dtype(t) for name, t in schema.items()}
+    if isinstance(schema, str):
+        return schema  # (refused by the reader, as a Polars dtype given as text is)
+    # dtypes in column order (overrides), or (name, type) pairs (a schema as a list)
+    return [(t[0], dtype(t[1])) if isinstance(t, tuple) and len(t) == 2 else dtype(t) for t in schema]
 
 
 def iter_batches(
@@ -55,7 +62,7 @@ def iter_batches(
     path: str | None = None,
     batch_size: int = 65_536,
     schema: pa.Schema | Mapping[str, Any] | None = None,
-    schema_overrides: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     columns: Sequence[str] | None = None,
@@ -118,7 +125,7 @@ def open_batches(
     path: str | None,
     batch_size: int = 65_536,
     schema: pa.Schema | Mapping[str, Any] | None = None,
-    schema_overrides: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
     infer_schema_length: int | None,
     try_parse_dates: bool,
     columns: Sequence[str] | None = None,

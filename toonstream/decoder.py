@@ -29,6 +29,7 @@ from typing import (
     Generator,
     Iterable,
     Iterator,
+    Mapping,
     NamedTuple,
     Protocol,
     Sequence,
@@ -763,6 +764,25 @@ def _build(source: Source, **options: Any) -> Any:
 # ---------------------------------------------------------------------- drivers
 
 
+#: the Decoder options the streaming drivers take (the rest are the drivers' own to set)
+DRIVER_OPTIONS = _engine.VALUE_OPTIONS | {"start_line", "hold_rows"}
+
+
+def check_driver_args(function: str, options: Mapping[str, Any], buf_size: int = 1) -> None:
+    """A driver's arguments, checked when it is called (as Python checks
+    keywords): ``buf_size`` an int >= 1 (``read(0)`` would end the input at
+    once, an empty document); no option the drivers do not take (ijson's
+    ``multiple_values`` and ``allow_comments`` among them: a TOON text is one
+    document, and ``#`` is not a comment in it)."""
+    if not isinstance(buf_size, int) or isinstance(buf_size, bool):
+        raise TypeError(f"{function}() buf_size must be an int, not {type(buf_size).__name__}")
+    if buf_size < 1:
+        raise ValueError(f"{function}() buf_size must be >= 1, got {buf_size}")
+    for name in options:
+        if name not in DRIVER_OPTIONS:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+
+
 def driver_decoder(
     use_float: bool, options: dict[str, Any], *, batches: bool = False, value_runs: bool = False, line_marks: bool = False
 ) -> Decoder:
@@ -833,6 +853,7 @@ def parse(
     >>> list(parse("a[2]: 1,x"))[:4]
     [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'start_array', None), ('a.item', 'number', 1)]
     """
+    check_driver_args("parse", options, buf_size)
     if _is_async_source(source):
         return parse_async(source, use_float=use_float, buf_size=buf_size, **options)
     native = _native_parse(source, use_float, options)
@@ -860,17 +881,58 @@ def items(
     ``map_type``: objects are built as ``map_type()`` filled by item
     assignment (e.g. ``collections.OrderedDict``), as in ijson.  An async
     file (one whose ``read`` is a coroutine function) gives the async
-    iterator of :func:`items_async`, as ijson 3 dispatches.
+    iterator of :func:`items_async`, as ijson 3 dispatches.  An iterable of
+    ``(prefix, event, value)`` triples (the output of :func:`parse`, or of
+    ``ijson.parse``) gives the values built from those events, as
+    ``ijson.items`` takes them (``use_float`` and the options then do nothing).
 
     >>> list(items("users[2]{id}:\\n  1\\n  2", "users.item"))
     [{'id': 1}, {'id': 2}]
+    >>> list(items(parse("a[2]: 1,2"), "a.item"))
+    [1, 2]
     """
+    check_driver_args("items", options, buf_size)
     if _is_async_source(source):
         return items_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
-    native = _native_items(source, prefix, False, map_type, use_float, options)
+    return _events_or(source, prefix, False, map_type, lambda src: _items_drive(src, prefix, False, map_type, use_float, buf_size, options))
+
+
+def _items_drive(
+    source: Source, prefix: str, kv: bool, map_type: MapType | None, use_float: bool, buf_size: int, options: dict[str, Any]
+) -> Iterator[Any]:
+    """items/kvitems over a source of TOON text (sync)."""
+    native = _native_items(source, prefix, kv, map_type, use_float, options)
     if native is not None:
         return _native_drive(source, native, buf_size)
-    return _drive(source, *_items_setup(prefix, False, map_type, use_float, options), buf_size)
+    return _drive(source, *_items_setup(prefix, kv, map_type, use_float, options), buf_size)
+
+
+_NOTHING: Any = object()
+
+
+def _events_or(
+    source: Any, prefix: str, kv: bool, map_type: MapType | None, on_text: Callable[[Any], Iterator[Any]]
+) -> Iterator[Any]:
+    """``on_text(source)``; but an iterable whose first element is a tuple
+    is ``(prefix, event, value)`` triples (the output of ``parse``, from
+    toonstream or ijson), whose values are built by ijson itself, as
+    ``ijson.items``/``ijson.kvitems`` take such events.  Lazy, as the
+    drivers are: the first element is taken at the first ``next``."""
+    if isinstance(source, (str, bytes, bytearray, memoryview)) or hasattr(source, "read") or not hasattr(source, "__iter__"):
+        return on_text(source)
+
+    def parts() -> Iterator[Iterator[Any]]:
+        it = iter(source)
+        first = next(it, _NOTHING)
+        if isinstance(first, tuple):
+            import ijson
+
+            build = ijson.kvitems if kv else ijson.items
+            yield build(chain((first,), it), prefix, map_type=map_type)
+        else:
+            yield on_text(it if first is _NOTHING else chain((first,), it))
+
+    return chain.from_iterable(parts())
 
 
 @overload
@@ -889,17 +951,15 @@ def kvitems(
 ) -> Iterator[tuple[str, Any]] | AsyncIterator[tuple[str, Any]]:
     """Yield ``(key, value)`` for every member of the objects at ``prefix`` (ijson ``kvitems``).
 
-    ``map_type`` and an async file: as for :func:`items`.
+    ``map_type``, an async file and an iterable of events: as for :func:`items`.
 
     >>> list(kvitems("cfg:\\n  a: 1\\n  b: x", "cfg"))
     [('a', 1), ('b', 'x')]
     """
+    check_driver_args("kvitems", options, buf_size)
     if _is_async_source(source):
         return kvitems_async(source, prefix, map_type=map_type, use_float=use_float, buf_size=buf_size, **options)
-    native = _native_items(source, prefix, True, map_type, use_float, options)
-    if native is not None:
-        return _native_drive(source, native, buf_size)
-    return _drive(source, *_items_setup(prefix, True, map_type, use_float, options), buf_size)
+    return _events_or(source, prefix, True, map_type, lambda src: _items_drive(src, prefix, True, map_type, use_float, buf_size, options))
 
 
 @overload
@@ -944,6 +1004,7 @@ def rows(
     >>> list(rows("[2:]{age}:\\n  ada: 36\\n  bob: 41", as_dict=True))
     [{'key': 'ada', 'age': 36}, {'key': 'bob', 'age': 41}]
     """
+    check_driver_args("rows", options, buf_size)
     if _is_async_source(source):
         return rows_async(
             source, prefix, as_dict=as_dict, key_field=key_field, expect_fields=expect_fields, use_float=use_float,
@@ -1092,6 +1153,7 @@ class _Remapped:
 def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, str, Any]]:
     """Async :func:`parse`: ``source`` is an async file-like object (``await read(n)``)
     or an async iterable of chunks."""
+    check_driver_args("parse_async", options, buf_size)
     native = _native_parse(None, use_float, options)
     if native is not None:
         return _native_adrive(source, native, buf_size)
@@ -1103,6 +1165,7 @@ def items_async(
     buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
 ) -> AsyncIterator[Any]:
     """Async :func:`items`."""
+    check_driver_args("items_async", options, buf_size)
     native = _native_items(None, prefix, False, map_type, use_float, options)
     if native is not None:
         return _native_adrive(source, native, buf_size)
@@ -1114,6 +1177,7 @@ def kvitems_async(
     buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
 ) -> AsyncIterator[tuple[str, Any]]:
     """Async :func:`kvitems`."""
+    check_driver_args("kvitems_async", options, buf_size)
     native = _native_items(None, prefix, True, map_type, use_float, options)
     if native is not None:
         return _native_adrive(source, native, buf_size)
@@ -1132,6 +1196,7 @@ def rows_async(
     **options: Any,
 ) -> AsyncRowReader:
     """Async :func:`rows`."""
+    check_driver_args("rows_async", options, buf_size)
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return AsyncRowReader(adapter, _adrive(source, decoder, adapter.push, buf_size))
 
@@ -1199,6 +1264,7 @@ def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> 
     >>> events[-3:]
     [('a.item', 'string', 'x'), ('a', 'end_array', None), ('', 'end_map', None)]
     """
+    check_driver_args("parse_coro", options)
     native = _native_parse(None, use_float, options)
     if native is not None:
         return _started(_native_coro(target, native))
@@ -1220,6 +1286,7 @@ def items_coro(
     >>> values
     [{'id': 1}, {'id': 2}]
     """
+    check_driver_args("items_coro", options)
     native = _native_items(None, prefix, False, map_type, use_float, options)
     if native is not None:
         return _started(_native_coro(target, native))
@@ -1230,6 +1297,7 @@ def kvitems_coro(
     target: Sendable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False, **options: Any
 ) -> PushCoroutine:
     """Push counterpart of :func:`kvitems`, as ``ijson.kvitems_coro``."""
+    check_driver_args("kvitems_coro", options)
     native = _native_items(None, prefix, True, map_type, use_float, options)
     if native is not None:
         return _started(_native_coro(target, native))
@@ -1249,5 +1317,6 @@ def rows_coro(
     """Push counterpart of :func:`rows`: each row (a tuple, or a dict with
     ``as_dict``) is sent to ``target`` as its line completes (rows may lag
     by a few lines: see :meth:`Decoder.feed`; ``close()`` sends the rest)."""
+    check_driver_args("rows_coro", options)
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return _started(_coro(target, decoder, adapter.push))

@@ -30,7 +30,7 @@ with requires("toonstream.polars"):
     import polars as pl
     from polars.io.plugins import register_io_source
 
-from ._frames import IN_MEMORY, SourcesReader, check_options, expand_sources
+from ._frames import IN_MEMORY, SourcesReader, check_frame_args, check_options, expand_sources
 
 __all__ = ["read_toon", "scan_toon", "write_toon", "iter_frames"]
 
@@ -42,10 +42,10 @@ def _sources_reader(
     *,
     path: str | None = None,
     batch_size: int = 65_536,
-    columns: Sequence[str | int] | None = None,
+    columns: Sequence[str | int] | str | int | None = None,
     n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
-    schema_overrides: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     key_field: str = "key",
@@ -81,10 +81,10 @@ def iter_frames(
     *,
     path: str | None = None,
     batch_size: int = 65_536,
-    columns: Sequence[str | int] | None = None,
+    columns: Sequence[str | int] | str | int | None = None,
     n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
-    schema_overrides: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     key_field: str = "key",
@@ -129,10 +129,10 @@ def read_toon(
     source: Any,
     *,
     path: str | None = None,
-    columns: Sequence[str | int] | None = None,
+    columns: Sequence[str | int] | str | int | None = None,
     n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
-    schema_overrides: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     key_field: str = "key",
@@ -225,7 +225,7 @@ def scan_toon(
     path: str | None = None,
     n_rows: int | None = None,
     schema: Mapping[str, Any] | None = None,
-    schema_overrides: Mapping[str, Any] | None = None,
+    schema_overrides: Mapping[str, Any] | Sequence[Any] | None = None,
     infer_schema_length: int | None = 100,
     try_parse_dates: bool = False,
     key_field: str = "key",
@@ -263,6 +263,9 @@ def scan_toon(
     ['y', 'z']
     """
     check_options("scan_toon", options)
+    check_frame_args(batch_size, infer_schema_length, schema_overrides)
+    if schema is not None:
+        schema = dict(schema)  # (a list of pairs too, as read_toon takes it; a bad one fails here)
     items = list(source) if isinstance(source, (list, tuple)) else [source]
     if not items or not all(isinstance(s, (str, os.PathLike, bytes, bytearray)) for s in items):
         raise TypeError("scan_toon needs paths or bytes (the source is read more than once), or a list of them")
@@ -282,14 +285,14 @@ def scan_toon(
     sources = _Once(lambda: expand_sources(source, glob=glob))
     # The schema given (overrides of its columns only: a struct leaf's
     # override would change a dtype only the read can tell): no probe.
-    given = schema is not None and all(n in schema for n in schema_overrides or {})
+    given = schema is not None and isinstance(schema_overrides, (Mapping, type(None))) and all(n in schema for n in schema_overrides or {})
 
     def probe() -> tuple[pl.Schema, dict[str, Any], str | None]:
         """The plan's schema, the dtypes the read keeps (the probe's), and
         where they came from (for error messages)."""
         how = None
         if given:
-            assert schema is not None
+            assert schema is not None and isinstance(schema_overrides, (Mapping, type(None)))
             inner = pl.Schema({**schema, **(schema_overrides or {})})
             fixed: dict[str, Any] = {}
         else:
@@ -427,19 +430,49 @@ def write_toon(
     if unknown:
         raise TypeError(f"write_toon() got an unexpected keyword argument {unknown[0]!r}")
     if isinstance(data, pl.LazyFrame):
-        batches: Any = (df.to_arrow() for df in data.collect_batches(chunk_size=batch_size))
+        frames: Any = data.collect_batches(chunk_size=batch_size)
+        schema = data.collect_schema()
     else:
-        batches = data.to_arrow()
+        frames, schema = (data,), data.schema
+    if not any(_wide_int(d) for d in schema.dtypes()):
+
+        def write(out: IO[Any]) -> None:
+            encode_arrow((df.to_arrow() for df in frames), out, key=key, delimiter=delimiter, **options)
+    else:
+        # Arrow has no 128-bit integers (to_arrow raises): such a frame's rows
+        # go as Python values to the records encoder (spooled, the same text).
+        from .streaming import encode_records
+
+        def write(out: IO[Any]) -> None:
+            rows = (row for df in frames for part in df.iter_slices(batch_size) for row in part.iter_rows(named=True))
+            encode_records(rows, out, key=key, delimiter=delimiter, **options)
+
     if file is None:
         buf = io.StringIO()
-        encode_arrow(batches, buf, key=key, delimiter=delimiter, **options)
+        write(buf)
         return buf.getvalue()
     if isinstance(file, (str, os.PathLike)):
-        with open(file, "w", encoding="utf-8", newline="") as f:
-            encode_arrow(batches, f, key=key, delimiter=delimiter, **options)
+        from ._atomic import AtomicOutput
+
+        with AtomicOutput(os.fspath(file)) as f:  # (a failed write leaves the file as it was)
+            write(f)
     else:
-        encode_arrow(batches, file, key=key, delimiter=delimiter, **options)
+        write(file)
     return None
+
+
+def _wide_int(dtype: pl.DataType) -> bool:
+    """Whether ``dtype`` is or holds (in lists, arrays, structs) Int128 or UInt128."""
+    stack: list[Any] = [dtype]
+    while stack:
+        d = stack.pop()
+        if d in (pl.Int128, pl.UInt128):
+            return True
+        if isinstance(d, (pl.List, pl.Array)):
+            stack.append(d.inner)
+        elif isinstance(d, pl.Struct):
+            stack.extend(f.dtype for f in d.fields)
+    return False
 
 
 @pl.api.register_dataframe_namespace("toon")

@@ -749,9 +749,8 @@ def write_part(
     >>> write_part(pa.table({"a": [1, 2]}), path), open(path).read()
     (2, '[2]{a}:\\n  1\\n  2')
     """
-    import uuid
-
     from ._arrow_encode import encode_arrow
+    from ._atomic import AtomicOutput
 
     if schema is None and isinstance(data, pa.Table):
         schema = data.schema
@@ -765,22 +764,13 @@ def write_part(
             rows += b.num_rows
             yield b
 
-    tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            if first is None:
-                if schema is None:
-                    raise ValueError("write_part: no rows, and no schema to write the header from")
-                f.write(table_header(schema, 0, **options).encode("utf-8"))
-            else:
-                encode_arrow(data if isinstance(data, pa.Table) else counted(), f, **options)
-                if isinstance(data, pa.Table):
-                    rows = data.num_rows
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with AtomicOutput(os.fspath(path)) as f:  # (a failed write leaves the file as it was)
+        if first is None:
+            if schema is None:
+                raise ValueError("write_part: no rows, and no schema to write the header from")
+            f.write(table_header(schema, 0, **options).encode("utf-8"))
+        else:
+            encode_arrow(data if isinstance(data, pa.Table) else counted(), f, **options)
+            if isinstance(data, pa.Table):
+                rows = data.num_rows
     return rows

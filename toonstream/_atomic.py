@@ -1,0 +1,140 @@
+"""Files the converters write: a file whose I/O errors name the path the
+user gave, and a destination that is replaced only when a conversion
+succeeds (a failed one leaves it untouched).  Used by the CLI and by the
+library's writers that take a path."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import tempfile
+from typing import IO, Any, Callable
+
+
+class NamedFile(io.FileIO):
+    """A file whose I/O errors name the path as the user gave it (``-o
+    nodir/x.toon``, not the temporary file; ``<stdout>``, not nothing).
+
+    After a failed write, writes are dropped: the error was raised once, and
+    the flush that closing does must not raise it again (Python would print
+    it as "Exception ignored" at exit)."""
+
+    def __init__(self, file: str | int, mode: str, *, shown: str, closefd: bool = True) -> None:
+        try:
+            super().__init__(file, mode, closefd=closefd)
+        except OSError as e:
+            raise renamed(e, shown) from None
+        self.shown = shown
+        self._failed = False
+
+    def write(self, b: Any) -> int:
+        if self._failed:
+            return len(b)
+        try:
+            return super().write(b)
+        except OSError as e:
+            self._failed = True
+            raise renamed(e, self.shown) from None
+
+    def readinto(self, b: Any) -> int:
+        try:
+            return super().readinto(b)
+        except OSError as e:
+            raise renamed(e, self.shown) from None
+
+
+def renamed(e: OSError, shown: str) -> OSError:
+    """``e`` naming ``shown`` (same class, so BrokenPipeError stays one)."""
+    if e.errno is None:
+        return e
+    return type(e)(e.errno, e.strerror, shown)
+
+
+def write_target(path: str) -> str:
+    """The file that writing ``path`` replaces: through symbolic links to the
+    file they name (a dangling link: the file it would name), as ``cp`` does,
+    so that a link stays a link."""
+    target = path
+    for _ in range(40):  # Linux's limit of links followed in one look-up
+        try:
+            link = os.readlink(target)
+        except OSError:  # not a link, or nothing there
+            return target
+        target = os.path.join(os.path.dirname(target), link)
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+
+
+class AtomicOutput:
+    """A binary file that becomes ``path`` only if the block succeeds.
+
+    The temporary file is made beside the file ``path`` names (a symbolic
+    link's target), fsync'ed, given the permission bits of the file it
+    replaces (a new file: 0666 less the umask) and renamed over it.  I/O
+    errors name ``path``."""
+
+    def __init__(self, path: str, *, commit: Callable[[Callable[[], None]], None] | None = None) -> None:
+        self.path = path
+        # (the CLI's: the rename is not interrupted by a signal, see _signals.commit)
+        self.commit = commit
+        self.target = write_target(path)
+        self.tmp: str | None = None
+        self.fp: IO[bytes] | None = None
+
+    def __enter__(self) -> IO[bytes]:
+        directory, name = os.path.split(self.target)
+        try:
+            fd, self.tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".tmp")
+        except OSError as e:
+            raise renamed(e, self.path) from None
+        self.fp = io.BufferedWriter(NamedFile(fd, "wb", shown=self.path), buffer_size=1 << 16)
+        return self.fp
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        assert self.fp is not None and self.tmp is not None
+        tmp = self.tmp
+        try:
+            if exc_type is None:
+                try:
+                    self.fp.flush()
+                    os.fsync(self.fp.fileno())
+                    self.fp.close()
+                    try:
+                        info: os.stat_result | None = os.stat(self.target)
+                    except FileNotFoundError:
+                        info = None
+                    if info is not None:
+                        # as cp keeps them: the permission bits, and the owner where allowed
+                        os.chmod(tmp, info.st_mode & 0o7777)
+                        try:
+                            os.chown(tmp, info.st_uid, info.st_gid)
+                        except OSError:
+                            pass
+                    else:
+                        umask = os.umask(0)
+                        os.umask(umask)
+                        os.chmod(tmp, 0o666 & ~umask)
+                except OSError as e:
+                    raise renamed(e, self.path) from None
+
+                def publish() -> None:
+                    try:
+                        os.replace(tmp, self.target)
+                    except OSError as e:
+                        raise renamed(e, self.path) from None
+                    self.tmp = None
+
+                if self.commit is not None:
+                    self.commit(publish)
+                else:
+                    publish()
+        finally:
+            if self.tmp is not None:
+                try:
+                    self.fp.close()
+                except OSError:
+                    pass
+                try:
+                    os.unlink(self.tmp)
+                except OSError:
+                    pass
