@@ -437,7 +437,9 @@ def write_toon(
     if not any(_wide_int(d) for d in schema.dtypes()):
 
         def write(out: IO[Any]) -> None:
-            encode_arrow((df.to_arrow() for df in frames), out, key=key, delimiter=delimiter, **options)
+            # (a DataFrame as one Table: its row count is known, nothing is spooled)
+            tables = data.to_arrow() if isinstance(data, pl.DataFrame) else (df.to_arrow() for df in frames)
+            encode_arrow(tables, out, key=key, delimiter=delimiter, **options)
     else:
         # Arrow has no 128-bit integers (to_arrow raises): such a frame's rows
         # go as Python values to the records encoder (spooled, the same text).
