@@ -54,6 +54,44 @@ DEFAULT_SPOOL_MEMORY = 8 * 1024 * 1024
 
 LinesSource = Union[IO[bytes], IO[str], Iterable[Union[bytes, str]], "os.PathLike[str]"]
 
+#: The text (characters of TOON, or bytes of pickle) a batch of elements aims at.
+BATCH_TEXT = 1 << 20
+#: Elements in a first batch, before their size is known.
+FIRST_BATCH = 4
+
+
+class BatchSize:
+    """How many elements the next batch takes: ROW_BATCH, or fewer when
+    the elements are big, so a batch's text comes to about BATCH_TEXT.
+
+    The streaming encoders hold a batch of elements at a time (formatted
+    column-wise, spooled in one pickle); counted in elements alone, a batch
+    of 1 MB elements would hold a GB.  An element's size is only known once
+    it is written, so each batch is sized from the ones before it: memory
+    stays flat while the elements keep about the same size (a batch that
+    follows much smaller elements may still be big, once).
+
+    >>> size = BatchSize()
+    >>> size.n
+    4
+    >>> size.took(4, 4 << 20)  # 1 MiB each: one at a time
+    >>> size.n
+    1
+    >>> size.took(1, 100)  # small ones: ROW_BATCH
+    >>> size.n
+    1024
+    """
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = FIRST_BATCH
+
+    def took(self, count: int, size: int) -> None:
+        """A batch of ``count`` elements came to ``size`` characters (or bytes)."""
+        if count > 0 and size > 0:
+            self.n = max(1, min(ROW_BATCH, BATCH_TEXT * count // size))
+
 
 class _ArrayPlan:
     """Pass-one summary of an array: length, all-primitive, tabular shape.
@@ -66,7 +104,7 @@ class _ArrayPlan:
 
     __slots__ = (
         "walk", "n", "primitive", "fields", "tabular", "keyset", "rows", "_pending", "union",
-        "_names", "_columns", "_kinds", "_waiting", "_rows_spool", "unencodable",
+        "_names", "_columns", "_kinds", "_waiting", "_rows_spool", "unencodable", "batch",
     )
 
     def __init__(
@@ -81,7 +119,7 @@ class _ArrayPlan:
         self.tabular = True
         self.keyset: frozenset[str] | None = None  # set when the shape is flat
         self.rows: Any = None  # spool of "\n<row lines>" pieces, UTF-8
-        # Elements waiting to be formatted as one column-wise batch (ROW_BATCH or so):
+        # Elements waiting to be formatted as one column-wise batch (``batch.n`` or so):
         # for a flat shape their cells, one list per field (``_columns``), else the elements.
         self._pending: list[Any] = []
         self._names: tuple[str, ...] | None = None  # the fields, when the shape is flat
@@ -90,6 +128,7 @@ class _ArrayPlan:
         # (``add_batch`` finds them anyway), else None.
         self._kinds: list[set[type]] | None = None
         self._waiting = 0  # elements in _pending or _columns
+        self.batch = BatchSize()  # (from the size of the rows written so far)
         # missing_as_null: the union-of-keys shape, for when the exact one fails
         self.union = UnionShape(walk.shape, 1) if walk.missing_as_null else None
         self.unencodable = False  # a row failed to format (see flush_rows)
@@ -196,6 +235,7 @@ class _ArrayPlan:
         if text is NotImplemented:
             return False
         self.rows.write(text.encode())
+        self.batch.took(len(values), len(text))
         self.n += len(values)
         return True
 
@@ -212,7 +252,7 @@ class _ArrayPlan:
         self.n += n
 
     def maybe_flush(self) -> None:
-        if self._waiting >= ROW_BATCH:
+        if self._waiting >= self.batch.n:
             self.flush_rows()
 
     def union_fields(self) -> Fields | None:
@@ -250,9 +290,13 @@ class _ArrayPlan:
                 if self._names is not None:
                     text = format_columns(columns, self.walk.d, self.walk.prim, self.walk.unit, kinds, lead=True)
                     self.rows.write(text.encode())
+                    size = len(text)
                 else:
+                    size = 0
                     for chunk in self.walk.rows_text(pending, self.fields, 1):
                         self.rows.write(("\n" + chunk).encode())
+                        size += len(chunk)
+                self.batch.took(waiting, size)
             except ToonEncodeError:
                 self.unencodable = True
                 self.drop_rows()
@@ -316,7 +360,9 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
     i = 0
     # (JSON Lines at the root: each block of lines written by the engine from
     # its bytes, no values made; a block it declines comes as its values)
-    batches = elements.item_batches(walk) if type(elements) is _JsonLines and depth == 0 else _item_batches(elements)
+    size = BatchSize()
+    batches = (elements.item_batches(walk, size) if type(elements) is _JsonLines and depth == 0
+               else _item_batches(elements, size))
     for batch in batches:
         if type(batch) is _Items:  # written ahead (see Encoder._elements)
             sink.line(batch.text)
@@ -327,17 +373,21 @@ def _write_array(sink: LineSink, walk: Walk, head: str, plan: _ArrayPlan, elemen
         text = _native_items(walk, batch) if depth == 0 else None
         if text is not None:
             sink.line(text)
+            size.took(len(batch), len(text))
             i += len(batch)
             continue
+        written = 0
         for e in batch:
             one = [walk.norm(e)]  # _items over a one-element list writes exactly that item
             try:
                 for line in walk.run(walk._items(one, depth + 1, 1), one):  # (the array: level 1 of its walk)
                     sink.line(line)
+                    written += len(line)
             except ToonEncodeError as err:
                 err.path = (i,) + err.path[1:]
                 raise
             i += 1
+        size.took(len(batch), written)
 
 
 def _native_items(walk: Walk, values: list[Any]) -> str | None:
@@ -393,14 +443,15 @@ class _JsonLines:
             else:
                 yield data, 0, len(data)
 
-    def item_batches(self, walk: Walk) -> Iterator[Any]:
+    def item_batches(self, walk: Walk, size: BatchSize) -> Iterator[Any]:
         """For each block of lines, ``_Items``: its values written as list items by the
         engine's ``jsonl_items`` straight from the bytes; or, where the engine has none, the
         walk has a ``default`` hook or it declines the block, the block's parsed values (then
-        the reference's path meets what it declined, and raises its error)."""
+        the reference's path meets what it declined, and raises its error, in lists of
+        ``size.n`` (see ``_item_batches``))."""
         native = None if walk.default is not None else _engine.current().jsonl_items
         if native is None:
-            yield from _item_batches(self)
+            yield from _item_batches(self, size)
             return
         options = _walk_options(walk)
         lineno = 1
@@ -419,7 +470,7 @@ class _JsonLines:
             else:
                 lines = cast(list[Any], block)
             values, _ = _parse_batch(lines, lineno)
-            yield from _item_batches(values)
+            yield from _item_batches(values, size)
             lineno += len(lines)
 
 
@@ -504,8 +555,9 @@ class _Items:
         return (_Items, (self.text, self.n))
 
 
-def _item_batches(elements: Iterable[Any]) -> Iterator[Any]:
-    """Lists of up to ROW_BATCH elements, with each ``_Items`` on its own."""
+def _item_batches(elements: Iterable[Any], size: BatchSize) -> Iterator[Any]:
+    """Lists of up to ``size.n`` elements (its value when each list starts: the
+    consumer reports to ``size`` what it wrote), with each ``_Items`` on its own."""
     batch: list[Any] = []
     for e in elements:
         if type(e) is _Items:
@@ -515,7 +567,7 @@ def _item_batches(elements: Iterable[Any]) -> Iterator[Any]:
             yield e
             continue
         batch.append(e)
-        if len(batch) >= ROW_BATCH:
+        if len(batch) >= size.n:
             yield batch
             batch = []
     if batch:
@@ -524,12 +576,13 @@ def _item_batches(elements: Iterable[Any]) -> Iterator[Any]:
 
 def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterable[Any], fields: Fields, depth: int, *, lenient: bool) -> None:
     """Rows for streamed elements, formatted in column-wise batches."""
+    size = BatchSize()
     batch: list[Any] = []
     done = 0
     for e in elements:
         batch.append(e)
-        if len(batch) == ROW_BATCH:
-            _write_rows(sink, walk, batch, fields, depth, done, lenient=lenient)
+        if len(batch) >= size.n:
+            size.took(len(batch), _write_rows(sink, walk, batch, fields, depth, done, lenient=lenient))
             done += len(batch)
             batch = []
     _write_rows(sink, walk, batch, fields, depth, done, lenient=lenient)
@@ -537,14 +590,18 @@ def _write_all_rows(sink: LineSink, walk: Walk, elements: Iterable[Any], fields:
 
 def _write_rows(
     sink: LineSink, walk: Walk, batch: list[Any], fields: Fields, depth: int, offset: int, *, lenient: bool = False
-) -> None:
+) -> int:
+    """The rows of ``batch`` written to ``sink``; returns their characters."""
+    written = 0
     try:
         for chunk in walk.rows_text(batch, fields, depth, lenient=lenient):
             sink.line(chunk)
+            written += len(chunk)
     except ToonEncodeError as err:
         if err.path and isinstance(err.path[0], int):
             err.path = (err.path[0] + offset,) + err.path[1:]
         raise
+    return written
 
 
 class _Flat:
@@ -650,7 +707,8 @@ class _Spool:
         # they are, so both passes see the same objects.
         self._held: list[Any] = []
 
-    def put(self, value: Any) -> None:
+    def put(self, value: Any) -> int:
+        """``value`` spooled; returns the bytes written (a held value's: its index's)."""
         try:
             data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except RecursionError:
@@ -664,17 +722,19 @@ class _Spool:
             data = self._hold(value)
         self._file.write(data)
         self._count += 1
+        return len(data)
 
-    def put_all(self, values: list[Any]) -> None:
-        """``put`` of each of ``values``, in one pickle when it can take them all."""
+    def put_all(self, values: list[Any]) -> int:
+        """``put`` of each of ``values``, in one pickle when it can take them all;
+        returns the bytes written."""
         try:
             data = pickle.dumps(_Many(values), protocol=pickle.HIGHEST_PROTOCOL)
         except (RecursionError, pickle.PicklingError, AttributeError, TypeError):
-            for v in values:  # (each value the way put stores it)
-                self.put(v)
-            return
+            # (each value the way put stores it)
+            return sum(self.put(v) for v in values)
         self._file.write(data)
         self._count += 1
+        return len(data)
 
     def _hold(self, value: Any) -> bytes:
         self._held.append(value)
@@ -753,6 +813,7 @@ class Encoder:
         self._deepest = 0
         self._sink = LineSink(out)
         self._spool = _Spool(spool_memory)
+        self._batch = BatchSize()  # elements taken at once by ``send_all``
         self._spool_memory = spool_memory
         self._levels: list[int] = []  # streamed containers open now
         self._root_kind = 0
@@ -848,7 +909,7 @@ class Encoder:
             self.send(ev)
             while fill is not None and self._stack:
                 in_array = self._levels[-1] != _OBJ
-                status, elements, got, deepest = fill(it, self._stack, self._keys, in_array, ROW_BATCH)
+                status, elements, got, deepest = fill(it, self._stack, self._keys, in_array, self._batch.n)
                 if deepest > self._deepest:
                     self._deepest = deepest
                 self._elements(elements)
@@ -928,12 +989,13 @@ class Encoder:
             text = _native_items(plan.walk, values)
             if text is not None:
                 self._spool.put(("e", _Items(text, len(values))))
+                self._batch.took(len(values), len(text))
                 return
         elif not plan.add_rows(normed):
             for v in normed:
                 plan.add(v)
                 plan.maybe_flush()
-        self._spool.put_all([("e", v) for v in values])
+        self._batch.took(len(values), self._spool.put_all([("e", v) for v in values]))
 
     def _element(self, value: Any) -> None:
         """A complete child of a streamed level: an array element or a root member."""
@@ -1153,8 +1215,10 @@ def _plan_array(pass_one: Iterator[tuple[list[Any] | int, bool]], walk: Walk, pl
         if parsed:
             plan.add_batch(values)
             continue
-        for at in range(0, len(values), ROW_BATCH):
-            batch = values[at : at + ROW_BATCH]
+        at = 0
+        while at < len(values):
+            batch = values[at : at + plan.batch.n]
+            at += len(batch)
             if len(batch) > 1 and plan.add_rows(batch):
                 continue
             for value in batch:
@@ -1243,8 +1307,9 @@ def encode_records(
 
         def first() -> Iterator[tuple[list[Any], bool]]:
             it = iter(records)
-            while batch := list(islice(it, ROW_BATCH)):
-                spool.put_all(batch)
+            size = BatchSize()
+            while batch := list(islice(it, size.n)):
+                size.took(len(batch), spool.put_all(batch))
                 yield batch, False
 
         return _encode_array_stream(first(), spool.replay, out, key, walk, spool_memory)
@@ -1403,8 +1468,10 @@ _LONG_RUN = b"0" * 16
 # A JSON number follows "[", ",", ":" or whitespace (or starts the line);
 # digits inside strings mostly do not ("3e5a", "550e8400-...").
 _NUMBER_TOKEN = re.compile(rb"(?:(?<=[\[,: \t\r])|^)-?[0-9][0-9.]*(?:[eE][-+]?[0-9]*)?")
-#: Lines parsed per batch (pass one and pass two).
+#: Lines parsed per batch (pass one and pass two), at most; and the bytes
+#: (characters) a batch stops at, so a batch of long lines holds a few.
 LINE_BATCH = 1024
+LINE_BYTES = 1 << 17
 
 
 def _numbers_agree(line: bytes) -> bool:
@@ -1490,14 +1557,27 @@ def _recheck(lines: list[bytes], values: list[Any], screened: bytes, lineno: int
 
 
 def _line_batches(lines: Iterable[Any], readlines: Callable[[], list[Any]] | None = None) -> Iterator[list[Any]]:
-    """Lists of lines (up to LINE_BATCH, or what ``readlines`` gives), a BOM
-    on the first line removed."""
+    """Lists of lines (up to LINE_BATCH lines and about LINE_BYTES, or what
+    ``readlines`` gives), a BOM on the first line removed."""
     take: Callable[[], list[Any]]
     if readlines is not None:
         take = readlines
     else:
         it = iter(lines)
-        take = lambda: list(islice(it, LINE_BATCH))  # noqa: E731
+
+        def take() -> list[Any]:
+            batch = []
+            size = 0
+            for raw in it:
+                batch.append(raw)
+                try:
+                    size += len(raw)
+                except TypeError:  # (not a line: its error comes when it is parsed)
+                    pass
+                if size >= LINE_BYTES or len(batch) >= LINE_BATCH:
+                    break
+            return batch
+
     batch = take()
     if batch:
         raw = batch[0]
@@ -1574,7 +1654,7 @@ def _file_batches(fp: Any) -> Iterator[list[Any]]:
     readlines = getattr(fp, "readlines", None)
     if readlines is None or not hasattr(fp, "read"):
         return _line_batches(fp)
-    return _line_batches(fp, lambda: readlines(1 << 17))
+    return _line_batches(fp, lambda: readlines(LINE_BYTES))
 
 
 def _range_job(walk: Walk, spool_memory: int, fd: int, start: int, stop: int) -> Callable[[IO[bytes]], Any]:
