@@ -5,6 +5,7 @@ behaviour is checked against the Polars call it imitates (``pl.read_csv`` /
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
@@ -497,6 +498,39 @@ def test_write_toon_takes_128_bit_integer_columns(dtype: str) -> None:
     assert_frame_equal(tp.read_toon(tp.write_toon(flat).encode(), schema=flat.schema), flat)
 
 
+def test_encode_arrow_takes_a_polars_frame_arrow_cannot_carry() -> None:
+    """A Polars frame with a 128-bit integer or Object column given to encode_arrow is written
+    as write_toon writes it (pyarrow's ArrowInvalid leaked before)."""
+    import io
+
+    df = pl.DataFrame({"x": pl.Series([2**100, 1], dtype=pl.Int128), "y": ["a", "b"]})
+    for data in (df, df.lazy()):
+        out = io.StringIO()
+        ta.encode_arrow(data, out, key="k")
+        assert out.getvalue() == toonstream.dumps({"k": df.to_dicts()})
+
+
+def test_write_toon_object_columns_are_the_python_objects() -> None:
+    """An Object column's values reach ``default`` as the objects themselves (they went as
+    Arrow's pointers before: bytes in the output), and without ``default`` dumps' error."""
+    import io
+
+    class P:
+        def __repr__(self) -> str:
+            return "P()"
+
+    df = pl.DataFrame({"o": pl.Series([P(), None, P()], dtype=pl.Object), "i": [1, 2, 3]})
+    want = toonstream.dumps(df.to_dicts(), default=repr)
+    assert "P()" in want
+    assert tp.write_toon(df, default=repr) == want
+    assert tp.write_toon(df.lazy(), default=repr) == want
+    out = io.StringIO()
+    ta.encode_arrow(df, out, default=repr)
+    assert out.getvalue() == want
+    with pytest.raises(toonstream.ToonEncodeError, match=r"object of type P is not TOON serializable \(at \[0\]\.o\)"):
+        tp.write_toon(df)
+
+
 def test_wide_integer_overrides_convert_as_read_csv() -> None:
     """UInt64 takes its whole range (values beyond int64 were a type_mismatch), Int128 and UInt128
     integers of up to 38 digits, as read_csv reads them; a value outside the type is a type_mismatch
@@ -701,3 +735,78 @@ def test_an_override_converts_as_read_csv_does() -> None:
     with pytest.raises(TypeError, match="cannot parse input of type 'str' into Polars data type"):
         pl.read_csv(io.BytesIO(csv.encode()), schema_overrides={"f": "Int32"})
 
+
+
+# ------------------------------------------------- Decimal types with a scale
+
+# (a float holds neither value: 12345678901234568.0 and 0.12345678901234568)
+_EXACT_ROWS = [
+    ("12345678901234567.891", "1.5"),
+    ("0.1234567890123456789", "-0.0"),
+    ("-7.25", "1e400"),
+]
+
+
+def _exact_doc(decoder_rows: bool) -> bytes:
+    """A table of an exact column and a float one; ``decoder_rows``: each row with a quoted
+    colon (a line the decoder reads, not the splitter) and a comment between rows."""
+    lines = [f"[{len(_EXACT_ROWS) * 200}]{{d,f,s}}:"]
+    for k in range(200):
+        for d, f in _EXACT_ROWS:
+            lines.append(f'  {d},{f},"a:{k}"' if decoder_rows else f"  {d},{f},s{k}")
+        if decoder_rows:
+            lines.append("# a comment")
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("decoder_rows", [False, True], ids=["split", "decoder"])
+@pytest.mark.parametrize("batch_size", [7, 65_536])
+def test_decimal_with_a_scale_keeps_the_digits_as_read_csv(decoder_rows: bool, batch_size: int) -> None:
+    from decimal import Decimal
+
+    doc = _exact_doc(decoder_rows)
+    df = tp.read_toon(doc, schema_overrides={"d": pl.Decimal(38, 19)}, batch_size=batch_size)
+    assert df.schema["d"] == pl.Decimal(38, 19)
+    want = [Decimal(d) for d, _ in _EXACT_ROWS] * 200  # (equal whatever the scale)
+    assert df["d"].to_list() == want
+    # the other columns as without the override (floats: -0.0 as 0.0, 1e400 a String column)
+    plain = tp.read_toon(doc, batch_size=batch_size)
+    assert_frame_equal(df.drop("d"), plain.drop("d"))
+    table = ta.read_table(doc, schema_overrides={"d": pa.decimal128(38, 19)}, batch_size=batch_size)
+    assert table.column("d").to_pylist() == want
+    assert table.column("f").to_pylist() == plain["f"].to_list()
+
+
+def test_decimal_with_a_scale_round_trips_through_write_toon() -> None:
+    from decimal import Decimal
+
+    df = pl.DataFrame({"d": [Decimal("12345678901234567.891"), Decimal("-0.001"), None]},
+                      schema={"d": pl.Decimal(30, 3)})
+    assert_frame_equal(tp.read_toon(tp.write_toon(df).encode(), schema=df.schema), df)
+
+
+def test_decimal_with_a_scale_in_nested_records() -> None:
+    from decimal import Decimal
+
+    doc = b"[2]:\n  - d: 12345678901234567.891\n    x[2]: 0.1,-0.0\n  - d: 0.1234567890123456789\n    x[1]: 2.5\n    y: 1"
+    df = tp.read_toon(doc, schema_overrides={"d": pl.Decimal(38, 19)})
+    assert df["d"].to_list() == [Decimal("12345678901234567.8910000000000000000"), Decimal("0.1234567890123456789")]
+    assert_frame_equal(df.drop("d"), tp.read_toon(doc).drop("d"))
+
+
+def test_arrow_overrides_come_back_as_the_arrow_types_given() -> None:
+    """An Arrow type given as an override is the column's type in the batches (timestamp[s] came
+    back as timestamp[ms], decimal256 made a Polars panic); a cast that would change a value is a
+    ToonDecodeError, a decimal Polars cannot hold a TypeError."""
+    doc = (b'[2]{a,t,d,s,m}:\n  1.5,"2024-01-05T10:00:00",2024-01-05,x,"10:00:00"\n'
+           b'  2.25,"2024-01-06T11:30:00",2024-01-06,y,"11:00:00"\n')
+    types = {"a": pa.decimal256(30, 2), "t": pa.timestamp("s"), "d": pa.date64(), "s": pa.string_view(),
+             "m": pa.time32("s")}
+    table = ta.read_table(doc, schema_overrides=types)
+    assert dict(zip(table.schema.names, table.schema.types)) == types
+    assert table.column("a").to_pylist()[1] == Decimal("2.25")
+    with pytest.raises(ToonDecodeError, match="timestamp"):
+        ta.read_table(b'[1]{t}:\n  "2024-01-05T10:00:00.5"\n', schema_overrides={"t": pa.timestamp("s")})
+    for t in (pa.decimal256(50, 2), pa.decimal128(5, -1)):
+        with pytest.raises(TypeError, match="at most 38 digits"):
+            ta.read_table(doc, schema_overrides={"a": t})

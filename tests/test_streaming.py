@@ -679,3 +679,15 @@ def test_number_recheck_scans_a_batch_once(line: bytes) -> None:
     streaming._recheck(lines, values, screened, 1)
     assert _CountingBytes.scanned <= 3 * len(screened)
     assert values == [json.loads(x) for x in lines]
+
+
+@pytest.mark.parametrize("records", [[{"o": object()}], [{"a": {"o": object()}}], [[object()]], [{"a": 1}, {"o": object()}]],
+                         ids=["first-row", "nested", "list", "second-row"])
+def test_encode_records_error_path_is_dumps(records: list[Any]) -> None:
+    """The first element's error path was doubled ([0][0].o) by the plan's look at its shape."""
+    with pytest.raises(ToonEncodeError) as want:
+        toonstream.dumps(records)
+    for given in (records, iter(records)):
+        with pytest.raises(ToonEncodeError) as got:
+            encode_records(given, io.StringIO())
+        assert got.value.path == want.value.path and str(got.value) == str(want.value)

@@ -193,6 +193,20 @@ def _polars_lazy(data: Any) -> Any:
     return data if pl is not None and isinstance(data, pl.LazyFrame) else None
 
 
+def _polars_not_arrow(data: Any) -> bool:
+    """Whether ``data`` is a Polars frame with a column Arrow does not carry
+    (see ``toonstream.polars.not_arrow``)."""
+    import sys
+
+    pl = sys.modules.get("polars")
+    if pl is None or not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        return False
+    from .polars import not_arrow
+
+    schema = data.collect_schema() if isinstance(data, pl.LazyFrame) else data.schema
+    return any(map(not_arrow, schema.dtypes()))
+
+
 def _as_dataset(data: Any, batch_size: int) -> _Source | None:
     import sys
 
@@ -764,6 +778,11 @@ def encode_arrow(
         raise ValueError("batch_size must be >= 1")
     default = options.get("default")
     max_depth = check_max_depth(options.get("max_depth", DEFAULT_MAX_DEPTH))
+    if _polars_not_arrow(data):  # (its rows as Python values: write_toon's way)
+        from .polars import write_toon
+
+        write_toon(data, out, key=key, delimiter=delimiter, indent_size=indent_size, batch_size=batch_size, **options)
+        return
     head = "" if key is None else key_text(key)
     source = _open(data, batch_size)
     try:

@@ -37,6 +37,7 @@ or Datetime (see ``iso_dtype``).
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from bisect import bisect_left
 from collections import deque
@@ -1230,7 +1231,13 @@ class FrameReader:
         # (kept for a second read: an array of records is read by _nested
         # once this reader finds no table)
         chunks, self.reopen = replayable(source, lambda: not self.scan.adapter.found)
-        self.scan = TableScan(chunks, path, key_field=key_field, limit=n_rows, options=options)
+        # A Decimal type with a scale takes a number's exact digits, as read_csv does (a float
+        # would round 12345678901234567.891): the decoder then makes every non-integer a
+        # Decimal, which _project makes a float again in the other columns.
+        self.decimal_rows = _scaled_decimal(schema, schema_overrides)
+        self.exact: frozenset[int] = frozenset()  # selected leaves of such a type (_layout)
+        scan_options = {**(options or {}), "parse_float": Decimal} if self.decimal_rows else options
+        self.scan = TableScan(chunks, path, key_field=key_field, limit=n_rows, options=scan_options)
         self.batch_size = batch_size
         self.columns = list(columns) if columns is not None else None
         self.schema = dict(schema) if schema is not None else None
@@ -1258,6 +1265,9 @@ class FrameReader:
         limit = self.options.get("max_number_length", MAX_NUMBER_LENGTH)
         self._convert = make_converter(max_number_length=limit)
         self._convert_column = make_column_converter(self._convert, max_number_length=limit)
+        # (and the exact Decimal columns' non-integers as Decimals, see ``exact``)
+        exact = make_converter(parse_float=Decimal, max_number_length=limit)
+        self._convert_exact = make_column_converter(exact, parse_float=Decimal, max_number_length=limit)
         self.dtypes: list[pl.DataType] | None = None  # per selected leaf
         self.forced: list[bool] = []
         self.inferred_from = 0
@@ -1350,6 +1360,7 @@ class FrameReader:
             if absent:
                 raise DtypeNameError(f"schema does not give a dtype for column(s) {absent}")
         self.given = [given.get(k) for k in range(len(paths))]
+        self.exact = frozenset(k for k, d in enumerate(self.given) if is_scaled_decimal(d))
         known: dict[int, Any] = {}
         for name, dtype in self.inferred.items():
             for rel, leaf_dtype in _dtype_leaves(dtype):
@@ -1518,13 +1529,20 @@ class FrameReader:
             yield self._batch(pieces)
 
     def _project(self, piece: Piece) -> Piece:
+        """The piece's selected columns (its decoder rows' numbers as floats
+        but in an exact Decimal column, where the decoder made Decimals)."""
         sel = self.selected
         assert sel is not None and self.scan.names is not None
+        rows = piece.rows
+        if self.decimal_rows and rows:
+            rows = [_floats_but(r, self.exact, sel) for r in rows]
         if len(sel) == len(self.scan.names) and sel == list(range(len(sel))):
+            if rows is not piece.rows:
+                piece.rows = rows
             return piece
         frame = piece.frame.select([piece.frame.columns[i] for i in sel]) if piece.frame is not None else None
         pick = itemgetter(*sel) if sel else (lambda r: ())
-        rows = [pick(r) for r in piece.rows] if len(sel) != 1 else [(pick(r),) for r in piece.rows]
+        rows = [pick(r) for r in rows] if len(sel) != 1 else [(pick(r),) for r in rows]
         return Piece(
             frame, rows, piece.pos, piece.line,
             gaps=piece.gaps, texts=piece.texts, full=piece.full, src=piece.src, skip=piece.skip,
@@ -1619,8 +1637,8 @@ class FrameReader:
 
         scan = self.scan
         native = _engine.current().table_columns
-        if native is None or scan.splitter is not native or scan.names is None or self.dtypes is None:
-            return None
+        if native is None or scan.splitter is not native or scan.names is None or self.dtypes is None or self.exact:
+            return None  # (an exact Decimal column: the numbers' digits are in the tokens only)
         plan: list[tuple[str, int]] = [("-", 0xFF)] * len(scan.names)
         assert self.selected is not None
         for i, leaf in enumerate(self.selected):
@@ -1672,7 +1690,7 @@ class FrameReader:
             for r in quoted:
                 plain[r] = "null"
         try:
-            values = list(self._convert_column(plain))
+            values = list((self._convert_exact if i in self.exact else self._convert_column)(plain))
         except Fail:
             # Error path: the first failing token, and its row.
             for r, tok in enumerate(plain):
@@ -1758,6 +1776,8 @@ class FrameReader:
         :meth:`_typed` types the same rows; None where the token path must
         (a value that does not fit, which it reports)."""
         assert self.dtypes is not None and batch.native is not None
+        if self.exact:
+            return None  # (the engine's text of a number is its float's; see _plan)
         views = batch.native
         runs = batch.runs()
         exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
@@ -1976,6 +1996,46 @@ def _cast(s: pl.Series, dtype: pl.DataType, *, strict: bool) -> pl.Series:
         if dtype == pl.Time:
             return s.str.to_time(strict=strict)
     return s.cast(dtype, strict=strict)  # type: ignore[no-any-return]
+
+
+def is_scaled_decimal(dtype: Any) -> bool:
+    """A Decimal type with a scale: its column takes the numbers' exact digits."""
+    return isinstance(dtype, pl.Decimal) and bool(dtype.scale)
+
+
+def as_float(value: Decimal) -> float | Decimal:
+    """A number the decoder made a Decimal (``parse_float=Decimal``) as it
+    makes it without: a float, -0.0 as 0.0, an exact Decimal beyond float
+    range (see ``make_converter``)."""
+    f = float(value)
+    return value if math.isinf(f) else f if f else 0.0
+
+
+def _scaled_decimal(schema: Mapping[str, Any] | None, overrides: Mapping[str, Any] | Sequence[Any] | None) -> bool:
+    """Whether the user's types give some column a Decimal type with a scale."""
+    try:  # (a schema as (name, type) pairs, as the reader takes it; anything else it refuses)
+        given = [*dict(schema or {}).values(), *(overrides.values() if isinstance(overrides, Mapping) else overrides or ())]
+    except (TypeError, ValueError):
+        return False
+    for dtype in given:
+        with contextlib.suppress(TypeError):  # (refused with its message by _layout)
+            if any(is_scaled_decimal(d) for _, d in _dtype_leaves(dtype)):
+                return True
+    return False
+
+
+def _floats_but(row: tuple[Any, ...], exact: frozenset[int], selected: list[int]) -> tuple[Any, ...]:
+    """A decoder row read with ``parse_float=Decimal``, its Decimals made what the
+    decoder gives without it (see ``make_converter``) except in the ``exact``
+    selected columns."""
+    if Decimal not in set(map(type, row)):
+        return row
+    keep = {selected[k] for k in exact}
+    out = list(row)
+    for j, v in enumerate(row):
+        if type(v) is Decimal and j not in keep:
+            out[j] = as_float(v)
+    return tuple(out)
 
 
 def _dtype_leaves(dtype: Any) -> list[tuple[tuple[str, ...], Any]]:

@@ -34,6 +34,7 @@ import json
 import os
 from bisect import bisect_right
 from collections import deque
+from decimal import Decimal
 from itertools import accumulate, chain, repeat
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -64,10 +65,12 @@ from ._frames import (
     _dtype_leaves,
     _frame,
     allowed_kinds,
+    as_float,
     base_dtype,
     byte_chunks,
     convert_values,
     infer_dtype,
+    is_scaled_decimal,
     iso_dtype,
     iso_expr,
     kind_name,
@@ -366,7 +369,7 @@ def _type_of(value: Any, depth: int) -> _Type:
             # objects nested in the items its order varies from run to run).
             item = _merge(item, _type_of(v, depth + 1), first_seen=True)
         return _Type(0, None, True, item)
-    return _Type(value_kind(value))
+    return _Type(value_kind(value if type(value) is not Decimal else as_float(value)))
 
 
 def _merge(a: _Type | None, b: _Type | None, *, first_seen: bool = False) -> _Type | None:
@@ -484,6 +487,10 @@ class RecordReader:
     def _batches(self) -> Iterator[list[dict[str, Any]]]:
         options = dict(self.options)
         options.pop("parse_float", None)
+        if self.owner.decimal_rows:
+            # (a Decimal type with a scale takes the numbers' exact digits: every non-integer is
+            # then a Decimal, typed as its float (_type_of) and made one in the other leaves (_leaf))
+            options["parse_float"] = Decimal
         decoder = driver_decoder(True, options, line_marks=True)
         adapter = self.adapter = _Records(self.path, decoder)
         size = self.owner.batch_size
@@ -773,6 +780,9 @@ class RecordReader:
         base = base_dtype(dtype)
         forced = self._forced(path)
         types = set(map(type, values))
+        if Decimal in types and self.owner.decimal_rows and not is_scaled_decimal(dtype):
+            values = [as_float(v) if type(v) is Decimal else v for v in values]
+            types = set(map(type, values))
         if types & {dict, list}:
             if base != pl.String:
                 i = next(i for i, v in enumerate(values) if type(v) in _CONTAINERS)

@@ -40,6 +40,12 @@ def polars_schema(schema: pa.Schema | Mapping[str, Any] | Sequence[Any] | None) 
         import polars as pl
 
     def dtype(t: Any) -> Any:
+        if isinstance(t, pa.DataType) and pa.types.is_decimal(t):
+            # (decimal256 made a Polars panic: the column is typed as Polars' Decimal,
+            # then cast to the type given, see record_batches)
+            if t.precision > 38 or t.scale < 0:
+                raise TypeError(f"{t}: the readers take decimals of at most 38 digits and a scale of at least 0")
+            return pl.Decimal(t.precision, t.scale)
         if isinstance(t, pa.DataType):
             return pl.from_arrow(pa.array([], type=t)).dtype  # type: ignore[union-attr]
         return t
@@ -151,17 +157,48 @@ def open_batches(
         key_field=key_field,
         options=options,
     )
-    return reader, record_batches(reader, schema if isinstance(schema, pa.Schema) else None)
+    return reader, record_batches(reader, arrow_types(schema, schema_overrides))
 
 
-def record_batches(reader: Any, target: pa.Schema | None) -> Iterator[pa.RecordBatch]:
+def arrow_types(schema: Any, overrides: Any) -> dict[str, pa.DataType]:
+    """The columns given an Arrow type, by name: read in the Polars dtype
+    that takes its values, their batches are cast to it (a timestamp[s] or
+    a decimal256 comes back as asked, not as its Polars form)."""
+    types: dict[str, pa.DataType] = {}
+    for given in (schema, overrides):
+        if isinstance(given, pa.Schema):
+            types.update((f.name, f.type) for f in given)
+        elif isinstance(given, Mapping):
+            types.update((n, t) for n, t in given.items() if isinstance(t, pa.DataType))
+    return types
+
+
+def _cast_to(table: pa.Table, target: Mapping[str, pa.DataType]) -> pa.Table:
+    """``table`` with the columns ``target`` names cast to their Arrow type; a
+    value the cast would change (a fraction of a second in timestamp[s]) is a
+    ToonDecodeError (its row not located: the cast is of a whole batch)."""
+    from ._errors import ToonDecodeError
+
+    columns = []
+    for name, column in zip(table.column_names, table.columns):
+        t = target.get(name)
+        if t is not None and column.type != t:
+            try:
+                column = column.cast(t)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise ToonDecodeError(f"column {name!r} does not convert to {t}: {e}", code="type_mismatch") from None
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def record_batches(reader: Any, target: Mapping[str, pa.DataType] | None) -> Iterator[pa.RecordBatch]:
     with requires(_READING):
         import polars as pl
 
     for frame in reader:
         table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
-        if target is not None:
-            table = table.cast(pa.schema([target.field(n) for n in table.column_names]))
+        if target:
+            table = _cast_to(table, target)
         # One batch per frame (to_arrow gives one chunk per column here).
         table = table.combine_chunks()
         batches = table.to_batches()

@@ -434,14 +434,15 @@ def write_toon(
         schema = data.collect_schema()
     else:
         frames, schema = (data,), data.schema
-    if not any(_wide_int(d) for d in schema.dtypes()):
+    if not any(map(not_arrow, schema.dtypes())):
 
         def write(out: IO[Any]) -> None:
             # (a DataFrame as one Table: its row count is known, nothing is spooled)
             tables = data.to_arrow() if isinstance(data, pl.DataFrame) else (df.to_arrow() for df in frames)
             encode_arrow(tables, out, key=key, delimiter=delimiter, **options)
     else:
-        # Arrow has no 128-bit integers (to_arrow raises): such a frame's rows
+        # Arrow has no 128-bit integers (to_arrow raises) and an Object column's
+        # values are Python objects (its Arrow form: pointers): such a frame's rows
         # go as Python values to the records encoder (spooled, the same text).
         from .streaming import encode_records
 
@@ -463,12 +464,13 @@ def write_toon(
     return None
 
 
-def _wide_int(dtype: pl.DataType) -> bool:
-    """Whether ``dtype`` is or holds (in lists, arrays, structs) Int128 or UInt128."""
+def not_arrow(dtype: pl.DataType) -> bool:
+    """Whether ``dtype`` is or holds (in lists, arrays, structs) a type whose
+    values do not go through Arrow: Int128, UInt128, Object."""
     stack: list[Any] = [dtype]
     while stack:
         d = stack.pop()
-        if d in (pl.Int128, pl.UInt128):
+        if d in (pl.Int128, pl.UInt128, pl.Object):
             return True
         if isinstance(d, (pl.List, pl.Array)):
             stack.append(d.inner)

@@ -446,7 +446,7 @@ class RangeReader:
         self.path = os.fspath(path)
         self.header = header if header is not None else read_header(self.path, **options)
         self.columns = list(columns) if columns is not None else None
-        self.target = schema if isinstance(schema, pa.Schema) else None
+        self.target = _arrow.arrow_types(schema, schema_overrides)
         self.user_schema = _arrow.polars_schema(schema)
         self.user_overrides = _arrow.polars_schema(schema_overrides)
         self.try_parse_dates = try_parse_dates

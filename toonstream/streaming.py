@@ -137,7 +137,13 @@ class _ArrayPlan:
         """Account for one element (already normalized to the JSON model)."""
         if self.n == 0:
             # (the array is at level 1 of its walk: a keyed walk's max_depth is one lower)
-            self.fields = self.walk.shape.uniform_fields([value], 1) if type(value) is dict else None
+            try:
+                self.fields = self.walk.shape.uniform_fields([value], 1) if type(value) is dict else None
+            except ToonEncodeError as e:
+                # (its path starts at the one-element list's index 0: the caller puts the element's)
+                if e.path[:1] == (0,):
+                    e.path = e.path[1:]
+                raise
             self.tabular = self.fields is not None
             if self.fields is not None:
                 if all(sub is None for _, sub in self.fields):
