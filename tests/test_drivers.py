@@ -221,3 +221,41 @@ def test_a_failing_file_is_not_kept_alive(driver: str, engine: str, tmp_path: An
             run(open(path, "rb"))  # noqa: SIM115 (closed by the collector: what is under test)
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+_SHARED_ITERATOR = r"""
+import io, sys, threading
+import toonstream
+sys.setswitchinterval(1e-5)
+doc = toonstream.dumps({"n": [{"a": i, "b": [i]} for i in range(20000)]}).encode()
+for rep in range(4):
+    for make in (lambda: toonstream.items(io.BytesIO(doc), "n.item", buf_size=4096),
+                 lambda: toonstream.parse(io.BytesIO(doc), buf_size=4096),
+                 lambda: iter(toonstream.rows(io.BytesIO(b"[2]{a}:\n  1\n  2\n" * 1), ""))):
+        it = make()
+        def work():
+            while True:
+                try:
+                    next(it)
+                except StopIteration:
+                    break
+                except ValueError:  # "generator already executing": the misuse's error
+                    pass
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+print("done")
+"""
+
+
+def test_threads_sharing_one_iterator_get_an_error_not_a_crash() -> None:
+    """Sharing one driver's iterator between threads is a misuse, but it crashed the interpreter
+    (SIGSEGV or abort on CPython 3.11, the python engine: itertools.chain freed the generator
+    another thread was running)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SHARED_ITERATOR], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "done", (done.returncode, done.stderr[-2000:])

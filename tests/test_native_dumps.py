@@ -903,3 +903,21 @@ def test_nested_jsonl_on_both_engines_and_through_list_items(monkeypatch: pytest
     # 2,501 elements in a few batches, all native, from the bytes first
     assert calls["jsonl_items"] and all(calls["jsonl_items"])
     assert len(calls["list_items"]) > 1 and all(calls["list_items"])
+
+
+def test_a_keyed_table_that_grows_while_written_is_the_references_text() -> None:
+    """Python code run inside the walk (here a tzinfo) that adds an entry to a keyed table's
+    dict: the native walk indexed its collected columns past their end (a Rust panic, a
+    RuntimeError); it now leaves the value to the reference, whose text both engines give."""
+    import datetime
+
+    def make() -> dict[str, Any]:
+        class TZ(datetime.tzinfo):
+            def utcoffset(self, dt: Any) -> datetime.timedelta:
+                d["k2"] = {"a": 2}
+                return datetime.timedelta(0)
+
+        d: dict[str, Any] = {"k0": {"a": datetime.datetime(2020, 1, 1, tzinfo=TZ())}, "k1": {"a": 1}}
+        return {"o": d}
+
+    assert toonstream.dumps(make()) == 'o[3:]{a}:\n  k0: "2020-01-01T00:00:00+00:00"\n  k1: 1\n  k2: 2'

@@ -235,3 +235,17 @@ def test_metadata_extras() -> None:
     assert meta["license"] == "MIT" and meta["license-files"] == ["LICENSE"]
     assert "MIT License" in (ROOT / "LICENSE").read_text()
     assert (ROOT / "toonstream" / "py.typed").exists()
+
+
+def test_missing_extra_error_pickles_and_copies() -> None:
+    """A process pool sends a worker's error back pickled: MissingExtraError's keyword-only
+    arguments made that a TypeError (a broken pool, a hung multiprocessing.Pool)."""
+    import copy
+    import pickle
+
+    from toonstream._optional import MissingExtraError
+
+    e = MissingExtraError("reading needs pyarrow", name="pyarrow", extra="arrow")
+    for back in (pickle.loads(pickle.dumps(e)), copy.copy(e), copy.deepcopy(e)):
+        assert type(back) is MissingExtraError and str(back) == str(e)
+        assert (back.name, back.extra) == ("pyarrow", "arrow")

@@ -14,7 +14,7 @@ to install instead of a bare ``No module named 'pyarrow'``.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 __all__ = ["MissingExtraError", "EXTRAS", "requires"]
 
@@ -38,6 +38,14 @@ class MissingExtraError(ModuleNotFoundError):
     def __init__(self, message: str, *, name: str, extra: str) -> None:
         super().__init__(message, name=name)
         self.extra = extra
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (pickle, copy: its keyword-only arguments; a process pool sends the error back)
+        return (_missing_extra, (str(self), self.name, self.extra))
+
+
+def _missing_extra(message: str, name: str, extra: str) -> MissingExtraError:
+    return MissingExtraError(message, name=name, extra=extra)
 
 
 @contextmanager

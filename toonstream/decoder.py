@@ -592,7 +592,7 @@ def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[
             yield _before_error(decoder, push)
             raise
 
-    return chain.from_iterable(batches())
+    return chain.from_iterable(_Running(batches()))
 
 
 def _before_error(decoder: Decoder, push: Callable[[list[Event]], list[Any]]) -> list[Any]:
@@ -932,7 +932,7 @@ def _events_or(
         else:
             yield on_text(it if first is _NOTHING else chain((first,), it))
 
-    return chain.from_iterable(parts())
+    return chain.from_iterable(_Running(parts()))
 
 
 @overload
@@ -1044,6 +1044,26 @@ def native_push(make: Callable[..., _T], *args: Any, **options: Any) -> _T | Non
         return None
 
 
+class _Running:
+    """A generator of batches for ``chain.from_iterable``, kept alive while it runs.
+
+    Threads sharing one driver's iterator (a misuse) crashed CPython 3.11: a
+    second thread's ``next`` meets "generator already executing", on which
+    ``chain`` drops its source, freeing the generator the first thread is
+    running.  Through this object the first thread's call holds it (``self``)."""
+
+    __slots__ = ("_gen",)
+
+    def __init__(self, gen: Iterator[Any]) -> None:
+        self._gen = gen
+
+    def __iter__(self) -> _Running:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._gen)
+
+
 def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) -> Iterator[Any]:
     """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`)."""
 
@@ -1053,7 +1073,7 @@ def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) 
         while batch := native.close():  # (outputs before an error, then the error on the next call)
             yield batch
 
-    return chain.from_iterable(batches())
+    return chain.from_iterable(_Running(batches()))
 
 
 async def _native_adrive(source: AsyncSource, native: _engine.OutputDecoder, buf_size: int) -> AsyncIterator[Any]:

@@ -486,6 +486,7 @@ impl<M: Model> Encoder<M> {
             let mut all_prim = true;
             let mut all_dict = true;
             for r in &g.rows {
+                self.tick()?; // (the analysis of a big table takes a while too: Ctrl-C)
                 let Some(v) = self.m.get(r, &name)? else {
                     return Ok(None);
                 };
@@ -534,6 +535,7 @@ impl<M: Model> Encoder<M> {
         self.check_level(level)?;
         let mut dicts = Vec::with_capacity(rows.len());
         for r in rows {
+            self.tick()?;
             match self.m.kind(r) {
                 Kind::Dict => dicts.push(self.m.dict(r)?),
                 Kind::Other => return Err(Stop::Decline),
@@ -747,6 +749,7 @@ impl<M: Model> Encoder<M> {
         // (most objects hold a primitive: no table, nothing collected)
         let mut pos = 0;
         while let Some((_, v)) = self.m.dict_next(obj, &mut pos) {
+            self.tick()?;
             match self.m.kind(&v) {
                 Kind::Dict => {}
                 Kind::Other => return Err(Stop::Decline),
@@ -760,13 +763,21 @@ impl<M: Model> Encoder<M> {
     /// The header (after the head already written) and entries of a keyed
     /// table; entries at `depth + 1`.
     fn write_keyed(&mut self, obj: &M::D, tree: &Tree<M>, depth: usize) -> R<()> {
-        self.bracket(self.m.dict_len(obj), true);
+        let count = self.m.dict_len(obj);
+        self.bracket(count, true);
         self.fields_text(tree, 0)?;
         self.out.push(':');
         let d = self.delim as char;
         let mut pos = 0;
         let mut i = 0;
+        // The cells were collected before; Python code run by the walk since
+        // (a tzinfo, a str subclass, another thread) may have changed the
+        // dict: the reference then writes what it finds.
+        let rows = tree.leaves.first().map_or(count, |col| col.len());
         while let Some((k, _)) = self.m.dict_next(obj, &mut pos) {
+            if i >= rows || self.m.dict_len(obj) != count {
+                return Err(Stop::Decline);
+            }
             let k: M::V = (*k).clone();
             self.tick()?;
             self.nl();
@@ -780,6 +791,9 @@ impl<M: Model> Encoder<M> {
                 self.prim(&col[i])?;
             }
             i += 1;
+        }
+        if i != count {
+            return Err(Stop::Decline);
         }
         Ok(())
     }
