@@ -603,3 +603,13 @@ def test_leading_empty_batches_write_one_header() -> None:
         table = pa.Table.from_batches(batches)
         assert encoded(table) == expected(table) == "[2]{a,b}:\n  1,x\n  2,y"
         assert encoded(iter(batches)) == expected(table)  # spooled: the count is not known first
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "utc"])
+def test_an_unknown_time_zone_is_a_toon_encode_error(zone: str) -> None:
+    """pyarrow's ArrowInvalid ("the zoneinfo module or pytz package must be installed", which
+    they are) leaked; it is dumps' kind of error, naming the zone, at the column."""
+    table = pa.table({"t": pa.array([0], pa.timestamp("s", zone))})
+    with pytest.raises(ToonEncodeError, match=f"unknown time zone '{zone}'") as e:
+        encode_arrow(table, io.StringIO())
+    assert e.value.path == (0, "t")

@@ -752,3 +752,42 @@ def test_json_lines_errors_named_as_in_a_document(tmp_path: Path, engine: str, b
         with pytest.raises(ToonEncodeError) as e:
             encode_jsonl(io.BytesIO(b'{"a": 1}\n' + bad + end), io.StringIO())
         assert (e.value.line, e.value.column, e.value.msg) == (2, want[1], f"invalid JSON: {want[2]}"), end
+
+
+@pytest.mark.parametrize("args", [["--help"], ["encode", "--help"], ["--version"]], ids=" ".join)
+def test_help_to_a_full_disk_is_an_error(args: list[str]) -> None:
+    """argparse drops an OSError writing --help or --version: the command exited 0 having written
+    nothing. Like `ls --help > /dev/full`, it is an error now; `| head` stays quiet."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run([*CLI, *args], stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 1
+    assert one_line(r) == "toonstream: error: <stdout>: No space left on device"
+
+
+@pytest.mark.parametrize(("args", "typed", "want"), [
+    (["decode"], b"a: 1\n", b'{"a":1}\n'),
+    (["encode"], b'{"a": 1}\n', b"a: 1"),
+    (["encode", "--from", "jsonl"], b'{"a": 1}\n{"a": 2}\n', b"[2]{a}:\n  1\n  2"),
+], ids=["decode", "encode-json", "encode-jsonl"])
+def test_one_ctrl_d_ends_input_typed_at_a_terminal(args: list[str], typed: bytes, want: bytes) -> None:
+    """Input typed at a terminal ends at the first Ctrl-D, as for cat: the readers read again
+    after the end, and a terminal waits for another Ctrl-D each time (encode took three)."""
+    import time
+
+    pytest.importorskip("pty")  # (POSIX terminals)
+    master, slave = os.openpty()
+    p = subprocess.Popen([*CLI, *args], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(slave)
+    try:
+        os.write(master, typed)
+        time.sleep(0.3)  # (the line read before the Ctrl-D, at the start of the next line)
+        os.write(master, b"\x04")
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        os.close(master)
+    assert (p.returncode, out, err) == (0, want, b"")

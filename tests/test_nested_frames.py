@@ -565,3 +565,17 @@ def test_frame_namespace_comes_with_toonstream_polars_only() -> None:
     p = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.decode() == "[1]{a}:\n  1 True\n"
+
+
+def test_array_columns_read_back_with_their_schema() -> None:
+    """A pl.Array column written by write_toon reads back with schema=df.schema (it was
+    "casting from Utf8View to FixedSizeList not supported"); an array of another width is a
+    type_mismatch at its line."""
+    df = pl.DataFrame({
+        "a": pl.Series([[1, 2], [3, 4], None], dtype=pl.Array(pl.Int32, 2)),
+        "b": pl.Series([[[1, 2], [3, 4]], [[5, 6], [7, 8]], None], dtype=pl.Array(pl.Int64, (2, 2))),
+    })
+    assert_frame_equal(tp.read_toon(tp.write_toon(df).encode(), schema=df.schema), df)
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(b"[2]:\n  - a[2]: 1,2\n  - a[3]: 3,4,5\n", schema_overrides={"a": pl.Array(pl.Int64, 2)})
+    assert e.value.code == "type_mismatch" and e.value.line == 3 and "array of 3 items" in str(e.value)

@@ -935,6 +935,37 @@ def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> li
                 what = data.type if hasattr(data, "type") else "a"
                 raise ToonEncodeError(f"{what} value out of Python's range ({e})", path=path(i)) from None
         raise
+    except pa.ArrowInvalid as e:
+        # (a time zone Python's zoneinfo does not know: pyarrow's message blames a
+        # missing zoneinfo module, which is there)
+        types = [data.type] if hasattr(data, "type") else list(data.schema.types)
+        zone = next((z for z in map(_time_zone, types) if z is not None and not _known_zone(z)), None)
+        if zone is None:
+            raise
+        raise ToonEncodeError(f"unknown time zone {zone!r} (Python's zoneinfo has no such zone)", path=path(0)) from None
+
+
+def _time_zone(t: Any) -> str | None:
+    """The time zone of a timestamp type, or of the first one inside a nested type."""
+    todo = [t]
+    while todo:
+        t = todo.pop()
+        if pa.types.is_timestamp(t) and t.tz is not None:
+            return str(t.tz)
+        todo.extend(t.field(i).type for i in range(t.num_fields))
+    return None
+
+
+def _known_zone(name: str) -> bool:
+    import zoneinfo
+
+    if name in ("UTC", "Z") or _FIXED_TZ.match(name):
+        return True
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _bad_utf8_below(data: Any, i: int) -> tuple[str | int, ...]:

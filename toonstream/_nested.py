@@ -758,6 +758,17 @@ class RecordReader:
                 fields=[pa.field(n, c.type) for n, c in zip(names, children)],
                 mask=pa.array(mask) if any(mask) else None,
             )
+        if isinstance(dtype, pl.Array):
+            # A list of its width (a fixed-size list in Arrow): built as a List, then cast
+            wrong = next((i for i, v in enumerate(values) if type(v) is list and len(v) != dtype.size), None)
+            if wrong is not None:
+                raise self._error(
+                    start + record(wrong), path,
+                    f"record {start + record(wrong)}: {_describe(path)!r} holds an array of {len(values[wrong])} "
+                    f"items, which does not fit its type {dtype} ({self._how(path)})", "type_mismatch",
+                )
+            listed = self._build(values, pl.List(dtype.inner), path, record, start)
+            return listed.cast(pa.list_(listed.type.value_type, dtype.size))
         if isinstance(dtype, pl.List):
             odd = next((i for i, v in enumerate(values) if v is not None and type(v) is not list), None)
             if odd is not None:

@@ -195,13 +195,20 @@ class _Head(io.RawIOBase):
     def __init__(self, raw: IO[bytes], limit: int) -> None:
         self._raw, self._limit = raw, limit
         self.head: bytearray | None = bytearray()  # None once more than limit was read
+        self._ended = False
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
+        if self._ended:
+            # (the end stays the end: a terminal would wait for another Ctrl-D on each
+            # read after the first, and the layers above read again after an empty read)
+            return 0
         data = self._raw.read(len(b)) or b""  # (a raw read: what the pipe has, never waits for more)
         n = len(data)
+        if not n and len(b):
+            self._ended = True
         b[:n] = data
         if self.head is not None:
             if len(self.head) + n > self._limit:
@@ -974,7 +981,7 @@ def _location(name: str, e: ToonError) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="toonstream",
         description="Convert between JSON/JSONL and TOON in bounded memory.\n\n"
         "encode inputs:  json, jsonl (.jsonl, .ndjson), parquet (.parquet, .pq), arrow (.arrow, .feather, .ipc, .arrows), csv\n"
@@ -1167,8 +1174,30 @@ def main(argv: Sequence[str] | None = None, *, installed: bool = False) -> int:
         _signals.restore(before)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but the text of --help and --version reaches stdout
+    or is an error: argparse drops an OSError writing it (a full disk), and
+    the command exited 0 having written nothing.  (Its subcommands' parsers
+    are of the same class.)"""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message and file is sys.stdout:
+            file.write(message)
+            file.flush()
+            return
+        super()._print_message(message, file)
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except BrokenPipeError:  # --help | head
+        _silence_stdout()
+        return EXIT_PIPE
+    except OSError as e:  # --help > /dev/full
+        _silence_stdout()
+        print(f"toonstream: error: <stdout>: {e.strerror}", file=sys.stderr)
+        return EXIT_DATA
     parser: argparse.ArgumentParser = args.usage  # (a usage error shows the subcommand's usage, as argparse's own)
     if args.run is _cmd_encode and args.exact and not args.stats:
         parser.error("--exact applies to --stats's token counts: give --stats too")
