@@ -805,8 +805,11 @@ def test_arrow_overrides_come_back_as_the_arrow_types_given() -> None:
     table = ta.read_table(doc, schema_overrides=types)
     assert dict(zip(table.schema.names, table.schema.types)) == types
     assert table.column("a").to_pylist()[1] == Decimal("2.25")
-    with pytest.raises(ToonDecodeError, match="timestamp"):
-        ta.read_table(b'[1]{t}:\n  "2024-01-05T10:00:00.5"\n', schema_overrides={"t": pa.timestamp("s")})
+    late = b"[3]{t}:\n" + b'  "2024-01-05T10:00:00"\n' * 2 + b'  "2024-01-05T10:00:00.5"\n'
+    for batch_size in (1, 2, 65_536):
+        with pytest.raises(ToonDecodeError, match=r"does not convert to timestamp\[s\]") as e:
+            ta.read_table(late, schema_overrides={"t": pa.timestamp("s")}, batch_size=batch_size)
+        assert (e.value.code, e.value.line, e.value.column) == ("type_mismatch", 4, 3)
     for t in (pa.decimal256(50, 2), pa.decimal128(5, -1)):
         with pytest.raises(TypeError, match="at most 38 digits"):
             ta.read_table(doc, schema_overrides={"a": t})

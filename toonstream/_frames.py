@@ -1213,6 +1213,7 @@ class FrameReader:
         inferred_here: bool = False,
         on_header: Callable[[FrameReader], None] | None = None,
         more_sources: bool = False,
+        arrow_check: Callable[[str, pl.Series], tuple[int, str, Any] | None] | None = None,
     ) -> None:
         """``inferred``: column dtypes an earlier read inferred (scan_toon's
         probe, or the first of several sources): used as this read's
@@ -1275,6 +1276,9 @@ class FrameReader:
         self.tops: list[tuple[str, Any]] = []  # output layout: (name, Fields or None) per top-level column
         self.on_header = on_header
         self.more_sources = more_sources
+        # (the Arrow readers: the first row of a column that its Arrow type would not take,
+        # found where its line is known; see toonstream.arrow.arrow_check)
+        self.arrow_check = arrow_check
 
     # -- layout
 
@@ -1839,6 +1843,16 @@ class FrameReader:
                 s = s.gather(order)
         if base != dtype:
             s = self._cast(batch, s, dtype, i)
+        if self.arrow_check is not None:
+            found = self.arrow_check(self.leaf_names[i], s)
+            if found is not None:
+                row, reason, t = found
+                fast_row, exact_row = batch.split_row(row)
+                raise self._error(
+                    batch, fast_row, exact_row, i,
+                    f"column {self.leaf_names[i]!r}: value {s[row]!r} does not convert to {t} ({reason})",
+                    "type_mismatch",
+                )
         return s
 
     def _misfit(

@@ -156,6 +156,7 @@ def open_batches(
         try_parse_dates=try_parse_dates,
         key_field=key_field,
         options=options,
+        arrow_check=arrow_check(arrow_types(schema, schema_overrides)),
     )
     return reader, record_batches(reader, arrow_types(schema, schema_overrides))
 
@@ -189,6 +190,45 @@ def _cast_to(table: pa.Table, target: Mapping[str, pa.DataType]) -> pa.Table:
                 raise ToonDecodeError(f"column {name!r} does not convert to {t}: {e}", code="type_mismatch") from None
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def arrow_check(types: Mapping[str, pa.DataType]) -> Any:
+    """For a FrameReader: the first row of a column (a Polars Series, read
+    as the Polars type that holds its Arrow type) that the cast to its Arrow
+    type in ``types`` would change, with pyarrow's reason and the type; None
+    when it takes them all (or the column has no Arrow type given)."""
+    if not types:
+        return None
+    with requires(_READING):
+        import polars as pl
+
+    def ok(arr: Any, t: pa.DataType) -> bool:
+        try:
+            arr.cast(t)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        return True
+
+    def check(name: str, s: Any) -> tuple[int, str, pa.DataType] | None:
+        t = types.get(name)
+        if t is None:
+            return None
+        arr = s.to_arrow(compat_level=pl.CompatLevel.oldest())
+        try:
+            arr.cast(t)
+            return None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            reason = str(e)
+        lo, hi = 0, len(arr)  # (the first k rows cast, the first hi do not: hi - 1 is the row)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if ok(arr.slice(0, mid), t):
+                lo = mid
+            else:
+                hi = mid
+        return hi - 1, reason, t
+
+    return check
 
 
 def record_batches(reader: Any, target: Mapping[str, pa.DataType] | None) -> Iterator[pa.RecordBatch]:

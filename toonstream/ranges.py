@@ -594,6 +594,7 @@ class RangeReader:
                 options=self.options,
                 inferred=self.dtypes,
                 more_sources=True,
+                arrow_check=_arrow.arrow_check(self.target),
             )
             try:
                 for batch in _arrow.record_batches(iter(reader), self.target):
