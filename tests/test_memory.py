@@ -93,7 +93,7 @@ def _big(i: int, nested: bool = False) -> dict[str, Any]:
 
 def _big_peak(run: Callable[[int], Any], n: int) -> int:
     """tracemalloc's peak while ``run(n)`` encodes ``n`` big elements (made lazily, or
-    input made before the count starts), minus the element that ``run`` may hold."""
+    input made before the count starts)."""
     tracemalloc.start()
     try:
         run(n)

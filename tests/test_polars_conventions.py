@@ -813,3 +813,11 @@ def test_arrow_overrides_come_back_as_the_arrow_types_given() -> None:
     for t in (pa.decimal256(50, 2), pa.decimal128(5, -1)):
         with pytest.raises(TypeError, match="at most 38 digits"):
             ta.read_table(doc, schema_overrides={"a": t})
+
+
+def test_decimal_with_a_scale_in_selected_columns() -> None:
+    """The exact column found after a projection that reorders the columns (decoder rows too)."""
+    doc = b'[3]{s,d,f}:\n  "a:b",12345678901234567.891,1.5\n  x,0.1234567890123456789,-0.0\n  "c:d",2.5,1e400\n'
+    df = tp.read_toon(doc, columns=["f", "d"], schema_overrides={"d": pl.Decimal(38, 19)})
+    assert df["d"].to_list() == [Decimal("12345678901234567.891"), Decimal("0.1234567890123456789"), Decimal("2.5")]
+    assert df["f"].to_list() == tp.read_toon(doc, columns=["f"])["f"].to_list()

@@ -1266,9 +1266,12 @@ class FrameReader:
         limit = self.options.get("max_number_length", MAX_NUMBER_LENGTH)
         self._convert = make_converter(max_number_length=limit)
         self._convert_column = make_column_converter(self._convert, max_number_length=limit)
-        # (and the exact Decimal columns' non-integers as Decimals, see ``exact``)
-        exact = make_converter(parse_float=Decimal, max_number_length=limit)
-        self._convert_exact = make_column_converter(exact, parse_float=Decimal, max_number_length=limit)
+        # (and the exact Decimal columns' non-integers as Decimals, see ``exact``: made only
+        # for a read that has such a column)
+        self._convert_exact = self._convert_column
+        if self.decimal_rows:
+            exact = make_converter(parse_float=Decimal, max_number_length=limit)
+            self._convert_exact = make_column_converter(exact, parse_float=Decimal, max_number_length=limit)
         self.dtypes: list[pl.DataType] | None = None  # per selected leaf
         self.forced: list[bool] = []
         self.inferred_from = 0
@@ -1537,20 +1540,17 @@ class FrameReader:
         but in an exact Decimal column, where the decoder made Decimals)."""
         sel = self.selected
         assert sel is not None and self.scan.names is not None
-        rows = piece.rows
-        if self.decimal_rows and rows:
-            rows = [_floats_but(r, self.exact, sel) for r in rows]
-        if len(sel) == len(self.scan.names) and sel == list(range(len(sel))):
-            if rows is not piece.rows:
-                piece.rows = rows
-            return piece
-        frame = piece.frame.select([piece.frame.columns[i] for i in sel]) if piece.frame is not None else None
-        pick = itemgetter(*sel) if sel else (lambda r: ())
-        rows = [pick(r) for r in rows] if len(sel) != 1 else [(pick(r),) for r in rows]
-        return Piece(
-            frame, rows, piece.pos, piece.line,
-            gaps=piece.gaps, texts=piece.texts, full=piece.full, src=piece.src, skip=piece.skip,
-        )
+        if len(sel) != len(self.scan.names) or sel != list(range(len(sel))):
+            frame = piece.frame.select([piece.frame.columns[i] for i in sel]) if piece.frame is not None else None
+            pick = itemgetter(*sel) if sel else (lambda r: ())
+            rows = [pick(r) for r in piece.rows] if len(sel) != 1 else [(pick(r),) for r in piece.rows]
+            piece = Piece(
+                frame, rows, piece.pos, piece.line,
+                gaps=piece.gaps, texts=piece.texts, full=piece.full, src=piece.src, skip=piece.skip,
+            )
+        if self.decimal_rows and piece.rows:
+            piece.rows = [_floats_but(r, self.exact) for r in piece.rows]
+        return piece
 
     def _batch(self, pieces: list[Piece]) -> _Batch:
         # The clean-up is polars work: done where the batch is typed, or for
@@ -2038,18 +2038,13 @@ def _scaled_decimal(schema: Mapping[str, Any] | None, overrides: Mapping[str, An
     return False
 
 
-def _floats_but(row: tuple[Any, ...], exact: frozenset[int], selected: list[int]) -> tuple[Any, ...]:
-    """A decoder row read with ``parse_float=Decimal``, its Decimals made what the
-    decoder gives without it (see ``make_converter``) except in the ``exact``
-    selected columns."""
+def _floats_but(row: tuple[Any, ...], exact: frozenset[int]) -> tuple[Any, ...]:
+    """A (projected) decoder row read with ``parse_float=Decimal``, its Decimals
+    made what the decoder gives without it (see ``make_converter``) except in
+    the ``exact`` columns."""
     if Decimal not in set(map(type, row)):
         return row
-    keep = {selected[k] for k in exact}
-    out = list(row)
-    for j, v in enumerate(row):
-        if type(v) is Decimal and j not in keep:
-            out[j] = as_float(v)
-    return tuple(out)
+    return tuple(as_float(v) if type(v) is Decimal and j not in exact else v for j, v in enumerate(row))
 
 
 def _dtype_leaves(dtype: Any) -> list[tuple[tuple[str, ...], Any]]:

@@ -144,6 +144,7 @@ def open_batches(
     with requires(_READING):
         from ._frames import FrameReader
 
+    target = arrow_types(schema, schema_overrides)  # (the columns cast to an Arrow type given)
     reader = FrameReader(
         source,
         path=path,
@@ -156,9 +157,9 @@ def open_batches(
         try_parse_dates=try_parse_dates,
         key_field=key_field,
         options=options,
-        arrow_check=arrow_check(arrow_types(schema, schema_overrides)),
+        arrow_check=arrow_check(target),
     )
-    return reader, record_batches(reader, arrow_types(schema, schema_overrides))
+    return reader, record_batches(reader, target)
 
 
 def arrow_types(schema: Any, overrides: Any) -> dict[str, pa.DataType]:
