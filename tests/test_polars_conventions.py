@@ -777,6 +777,28 @@ def test_decimal_with_a_scale_keeps_the_digits_as_read_csv(decoder_rows: bool, b
     assert table.column("f").to_pylist() == plain["f"].to_list()
 
 
+@pytest.mark.parametrize("batch_size", [1_000, 65_536])
+def test_decimal_with_a_scale_in_a_big_table(batch_size: int) -> None:
+    """Past the rows that decide the types, the native splitter types runs as it splits them: an
+    exact column keeps each number's token there (its canonical text is its float's), quoted
+    numbers and exponents as the decoder rows have them, and a bad cell is still found."""
+    from decimal import Decimal
+
+    tokens = ["12345678901234567.891", "-0", "1e2", "1E-3", "null", '"1.5"', "0.1234567890123456789",
+              "-99999999999999999.5", "7"]
+    n = 30_000  # (about 1 MB: most runs are split once the types are known)
+    lines = [f"  {k},{tokens[k % len(tokens)]},w{k}" for k in range(n)]
+    doc = (f"[{n}]{{i,d,s}}:\n" + "\n".join(lines) + "\n").encode()
+    df = tp.read_toon(doc, schema_overrides={"d": pl.Decimal(38, 19)}, batch_size=batch_size)
+    want = [None if t == "null" else Decimal(t.strip('"')) for t in tokens]
+    assert df["d"].to_list() == [want[k % len(tokens)] for k in range(n)]
+    assert_frame_equal(df.drop("d"), tp.read_toon(doc, batch_size=batch_size).drop("d"))
+    bad = doc.replace(b"  28999,-0,", b'  28999,"x",')
+    with pytest.raises(ToonDecodeError, match="does not convert to Decimal") as e:
+        tp.read_toon(bad, schema_overrides={"d": pl.Decimal(38, 19)}, batch_size=batch_size)
+    assert (e.value.code, e.value.line, e.value.column) == ("type_mismatch", 29_001, 9)
+
+
 def test_decimal_with_a_scale_round_trips_through_write_toon() -> None:
     from decimal import Decimal
 

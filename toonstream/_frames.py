@@ -164,8 +164,9 @@ class NativeRows:
     def series(self, i: int, kind: str) -> pl.Series:
         """Selected column ``i`` as a Series: ``int64``, ``float64``,
         ``decimal128`` (Decimal(38, 0)), ``bool``, ``utf8`` (the values; the
-        caller checked that the cells' kinds fit) or ``tokens`` (the raw
-        tokens).  The column comes as an Arrow array through the PyCapsule
+        caller checked that the cells' kinds fit), ``raw`` (as ``utf8``, but
+        numbers as their tokens, not their canonical text) or ``tokens`` (the
+        raw tokens, quoted cells marked).  The column comes as an Arrow array through the PyCapsule
         interface (no copy); strings as string views, Polars' own layout:
         short ones sit in their views, only longer ones are copied (into a
         buffer of their own, so that a frame does not hold on to the whole
@@ -1641,8 +1642,8 @@ class FrameReader:
 
         scan = self.scan
         native = _engine.current().table_columns
-        if native is None or scan.splitter is not native or scan.names is None or self.dtypes is None or self.exact:
-            return None  # (an exact Decimal column: the numbers' digits are in the tokens only)
+        if native is None or scan.splitter is not native or scan.names is None or self.dtypes is None:
+            return None
         plan: list[tuple[str, int]] = [("-", 0xFF)] * len(scan.names)
         assert self.selected is not None
         for i, leaf in enumerate(self.selected):
@@ -1650,6 +1651,10 @@ class FrameReader:
             layout = _LAYOUTS.get(_native_kind(base) or "")
             if layout is None:
                 return None
+            if i in self.exact:
+                # (a Decimal type with a scale, cast from the String column: a number's
+                # token keeps its digits, where its canonical text is its float's)
+                layout = "t"
             allowed = allowed_kinds(base, self.forced[i]) & 0xFF
             plan[leaf] = (layout, allowed)
         return plan
@@ -1780,8 +1785,6 @@ class FrameReader:
         :meth:`_typed` types the same rows; None where the token path must
         (a value that does not fit, which it reports)."""
         assert self.dtypes is not None and batch.native is not None
-        if self.exact:
-            return None  # (the engine's text of a number is its float's; see _plan)
         views = batch.native
         runs = batch.runs()
         exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
@@ -1801,6 +1804,8 @@ class FrameReader:
             if kind == "null":
                 parts = [pl.Series(name, [None] * batch.n_fast, dtype=pl.Null)]
             else:
+                if i in self.exact:
+                    kind = "raw"  # (a Decimal type with a scale: cast from the tokens' digits, see _plan)
                 parts = [v.series(i, kind).alias(name) for v in views]
             try:
                 leaves.append(self._leaf(batch, parts, exact_cols, runs, name, base, dtype, i))

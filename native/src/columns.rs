@@ -176,6 +176,10 @@ pub enum Layout {
     Bool,
     /// Arrow string views (16 bytes each, shorter strings inline).
     Views,
+    /// Views of the tokens as written: a number keeps its digits (not
+    /// its canonical text), for a column cast from them exactly (a Decimal
+    /// type with a scale).
+    Tokens,
     /// Kinds checked, nothing kept (a column not selected, or of nulls).
     Skip,
 }
@@ -1413,9 +1417,9 @@ impl Columns {
         }
     }
 
-    /// The strings of column `col`, rows `lo..hi`, as Arrow string views
+    /// The strings of column `col`, rows `rows`, as Arrow string views
     /// (16 bytes each, into `out`), numbers as their canonical text (see
-    /// `typed::string_view`); the strings longer than 12 bytes go one after the
+    /// `typed::string_view`), or as their tokens if `raw`; the strings longer than 12 bytes go one after the
     /// other into `long`, the views' buffer 0 (shorter ones sit in their
     /// views): the frames then hold the strings, not the whole run.
     /// Returns false, having written part of it, where a cell's text is the
@@ -1424,16 +1428,19 @@ impl Columns {
         &self,
         data: &[u8],
         col: usize,
-        lo: usize,
-        hi: usize,
+        rows: std::ops::Range<usize>,
         out: &mut [u8],
         long: &mut Vec<u8>,
+        raw: bool,
     ) -> bool {
         let mut text = String::new();
-        for (slot, c) in out.chunks_exact_mut(16).zip(self.cells(col, lo, hi)) {
+        for (slot, c) in out
+            .chunks_exact_mut(16)
+            .zip(self.cells(col, rows.start, rows.end))
+        {
             let mut view = 0;
             if c.kind != K_NULL || c.quoted {
-                match typed::string_view(self.source(data, c), c, &mut text, long, 0) {
+                match typed::string_view(self.source(data, c), c, raw, &mut text, long, 0) {
                     Some(v) => view = v,
                     None => return false,
                 }
@@ -1763,7 +1770,14 @@ mod tests {
                     Values::Views { views, long } => {
                         let mut want = vec![0u8; n * 16];
                         let mut want_long = Vec::new();
-                        assert!(cells.write_views(data, col, 0, n, &mut want, &mut want_long));
+                        assert!(cells.write_views(
+                            data,
+                            col,
+                            0..n,
+                            &mut want,
+                            &mut want_long,
+                            false
+                        ));
                         for (r, view) in views.iter().enumerate() {
                             let w =
                                 u128::from_le_bytes(want[r * 16..r * 16 + 16].try_into().unwrap());
@@ -1982,7 +1996,7 @@ mod tests {
         let t = c.tokens(data, 2, 0, 4, b',');
         assert_eq!(t.data, b"x\x01y\x02zqu");
         let mut v = vec![0; 64];
-        assert!(c.write_views(data, 0, 0, 4, &mut v, &mut Vec::new()));
+        assert!(c.write_views(data, 0, 0..4, &mut v, &mut Vec::new(), false));
         assert_eq!(&v[16..24], b"\x03\0\0\0b\tc\0");
         // Verdicts: off the indentation; a row of another width.
         for (text, want) in [
@@ -2038,6 +2052,54 @@ mod tests {
     }
 
     #[test]
+    fn tokens_keep_the_digits() {
+        // (a Decimal type with a scale is cast from these: "1.50" is not its float's text)
+        let data = b"  1.50,a\n  -0,b\n  1e2,c\n  null,d\n  \"q,r\",e\n  12345678901234567.891,f\n";
+        let want: [&[u8]; 6] = [
+            b"1.50",
+            b"-0",
+            b"1e2",
+            b"",
+            b"q,r",
+            b"12345678901234567.891",
+        ];
+        let plan = [
+            Plan {
+                layout: Layout::Tokens,
+                allowed: 0xff,
+            },
+            Plan {
+                layout: Layout::Views,
+                allowed: K_STR,
+            },
+        ];
+        for parallel in [usize::MAX, 1] {
+            let Split::Columns(mut c) =
+                split_run(data, 2, b',', 2, usize::MAX, parallel, Some(&plan), false)
+            else {
+                panic!("no columns")
+            };
+            let typed = c.take_typed();
+            let Values::Views { views, long } = &typed[0].values else {
+                panic!("not views")
+            };
+            let got: Vec<Vec<u8>> = views.iter().map(|v| view_str(*v, long)).collect();
+            assert_eq!(got, want.map(<[u8]>::to_vec));
+            assert_eq!(typed[0].nulls, [3]);
+        }
+        // The cells' views: the same if raw, canonical text if not.
+        let Split::Columns(cells) = split(data, 2, b',', 2, usize::MAX) else {
+            panic!("no columns")
+        };
+        for (raw, second) in [(true, &b"-0"[..]), (false, &b"0"[..])] {
+            let (mut v, mut long) = (vec![0u8; 6 * 16], Vec::new());
+            assert!(cells.write_views(data, 0, 0..6, &mut v, &mut long, raw));
+            let view = u128::from_le_bytes(v[16..32].try_into().unwrap());
+            assert_eq!(view_str(view, &[long]), second);
+        }
+    }
+
+    #[test]
     fn kinds() {
         assert_eq!(kind(b"null"), Some(K_NULL));
         assert_eq!(kind(b"true"), Some(K_BOOL));
@@ -2076,14 +2138,14 @@ mod tests {
             [1f64.to_le_bytes(), 3f64.to_le_bytes()].concat()
         );
         let mut v = vec![0xaa; 32];
-        assert!(c.write_views(data, 2, 0, 2, &mut v, &mut Vec::new()));
+        assert!(c.write_views(data, 2, 0..2, &mut v, &mut Vec::new(), false));
         assert_eq!(v[..7], [3, 0, 0, 0, b'x', b',', b'y']);
         assert_eq!(v[16..], [0; 16]);
         let long = b"  abcdefghijklmnop,1\n  qrstuvwxyz0123,2\n";
         let c = cols(long, 2, 2);
         let mut v = vec![0; 32];
         let mut buf = Vec::new();
-        assert!(c.write_views(long, 0, 0, 2, &mut v, &mut buf));
+        assert!(c.write_views(long, 0, 0..2, &mut v, &mut buf, false));
         assert_eq!(buf, b"abcdefghijklmnopqrstuvwxyz0123");
         assert_eq!(
             (v[..4].to_vec(), &v[4..8], v[12]),
@@ -2130,7 +2192,7 @@ mod tests {
         let n = c.rows();
         assert_eq!(n, want.len());
         let (mut views, mut long) = (vec![0u8; n * 16], Vec::new());
-        assert!(c.write_views(&data, 1, 0, n, &mut views, &mut long));
+        assert!(c.write_views(&data, 1, 0..n, &mut views, &mut long, false));
         let tokens = c.tokens(&data, 1, 0, n, b',');
         let plan = [
             Plan {
@@ -2222,7 +2284,7 @@ mod tests {
         let typed = planned.take_typed();
         for (col, (tok, want)) in cells.iter().enumerate() {
             let (mut v, mut long) = (vec![0u8; 16], Vec::new());
-            assert!(c.write_views(&data, col, 0, 1, &mut v, &mut long));
+            assert!(c.write_views(&data, col, 0..1, &mut v, &mut long, false));
             let view = u128::from_le_bytes(v.try_into().unwrap());
             assert_eq!(
                 view_str(view, &[long]),

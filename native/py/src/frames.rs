@@ -64,7 +64,9 @@ struct Export {
 }
 
 impl Export {
-    fn of(t: Typed, rows: usize) -> Option<Export> {
+    /// `raw`: the column's layout was [`Layout::Tokens`] (its `arrow()` kind
+    /// is then `"raw"`).
+    fn of(t: Typed, rows: usize, raw: bool) -> Option<Export> {
         let validity = Buffer::validity(columns::validity_bitmap(&t.nulls, rows));
         let (kind, format, buffers) = match t.values {
             Values::Int64(v) => ("int64", c"l", vec![validity, Buffer::Int64(v)]),
@@ -81,7 +83,7 @@ impl Export {
                 let mut buffers = vec![validity, Buffer::Wide(views)];
                 buffers.extend(long.into_iter().map(Buffer::bytes));
                 buffers.push(Buffer::Int64(sizes));
-                ("views", c"vu", buffers)
+                (if raw { "raw" } else { "views" }, c"vu", buffers)
             }
             Values::Skip => return None,
         };
@@ -95,7 +97,8 @@ impl Export {
 }
 
 /// A plan from Python: per column, its layout (`"l"` int64, `"g"` float64,
-/// `"d"` decimal128 (38, 0), `"b"` bool, `"v"` string views, `"-"` none)
+/// `"d"` decimal128 (38, 0), `"b"` bool, `"v"` string views, `"t"` string
+/// views of the tokens as written, `"-"` none)
 /// and the kind bits allowed.
 fn plan_of(plan: &[(String, u8)]) -> PyResult<Vec<Plan>> {
     plan.iter()
@@ -106,6 +109,7 @@ fn plan_of(plan: &[(String, u8)]) -> PyResult<Vec<Plan>> {
                 "d" => Layout::Decimal128,
                 "b" => Layout::Bool,
                 "v" => Layout::Views,
+                "t" => Layout::Tokens,
                 "-" => Layout::Skip,
                 other => {
                     return Err(PyValueError::new_err(format!(
@@ -174,7 +178,16 @@ pub(crate) fn table_columns(
                 Split::Columns(c) => {
                     let rows = c.rows();
                     let typed = c.take_typed();
-                    typed.into_iter().map(|t| Export::of(t, rows)).collect()
+                    let raw = |i: usize| {
+                        plan.as_ref()
+                            .and_then(|p| p.get(i))
+                            .is_some_and(|p| p.layout == Layout::Tokens)
+                    };
+                    typed
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, t)| Export::of(t, rows, raw(i)))
+                        .collect()
                 }
                 _ => Vec::new(),
             };
@@ -338,7 +351,8 @@ impl TableColumns {
     /// PyCapsule interface, no copy): `"int64"`, `"float64"`, `"bool"`,
     /// `"views"` (the strings as string views: short ones inline, long
     /// ones in one buffer of their own, so a frame does not hold on to the
-    /// run) and `"tokens"` (the reference's raw tokens as strings with i32
+    /// run), `"raw"` (views too, numbers as their tokens, not their
+    /// canonical text: see `Layout::Tokens`) and `"tokens"` (the reference's raw tokens as strings with i32
     /// offsets, quoted cells marked).  The caller has
     /// checked that the cells' kinds fit.  Made without the GIL.
     fn arrow(
@@ -394,10 +408,10 @@ impl TableColumns {
                     let buffers = vec![Buffer::validity(b.validity), Buffer::bytes(b.values)];
                     Ok((c"b", b.nulls, buffers))
                 }
-                "views" => {
+                "views" | "raw" => {
                     let mut long = Vec::new();
                     let mut views = vec![0u8; len * 16];
-                    if !c.write_views(data, col, lo, hi, &mut views, &mut long) {
+                    if !c.write_views(data, col, lo..hi, &mut views, &mut long, kind == "raw") {
                         // (not met: see `number_text`)
                         return Err("a cell whose text only the reference writes".into());
                     }

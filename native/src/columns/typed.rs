@@ -16,7 +16,7 @@ impl Values {
             Layout::Float64 => Values::Float64(vec![0.0; rows]),
             Layout::Decimal128 => Values::Decimal128(vec![0; rows]),
             Layout::Bool => Values::Bool(vec![0; rows]),
-            Layout::Views => Values::Views {
+            Layout::Views | Layout::Tokens => Values::Views {
                 views: vec![0; rows],
                 long: Vec::new(),
             },
@@ -98,6 +98,8 @@ pub(super) struct Fill<'a> {
     buffer: u32,
     /// A number's canonical text in a string column (see [`number_text`]).
     text: String,
+    /// Numbers as their tokens ([`Layout::Tokens`]).
+    raw: bool,
 }
 
 /// `x` into `sink[*n]`; false: no room (not reached: a half has no more
@@ -124,6 +126,7 @@ impl<'a> Fill<'a> {
             long: Vec::new(),
             buffer,
             text: String::new(),
+            raw: plan.layout == Layout::Tokens,
         }
     }
 
@@ -149,7 +152,14 @@ impl<'a> Fill<'a> {
                 let view = if null {
                     0
                 } else {
-                    match string_view(data, c, &mut self.text, &mut self.long, self.buffer) {
+                    match string_view(
+                        data,
+                        c,
+                        self.raw,
+                        &mut self.text,
+                        &mut self.long,
+                        self.buffer,
+                    ) {
                         Some(view) => view,
                         None => return false, // (the reference's text: a misfit of the plan)
                     }
@@ -279,19 +289,20 @@ fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Result<Option<()>, ()>
 }
 
 /// The Arrow string view of the cell `c` of a String column (`data`: the
-/// buffer its range is in): its token, or a number's canonical text (see
-/// [`number_text`], written in `text`); longer strings go into `long`,
-/// buffer `buffer` of the column (see [`view_of`]).
+/// buffer its range is in): its token, or (unless `raw`) a number's
+/// canonical text (see [`number_text`], written in `text`); longer strings
+/// go into `long`, buffer `buffer` of the column (see [`view_of`]).
 #[inline(always)]
 pub(super) fn string_view(
     data: &[u8],
     c: &Cell,
+    raw: bool,
     text: &mut String,
     long: &mut Vec<u8>,
     buffer: u32,
 ) -> Option<u128> {
     let tok = data.get(c.start as usize..c.end as usize).unwrap_or(&[]);
-    Some(if number_text(tok, c, text).ok()?.is_some() {
+    Some(if !raw && number_text(tok, c, text).ok()?.is_some() {
         let text = text.as_bytes();
         view_of(text, 0, text, long, buffer)
     } else {
