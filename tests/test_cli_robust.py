@@ -408,6 +408,24 @@ def test_binary_garbage_is_never_echoed_raw(tmp_path: Path) -> None:
             assert "b'" not in line and "\\n" not in line, (name, command, line)  # no bytes repr, no yajl context
 
 
+def test_messages_quoting_the_input_are_escaped_and_bounded(tmp_path: Path) -> None:
+    """A decode error's message may quote the input (a header's text, a bad escape's character):
+    a raw CR or ESC would rewrite the terminal line, a long header fill it."""
+    cases = {
+        "cr.toon": b"a[x\rFAKE: all good]: 1\n",
+        "esc.toon": b'a: "\\\x1b[31mRED"\n',
+        "long.toon": b"a[" + b"x" * 100_000 + b"]: 1\n",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        for command in (["validate"], ["decode"]):
+            r = run(*command, str(tmp_path / name))
+            assert r.returncode == 1, (name, r.stderr)
+            line = one_line(r)
+            assert line.isprintable() and len(line) < 600, (name, command, line[:200])
+            assert line.startswith(f"{tmp_path / name}:1:"), line[:200]
+
+
 # ---------------------------------------------------------------- compressed inputs
 
 

@@ -71,6 +71,22 @@ ages[2:]{age}:
 """
 
 
+def test_lone_surrogates_from_a_str_are_escaped_in_json_bytes() -> None:
+    """A str input's lone surrogate (kept, as json.loads keeps "\\ud800") has no UTF-8 form:
+    a binary file gets its JSON escape (the same value read back), a text file the character."""
+    doc = 'a\udc80: x\ud800y\nt[2]{k}:\n  "\udfff"\n  z'
+    want = {"a\udc80": "x\ud800y", "t": [{"k": "\udfff"}, {"k": "z"}]}
+    out = io.BytesIO()
+    decode_to_json(doc, out)
+    assert json.loads(out.getvalue()) == want and out.getvalue().isascii()
+    text = io.StringIO()
+    decode_to_json(doc, text)
+    assert text.getvalue() == json.dumps(want, ensure_ascii=False, separators=(",", ":"))
+    out = io.BytesIO()
+    decode_to_jsonl(doc, out, path="t")
+    assert [json.loads(line) for line in out.getvalue().splitlines()] == want["t"]
+
+
 def test_json_of_the_value_at_a_path() -> None:
     assert to_json(DOC, path="data.users") == '[{"id":1,"name":"Ada"},{"id":2,"name":"Bob"},{"id":3,"name":"Cy"}]'
     assert to_json(DOC, path="data.tags", indent=2) == '[\n  "x",\n  "y"\n]'

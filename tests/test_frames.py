@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -476,6 +476,45 @@ def test_scan_predicate_with_limit_and_unselected_columns() -> None:
     assert got == [f"user_{i}" for i in range(4990, 5000)]
     got = lf.filter(pl.col("score") > 10).select("id").head(2).collect()["id"].to_list()
     assert got == [10, 11]
+
+
+def test_scan_plans_as_eager_polars_gives_them(engine: str) -> None:
+    """Each plan equals read_toon followed by the same operations: a slice pushed with a predicate
+    comes first (head(n).filter(p) gave the filter's first n rows), a plan that asks the scan for
+    no column still has the rows (a row index or a count made by Polars gave 0 rows), and a schema
+    orders the columns as read_csv does."""
+    data = _big(5000)
+    lf, df = tp.scan_toon(data, batch_size=700), tp.read_toon(data)
+    plans: list[Callable[[Any], Any]] = [
+        lambda f: f.head(20).filter(pl.col("id") % 3 == 0),
+        lambda f: f.slice(0, 100).filter(pl.col("score") > 50).select("name"),
+        lambda f: f.head(300).filter(pl.col("id") > 100).head(5),
+        lambda f: f.filter(pl.col("id") % 7 == 0).head(4),
+        lambda f: f.with_row_index("r").select("r"),
+        lambda f: f.select(pl.int_range(pl.len()).alias("i")),
+        lambda f: f.with_row_index("r").select(pl.col("r").sum()),
+        lambda f: f.head(30).with_row_index("r").filter(pl.col("id") > 25).select("r"),
+    ]
+    for plan in plans:
+        assert_frame_equal(plan(lf).collect(), plan(df.lazy()).collect())
+    assert tp.scan_toon(data, n_rows=40).head(30).filter(pl.col("id") > 25).collect().height == 4
+    doc, schema = b"[2]{x,s}:\n  1,a\n  2,b\n", {"s": pl.String, "x": pl.Int64}
+    want = pl.read_csv(b"x,s\n1,a\n2,b\n", schema=schema)
+    assert_frame_equal(tp.read_toon(doc, schema=schema), want)
+    assert_frame_equal(tp.scan_toon(doc, schema=schema).collect(), want)
+
+
+def test_an_empty_array_among_tables_is_a_table_of_no_rows(engine: str) -> None:
+    """``key: []`` (how dumps writes an empty list) at the path has no rows, as ``[0]{...}:`` has."""
+    doc = toonstream.dumps({"g": [{"rows": [{"a": 1}]}, {"rows": []}, {"rows": [{"a": 2}]}]}).encode()
+    assert b"rows: []" in doc
+    assert tp.read_toon(doc, path="g.item.rows")["a"].to_list() == [1, 2]
+    assert list(toonstream.rows(doc, "g.item.rows")) == [(1,), (2,)]
+    for empty in (b"rows: []", b"rows[0]:"):
+        reader = toonstream.rows(empty, "rows")
+        assert list(reader) == [] and reader.columns is None
+    with pytest.raises(ToonDecodeError, match="not a tabular array"):
+        list(toonstream.rows(b"rows[1]: 5", "rows"))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

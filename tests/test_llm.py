@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import toonstream
+from toonstream.llm import extract, find_toon
 from toonstream import ToonDecodeError
 
 REPLY = """Here are the users you asked for:
@@ -126,3 +127,25 @@ def test_fence_info_and_indentation_as_commonmark() -> None:
 def test_expect_fields_as_one_string_is_refused() -> None:
     with pytest.raises(TypeError, match="not a str"):
         toonstream.extract("t[1]{id}:\n  1", expect_fields="id")  # type: ignore[arg-type]
+
+
+def test_line_endings_and_byte_order_marks_as_commonmark_reads_them() -> None:
+    # a lone CR ends a line (CommonMark), so fences after one are found and lines counted
+    assert extract("Sure:\r```toon\ra: 1\r```\r") == {"a": 1}
+    assert extract("Sure:\r\r```toon\r\n[2]: x,y\r\n```") == ["x", "y"]
+    with pytest.raises(ToonDecodeError) as e:
+        extract("x\n```toon\na: 1\rb[2]: 1\n```")
+    assert (e.value.line, e.value.line_text) == (4, "b[2]: 1")
+    # a leading byte-order mark is not part of the first line
+    assert extract("\ufeff```toon\na: 1\n```") == {"a": 1}
+    assert find_toon("\ufeffa: 1") == ("a: 1", 0)
+
+
+def test_a_reply_as_bytes() -> None:
+    assert extract(b"```toon\na: 1\n```") == {"a": 1}
+    assert extract(bytearray("n: é".encode())) == {"n": "é"}
+    with pytest.raises(ToonDecodeError) as e:
+        extract(b"ok\n```toon\na: \xc3\xa9\xff\n```")
+    assert (e.value.code, e.value.line, e.value.column, e.value.line_text) == ("invalid_utf8", 3, 5, "a: é")
+    with pytest.raises(TypeError, match="str or bytes"):
+        extract(None)  # type: ignore[arg-type]

@@ -147,7 +147,7 @@ def test_keys_in_another_order_or_spelling() -> None:
 
 
 def test_blank_lines_crlf_and_bom() -> None:
-    data = b'\xef\xbb\xbf{"a": 1}\r\n\r\n   \n\x0b\x0c\n{"a": 2}\r\n{"a": 3}'
+    data = b'\xef\xbb\xbf{"a": 1}\r\n\r\n   \n \t\n{"a": 2}\r\n{"a": 3}'
     assert check(data, table=True) == (3, "[3]{a}:\n  1\n  2\n  3")
 
 
@@ -405,7 +405,8 @@ CAREFUL_LINES = [b'{"a": NaN}', b'[Infinity]', b'{"a": "\\ud800"}', b'{"a": 1' +
 
 
 def test_jsonl_count() -> None:
-    assert _native.jsonl_count(b'{"a": [1, {"b": null}]}\n\n  \x0b\n[]\n"x"\ntrue\n-0.5e3') == (5, 6)
+    assert _native.jsonl_count(b'{"a": [1, {"b": null}]}\n\n  \t\n[]\n"x"\ntrue\n-0.5e3') == (5, 6)
+    assert _native.jsonl_count(b'{"a": 1}\n  \x0b\n') is None  # (no JSON white space: a bad line)
     assert _native.jsonl_count(b"") == (0, 0)
     assert _native.jsonl_count(b'{"k\\u00e9": "\\ud83d\\ude00 \\n"}\r\n') == (1, 1)
     for bad in BAD_LINES + CAREFUL_LINES:

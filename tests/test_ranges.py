@@ -32,6 +32,10 @@ FILES = {
     "nested": b"[3]{id,u{a,b}}:\n  1,10,x\n  2,20,\"y,z\"\n  3,30,w\n",
     "member": b"items[3]{a,b}:\n  1,true\n  2,false\n  3,null\n",
     "empty": b"[0]{a,b}:\n",
+    # a byte-order mark before a comment, a blank line or the header (skipped as the decoder does)
+    "bom_comment": b"\xef\xbb\xbf# top\r\n[2]{x}:\r\n  1\r\n  2\r\n",
+    "bom_blank": b"\xef\xbb\xbf\n[2]{x}:\n  1\n  2\n",
+    "bom_header": b"\xef\xbb\xbf[2]{x}:\n  1\n  2\n",
     "mixed_types": b"[4]{a,b,c}:\n  1,x,null\n  2.5,3,null\n  3,true,null\n  4,\"5\",null\n",
 }
 
@@ -194,6 +198,13 @@ def test_header(tmp_path: Path) -> None:
     assert data[h.first_row :].startswith(b"  1|2")
     assert h.with_length(17) == b'"k[1]"[17|]{a|b}:\r\n'
     assert RangeReader(path, header=h).read(0, len(data)).to_pydict() == {"a": [1, 3], "b": [2, 4]}
+
+
+def test_header_after_a_byte_order_mark(tmp_path: Path) -> None:
+    for data in (b"\xef\xbb\xbf[2]{x}:\n  1\n  2\n", b"\xef\xbb\xbf# c\n[2]{x}:\n  1\n  2\n"):
+        h = read_header(_write(tmp_path, "b", data))
+        assert h.text == b"[2]{x}:\n" and h.with_length(3) == b"[3]{x}:\n"
+        assert data[h.rows_offset :] == b"  1\n  2\n"
 
 
 @pytest.mark.parametrize(

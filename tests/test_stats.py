@@ -115,6 +115,16 @@ def test_stats_cli(tmp_path: Path) -> None:
     assert enc.stdout.decode() == toonstream.dumps(NEAR, missing_as_null=True)
 
 
+def test_stats_of_a_table_file_is_a_usage_error(tmp_path: Path) -> None:
+    # (its bytes were read as JSON: "invalid JSON: invalid literal 'PAR1'", exit 1)
+    src = tmp_path / "t.parquet"
+    src.write_bytes(b"PAR1")
+    r = subprocess.run([sys.executable, "-m", "toonstream", "stats", str(src)], capture_output=True, timeout=60)
+    assert r.returncode == 2 and b"stats reads JSON or JSON Lines, not parquet" in r.stderr, r.stderr
+    with pytest.raises(TypeError, match="takes a str, not bytes"):
+        estimate_tokens(b"users[2]{id,name}:")  # type: ignore[arg-type]
+
+
 def test_stats_hand_counted() -> None:
     s = measure(value_events([{"a": 1}, {"a": 2}]))
     costs = {f.format: f.bytes for f in s.formats}

@@ -76,6 +76,17 @@ def test_jsonl_blank_lines_bom_and_text_files() -> None:
     assert out.getvalue() == "[2]{a}:\n  1\n  2"
 
 
+def test_jsonl_a_line_of_other_white_space_is_not_blank(engine: str) -> None:
+    # json.loads' white space is space, tab, CR and LF: a line of a form feed, a vertical tab or
+    # a no-break space is a bad line (it was skipped as blank), from bytes and from text
+    for bad in (b"\x0c", b" \x0b ", "\u00a0".encode()):
+        for src in (io.BytesIO(b'{"a": 1}\n' + bad + b'\n{"a": 2}\n'),
+                    io.StringIO('{"a": 1}\n' + bad.decode() + '\n{"a": 2}\n')):
+            with pytest.raises(ToonEncodeError, match="invalid JSON") as info:
+                encode_jsonl(src, io.StringIO())
+            assert info.value.line == 2, bad
+
+
 def test_jsonl_malformed_line_names_its_number() -> None:
     with pytest.raises(ToonEncodeError) as info:
         encode_jsonl(io.BytesIO(b'{"a": 1}\n\n{"a": }\n'), io.StringIO())

@@ -466,7 +466,7 @@ class RowsAdapter:
                         scope.mark = row_maker(ev.fields) if self.as_dict else True
                         if order is not None and not self.as_dict:
                             scope.mark = order  # reorder tuples to the expected order
-                elif vp == target:
+                elif vp == target and not (t is StartArray and ev.length == 0):  # ([] is a table of no rows)
                     raise self._not_tabular(i)
                 else:
                     scope = _Scope(_MAP if t is StartObject else _ARRAY, vp, not scopes)

@@ -1323,8 +1323,11 @@ class FrameReader:
                 selected.extend(range(leaf, leaf + count))
                 self.tops.append((name, children))
             leaf += count
-        if self.columns is not None:  # in the order asked
-            order = {name: i for i, name in enumerate(self.columns)}
+        ask = self.columns
+        if ask is None and self.schema is not None and set(self.schema) == {t[0] for t in tops}:
+            ask = list(self.schema)  # (read_csv's order: the schema's, its columns found by name)
+        if ask is not None:  # in the order asked
+            order = {name: i for i, name in enumerate(ask)}
             spans = []
             leaf = 0
             for name, children, count in tops:

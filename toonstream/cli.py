@@ -869,6 +869,9 @@ def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Nam
 def _cmd_stats(args: argparse.Namespace) -> int:
     from .stats import format_report, measure, measure_jsonl, report_json
 
+    table = _table_input(args.input, None) if args.input_format is None else None
+    if table is not None:  # (its bytes would be reported as invalid JSON)
+        raise _Usage(f"stats reads JSON or JSON Lines, not {table} (given {args.input!r}; --from json|jsonl reads it as such)")
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
     progress = _Progress(_progress_enabled(args), total, "stats")
     raw_in = _open_input(args.input)
@@ -972,6 +975,8 @@ def _location(name: str, e: ToonError) -> str:
     msg = getattr(e, "msg", str(e))
     if isinstance(e, ToonEncodeError) and e.path:
         msg = str(ToonEncodeError(e.msg, path=e.path))
+    # (a message may quote the input: a header's text, a bad escape's character)
+    name, msg = _shown_text(name, 4096), _shown_text(msg, 500)
     if line is None:
         return f"{name}: {msg}"
     return f"{name}:{line}:{col or 1}: {msg}"

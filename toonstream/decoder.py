@@ -856,10 +856,14 @@ def parse(
     check_driver_args("parse", options, buf_size)
     if _is_async_source(source):
         return parse_async(source, use_float=use_float, buf_size=buf_size, **options)
+    def reference() -> Iterator[tuple[str, str, Any]]:
+        decoder = driver_decoder(use_float, options, batches=True, value_runs=True)
+        return _drive(source, decoder, ParseAdapter().push, buf_size)
+
     native = _native_parse(source, use_float, options)
     if native is not None:
-        return _native_drive(source, native, buf_size)
-    return _drive(source, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push, buf_size)
+        return _native_drive(source, native, buf_size, reference)
+    return reference()
 
 
 @overload
@@ -901,10 +905,13 @@ def _items_drive(
     source: Source, prefix: str, kv: bool, map_type: MapType | None, use_float: bool, buf_size: int, options: dict[str, Any]
 ) -> Iterator[Any]:
     """items/kvitems over a source of TOON text (sync)."""
+    def reference() -> Iterator[Any]:
+        return _drive(source, *_items_setup(prefix, kv, map_type, use_float, options), buf_size)
+
     native = _native_items(source, prefix, kv, map_type, use_float, options)
     if native is not None:
-        return _native_drive(source, native, buf_size)
-    return _drive(source, *_items_setup(prefix, kv, map_type, use_float, options), buf_size)
+        return _native_drive(source, native, buf_size, reference)
+    return reference()
 
 
 _NOTHING: Any = object()
@@ -1013,6 +1020,19 @@ def rows(
     native = _native_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
     if native is not None:
         return native
+    return _reference_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
+
+
+def _reference_rows(
+    source: Source,
+    prefix: str,
+    as_dict: bool,
+    key_field: str,
+    expect_fields: Sequence[str] | None,
+    use_float: bool,
+    buf_size: int,
+    options: dict[str, Any],
+) -> RowReader:
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
 
@@ -1064,12 +1084,27 @@ class _Running:
         return next(self._gen)
 
 
-def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) -> Iterator[Any]:
-    """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`)."""
+def _native_drive(
+    source: Source, native: _engine.OutputDecoder, buf_size: int, reference: Callable[[], Iterator[Any]]
+) -> Iterator[Any]:
+    """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`).
+    ``reference``: the same outputs by the reference, for a seekable text file with a lone
+    surrogate that the engine meets before any output (see :func:`_build`)."""
+    start = _rewind_point(source)
 
-    def batches() -> Iterator[list[Any]]:
-        for chunk in read_chunks(source, buf_size):
-            yield native.feed(chunk)
+    def batches() -> Iterator[Iterable[Any]]:
+        out = False  # (whether anything came out)
+        try:
+            for chunk in read_chunks(source, buf_size):
+                batch = native.feed(chunk)
+                out = out or bool(batch)
+                yield batch
+        except _engine.Unsupported:
+            if out or start is None:
+                raise  # (outputs already given, or a source that cannot be read again)
+            source.seek(start)  # type: ignore[union-attr]
+            yield reference()
+            return
         while batch := native.close():  # (outputs before an error, then the error on the next call)
             yield batch
 
@@ -1104,7 +1139,7 @@ def _native_coro(target: Sendable, native: _engine.OutputDecoder) -> PushCorouti
 
 def _native_rows(
     source: Source,
-    prefix: str | None,
+    prefix: str,
     as_dict: bool,
     key_field: str,
     expect_fields: Sequence[str] | None,
@@ -1125,7 +1160,15 @@ def _native_rows(
     )
     if native is None:
         return None
-    return RowReader(adapter, _native_drive(source, native, buf_size))
+
+    def reference() -> Iterator[Any]:
+        # (the reader's columns then follow the reference's adapter)
+        ref = _reference_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
+        reader._adapter = ref._adapter
+        return iter(ref)
+
+    reader = RowReader(adapter, _native_drive(source, native, buf_size, reference))
+    return reader
 
 
 def _native_parse(source: Any, use_float: bool, options: dict[str, Any]) -> _engine.OutputDecoder | None:

@@ -8,6 +8,7 @@ from typing import Any, Iterator, Sequence
 from ._reference.build import ValueBuilder
 from ._reference.events import Event, StartTable
 from ._consumers import check_fields
+from ._errors import ToonDecodeError
 from .decoder import Decoder
 
 __all__ = ["extract", "find_toon"]
@@ -16,6 +17,7 @@ __all__ = ["extract", "find_toon"]
 # info string (for a backtick fence it may hold no backtick), as in CommonMark.  Matched
 # against one line at a time, so the scan is linear in the reply's length.
 _OPENER = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
+_LONE_CR = re.compile("\r(?!\n)")
 
 
 def _blocks(text: str) -> Iterator[tuple[str, int, int, int, int]]:
@@ -77,6 +79,12 @@ def find_toon(text: str) -> tuple[str, int]:
     >>> find_toon("Sure!\\n```toon\\na: 1\\n```\\nDone.")
     ('a: 1\\n', 2)
     """
+    if text.startswith("\ufeff"):
+        text = text[1:]  # (a byte-order mark: not part of the first line)
+    if "\r" in text:
+        # CommonMark's line endings are LF, CRLF and a lone CR: a lone one made LF (the lines
+        # and their count unchanged; a CRLF's CR is dropped by the decoder)
+        text = _LONE_CR.sub("\n", text)
     untagged: tuple[int, int, int, int] | None = None
     for info, line, start, stop, indent in _blocks(text):
         words = info.split()
@@ -91,19 +99,24 @@ def find_toon(text: str) -> tuple[str, int]:
     return text, 0
 
 
-def extract(text: str, *, expect_fields: Sequence[str] | None = None, **options: Any) -> Any:
+def extract(text: str | bytes, *, expect_fields: Sequence[str] | None = None, **options: Any) -> Any:
     """Decode the TOON in a model's reply (strict by default).
 
     ``expect_fields`` guards against schema drift: every table in the reply
     must carry exactly these leaf fields (any order), else ToonDecodeError with
     code ``unexpected_fields``.  Error line numbers count lines of the whole
-    reply, so they point into the original text.
+    reply, so they point into the original text.  A reply given as bytes is
+    UTF-8 (else a ToonDecodeError ``invalid_utf8`` where it is not).
 
     >>> extract("Here you go:\\n```toon\\nusers[1]{id,name}:\\n  1,Ada\\n```", expect_fields=["id", "name"])
     {'users': [{'id': 1, 'name': 'Ada'}]}
     """
     if isinstance(expect_fields, str):  # (a str is a sequence: of its characters)
         raise TypeError(f"expect_fields takes a sequence of field names, not a str: [{expect_fields!r}]?")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = _utf8(bytes(text))
+    elif not isinstance(text, str):
+        raise TypeError(f"extract takes the reply as a str or bytes, not {type(text).__name__}")
     body, offset = find_toon(text)
     decoder = Decoder(start_line=offset + 1, **options)
     builder = ValueBuilder()
@@ -118,3 +131,19 @@ def extract(text: str, *, expect_fields: Sequence[str] | None = None, **options:
     push(decoder.feed(body))
     push(decoder.close())
     return builder.value
+
+
+def _utf8(raw: bytes) -> str:
+    """``raw`` decoded, or the decoder's error for its first invalid sequence."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        good = raw[: e.start].decode("utf-8")
+        partial = good[good.rfind("\n") + 1 :]
+        raise ToonDecodeError(
+            f"invalid UTF-8 ({e.reason})",
+            code="invalid_utf8",
+            line=good.count("\n") + 1,
+            column=len(partial) + 1,
+            line_text=partial,
+        ) from None

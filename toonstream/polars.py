@@ -328,13 +328,19 @@ def scan_toon(
         if predicate is not None:  # it may use columns the query does not select
             needed.update(predicate.meta.root_names())
         limit = n_rows
-        if predicate is None and n_pushed is not None:
-            # With a predicate, the pushed n_rows counts rows that pass it: stopped by hand below.
+        if n_pushed is not None:
+            # (a slice comes before the predicate in a scan: head(n).filter(p) pushes both,
+            # filter(p).head(n) only p)
             limit = n_pushed if limit is None else min(limit, n_pushed)
+        columns = [c for c in names if c in needed and c != row_index_name]
+        if not any(c != include_file_paths for c in columns):
+            # Polars asks for no column of the table (a row count, a row index of its own): one
+            # is read all the same, for the number of rows
+            columns += [c for c in names if c not in (row_index_name, include_file_paths)][:1]
         reader = SourcesReader(
             sources(),
             batch_size=batch_size_hint or batch_size,
-            columns=[c for c in names if c in needed and c != row_index_name],
+            columns=columns,
             n_rows=limit,
             inferred=fixed,
             inferred_how=how,
@@ -344,17 +350,12 @@ def scan_toon(
             include_file_paths=include_file_paths,
             **common,
         )
-        left = n_pushed if predicate is not None else None
         out = names if with_columns is None else with_columns
         for frame in reader:
             if predicate is not None:
                 frame = frame.filter(predicate)
-                if left is not None:
-                    frame = frame.head(left)
-                    left -= frame.height
-            yield frame.select(out)
-            if left is not None and left <= 0:
-                return
+            # (no column: a frame of the rows' height all the same, which select([]) is not)
+            yield frame.select(out) if out else frame.drop(frame.columns)
 
     return register_io_source(
         io_source=source_generator,

@@ -177,6 +177,8 @@ def read_header(path: str | os.PathLike[str], **options: Any) -> TableHeader:
                     events += decoder.close()
             except ToonDecodeError as e:
                 raise _error(e, name) from None
+            if line == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # (a byte-order mark, which the decoder skipped: not the line's text)
             if _is_row(raw):  # the first content line
                 text = raw
                 break

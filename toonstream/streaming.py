@@ -1535,9 +1535,15 @@ def _parse_batch(lines: list[Any], lineno: int) -> tuple[list[Any], bool]:
             return values, True
     values = []
     for i, raw in enumerate(lines):
-        if raw.strip():
+        if not _blank(raw):
             values.append(_parse_line(raw, lineno + i))
     return values, True
+
+
+def _blank(line: bytes | str) -> bool:
+    """A line of JSON white space only (json.loads' four: a form feed or a no-break space is
+    not blank, it is a bad line)."""
+    return not line.strip(b" \t\r\n" if type(line) is bytes else " \t\r\n")  # type: ignore[arg-type]
 
 
 def _recheck(lines: list[bytes], values: list[Any], screened: bytes, lineno: int) -> None:
@@ -1956,7 +1962,7 @@ def _name_line(err: ToonEncodeError, reread: Callable[[], Iterable[list[Any]]], 
     for lines in _line_batches((), lambda: next(batches, [])):  # (the first line's BOM removed, as when parsed)
         for raw in lines:
             lineno += 1
-            if raw.strip():  # blank lines are not elements
+            if not _blank(raw):  # blank lines are not elements
                 if index == 0:
                     err.line, err.column = lineno, 1
                     return

@@ -35,7 +35,7 @@ from ._reference.numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
 from ._reference.writer import LineSink
 from . import _engine
 from ._consumers import ParseAdapter
-from .decoder import DEFAULT_BUF_SIZE, Source, driver_decoder, engine_options, native_push, read_chunks
+from .decoder import DEFAULT_BUF_SIZE, Source, _rewind_point, driver_decoder, engine_options, native_push, read_chunks
 
 __all__ = ["decode_to_json", "decode_to_jsonl"]
 
@@ -362,6 +362,23 @@ class EventJsonWriter:
             self.push(adapter.push(events[start:]))
 
 
+class _JsonSink(LineSink):
+    """A ``LineSink`` for JSON text: a lone surrogate (kept in a value decoded from a str, as
+    ``json.loads`` keeps ``"\\ud800"``) has no UTF-8 form, so a binary file gets its escape,
+    which is the same value inside a JSON string (the only place input text goes)."""
+
+    __slots__ = ()
+
+    def _encode(self, text: str) -> bytes:
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:  # (only a surrogate has no UTF-8 form)
+            return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _run(
     source: Source,
     out: IO[str] | IO[bytes],
@@ -376,20 +393,32 @@ def _run(
     rows through the per-triple path too (the reference the tests compare with)."""
     native = _native_writer(source, indent=indent, jsonl=jsonl, path=path, options=options) if table_rows else None
     if native is not None:  # the engine writes the JSON bytes itself
-        out_sink = LineSink(out)
-        for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
-            out_sink.utf8(native.feed(chunk))
-        while tail := native.close():  # (the rest comes a piece a call)
-            out_sink.utf8(tail)
-        out_sink.flush()
-        return
+        start = _rewind_point(source)
+        out_sink = _JsonSink(out)
+        wrote = False
+        try:
+            for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
+                data = native.feed(chunk)
+                wrote = wrote or bool(data)
+                out_sink.utf8(data)
+        except _engine.Unsupported:
+            # a str chunk with lone surrogates (a text file opened with 'surrogateescape'): a
+            # seekable file is read again by the reference, if nothing was written yet
+            if wrote or start is None:
+                raise
+            source.seek(start)  # type: ignore[union-attr]
+        else:
+            while tail := native.close():  # (the rest comes a piece a call)
+                out_sink.utf8(tail)
+            out_sink.flush()
+            return
     # Where the writer can raise its own errors (a value at the path that is not an array...), the
     # events go to it a line at a time, so that the error names its line under any chunking; else
     # in parse's batches.
     exact = jsonl or path is not None
     decoder = driver_decoder(False, options, batches=not exact, value_runs=not exact, line_marks=exact)
     adapter = ParseAdapter()
-    sink = LineSink(out)
+    sink = _JsonSink(out)
     line = 1
     writer = EventJsonWriter(sink, indent=indent, jsonl=jsonl, path=path, where=lambda: line)
 

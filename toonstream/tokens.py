@@ -117,6 +117,8 @@ def estimate_tokens(text: str) -> int:
     >>> estimate_tokens("users[2]{id,name}:")
     8
     """
+    if not isinstance(text, str):
+        raise TypeError(f"estimate_tokens takes a str, not {type(text).__name__}")
     counter = TokenCounter()
     counter.feed(text.encode("utf-8", "surrogatepass"))
     return counter.total

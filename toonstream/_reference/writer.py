@@ -177,7 +177,7 @@ class LineSink:
             # (a big piece, a native block of list items say, goes out as it is: joining it
             # with the pending pieces first would copy it once more)
             self.flush()
-            self._fp.write(text.encode("utf-8") if self._binary else text)  # type: ignore[arg-type]
+            self._fp.write(self._encode(text) if self._binary else text)  # type: ignore[arg-type]
             return
         self._pending.append(text)
         self._size += len(text) + 1
@@ -196,7 +196,11 @@ class LineSink:
         text = "".join(self._pending)
         self._pending = []
         self._size = 0
-        self._fp.write(text.encode("utf-8") if self._binary else text)  # type: ignore[arg-type]
+        self._fp.write(self._encode(text) if self._binary else text)  # type: ignore[arg-type]
+
+    def _encode(self, text: str) -> bytes:
+        """``text`` as written to a binary file."""
+        return text.encode("utf-8")
 
     def copy(self, src: IO[bytes]) -> None:
         """Continue the current line with the UTF-8 text read from ``src`` to

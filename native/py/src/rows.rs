@@ -90,8 +90,10 @@ impl<'py> RowSink<'_, 'py> {
         Ok(())
     }
 
-    fn open(&mut self, kind: Kind) -> Result<(), BindError> {
-        if self.at_target() {
+    /// A value that is no table opens: at the target, a refusal, but for an
+    /// empty array (`key: []`, `[0]:`), a table of no rows.
+    fn open(&mut self, kind: Kind, empty: bool) -> Result<(), BindError> {
+        if self.at_target() && !empty {
             return self.refuse();
         }
         let vp = self.value_prefix().to_string();
@@ -191,7 +193,7 @@ impl Sink for RowSink<'_, '_> {
     type Error = BindError;
 
     fn start_object(&mut self) -> Result<(), BindError> {
-        self.open(Kind::Map)
+        self.open(Kind::Map, false)
     }
 
     fn end_object(&mut self) -> Result<(), BindError> {
@@ -215,8 +217,8 @@ impl Sink for RowSink<'_, '_> {
         Ok(())
     }
 
-    fn start_array(&mut self, _declared: u64) -> Result<(), BindError> {
-        self.open(Kind::Array)
+    fn start_array(&mut self, declared: u64) -> Result<(), BindError> {
+        self.open(Kind::Array, declared == 0)
     }
 
     fn values(&mut self, _values: &Cells<'_>) -> Result<(), BindError> {
