@@ -579,3 +579,17 @@ def test_array_columns_read_back_with_their_schema() -> None:
     with pytest.raises(ToonDecodeError) as e:
         tp.read_toon(b"[2]:\n  - a[2]: 1,2\n  - a[3]: 3,4,5\n", schema_overrides={"a": pl.Array(pl.Int64, 2)})
     assert e.value.code == "type_mismatch" and e.value.line == 3 and "array of 3 items" in str(e.value)
+
+
+def test_records_with_no_keys_keep_their_rows(engine: str) -> None:
+    """A frame of no columns (write_toon writes its rows as empty list items) reads back with its
+    height, as read_ndjson reads lines of {} (it read back with none)."""
+    frame = pl.DataFrame(height=3)
+    text = tp.write_toon(frame).encode()
+    assert text == b"[3]:\n  -\n  -\n  -"
+    assert tp.read_toon(text).shape == (3, 0)
+    assert tp.read_toon(text, batch_size=2, n_rows=2).shape == (2, 0)
+    assert tp.scan_toon(text).collect().shape == (3, 0)
+    assert tp.scan_toon(text, row_index_name="i").collect()["i"].to_list() == [0, 1, 2]
+    assert tp.scan_toon(text).select(pl.len()).collect().item() == 3
+    assert ta.read_table(text).num_rows == 3

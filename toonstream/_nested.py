@@ -710,6 +710,8 @@ class RecordReader:
             values = list(map(dict.get, records, repeat(name)))
             arr = self._build(values, plan.dtypes[name], (name,), lambda i: i, start)
             series.append(pl.from_arrow(arr).alias(name))  # type: ignore[union-attr]
+        if not series:  # (records with no keys: no column, but their rows, as read_ndjson gives them)
+            return pl.DataFrame(height=len(records))
         return _frame(series)
 
     def _forced(self, path: _Path) -> bool:

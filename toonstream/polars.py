@@ -332,11 +332,12 @@ def scan_toon(
             # (a slice comes before the predicate in a scan: head(n).filter(p) pushes both,
             # filter(p).head(n) only p)
             limit = n_pushed if limit is None else min(limit, n_pushed)
-        columns = [c for c in names if c in needed and c != row_index_name]
-        if not any(c != include_file_paths for c in columns):
+        columns: list[str] | None = [c for c in names if c in needed and c != row_index_name]
+        if not any(c != include_file_paths for c in columns or ()):
             # Polars asks for no column of the table (a row count, a row index of its own): one
-            # is read all the same, for the number of rows
-            columns += [c for c in names if c not in (row_index_name, include_file_paths)][:1]
+            # is read all the same, for the number of rows (a table of none: all of it)
+            first = [c for c in names if c not in (row_index_name, include_file_paths)][:1]
+            columns = columns + first if first and columns is not None else None
         reader = SourcesReader(
             sources(),
             batch_size=batch_size_hint or batch_size,
