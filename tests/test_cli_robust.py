@@ -809,3 +809,51 @@ def test_one_ctrl_d_ends_input_typed_at_a_terminal(args: list[str], typed: bytes
             p.communicate()
         os.close(master)
     assert (p.returncode, out, err) == (0, want, b"")
+
+
+def test_decode_output_format_by_the_output_file_name(tmp_path: Path) -> None:
+    """Without --to, -o's extension picks the format, as encode's input name picks its input's
+    (out.parquet held JSON); parquet/arrow to a terminal is a usage error."""
+    src = tmp_path / "t.toon"
+    src.write_bytes(b"users[2]{id,name}:\n  1,a\n  2,b\n")
+    starts = {"out.parquet": b"PAR1", "out.arrow": b"ARROW1", "out.csv": b'"id","name"', "out.jsonl": b'{"id":1',
+              "out.json": b'{"users":', "out.txt": b'{"users":'}
+    for name, start in starts.items():
+        out = tmp_path / name
+        path = [] if name in ("out.json", "out.txt") else ["--path", "users"]
+        r = run("decode", str(src), "-o", str(out), *path)
+        assert r.returncode == 0, (name, r.stderr)
+        assert out.read_bytes().startswith(start), (name, out.read_bytes()[:20])
+    r = run("decode", str(src), "-o", str(tmp_path / "x.parquet"), "--indent", "2")
+    assert r.returncode == 2 and b"--indent applies to --to json only, not to --to parquet" in r.stderr
+    pytest.importorskip("pty")  # (POSIX terminals)
+    master, slave = os.openpty()
+    try:
+        p = subprocess.run([*CLI, "decode", str(src), "--to", "parquet", "--path", "users"], stdout=slave,
+                           stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert p.returncode == 2 and b"--to parquet writes binary" in p.stderr
+
+
+def test_indent_size_past_the_encoders_limit_is_a_usage_error(tmp_path: Path) -> None:
+    src = tmp_path / "two.jsonl"
+    src.write_bytes(b'{"a":1}\n{"a":2}\n')
+    r = run("encode", str(src), "--indent-size", "67108865")
+    assert r.returncode == 2 and b"must be <= 67108864" in r.stderr and b"Traceback" not in r.stderr
+    # past the native engine's own limit (4,096): the reference writes it
+    r = run("encode", str(src), "--indent-size", "5000")
+    assert r.returncode == 0 and r.stdout == b"[2]{a}:\n" + b" " * 5000 + b"1\n" + b" " * 5000 + b"2"
+
+
+def test_a_raw_form_feed_is_no_json_white_space(tmp_path: Path) -> None:
+    """yajl takes a vertical tab or form feed as white space; json.loads refuses them (and a
+    string holds no raw control character): a data error at its place."""
+    for data, where in [(b"[1]\x0c", ":1:4:"), (b"[1,\n\x0b2]", ":2:1:"), (b'["a\x0cb"]', ":1:4:")]:
+        src = tmp_path / "x.json"
+        src.write_bytes(data)
+        for command in (["encode"], ["stats"]):
+            r = run(*command, str(src))
+            assert r.returncode == 1 and where in one_line(r) and "invalid JSON" in one_line(r), (data, r.stderr)
+    assert run("encode", "--from", "json", input=b'{"a": [1, 2]}\t\r\n').stdout == b"a[2]: 1,2"

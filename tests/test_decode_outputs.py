@@ -87,6 +87,35 @@ def test_lone_surrogates_from_a_str_are_escaped_in_json_bytes() -> None:
     assert [json.loads(line) for line in out.getvalue().splitlines()] == want["t"]
 
 
+@pytest.mark.parametrize(
+    ("token", "text"),
+    [
+        ("10e99999999999999999", "10e99999999999999999"),
+        ("-15.0e99999999999999999", "-150e99999999999999998"),
+        ("0.1e-99999999999999999", "1e-100000000000000000"),
+        ("1" * 9997 + "e1", "1" * 9997 + "e1"),
+        ("1e400", "1e+400"),
+    ],
+)
+def test_numbers_beyond_the_encoders_limits_are_written(engine: str, token: str, text: str) -> None:
+    """Valid TOON whose canonical form the TOON encoders refuse (an exponent of 18 digits, a token
+    past 10,000 characters): JSON and a String column have no such limit, and get the number's
+    coefficient and exponent (a ToonEncodeError leaked from these decode paths)."""
+    doc = f"a: {token}"
+    out = io.BytesIO()
+    decode_to_json(doc, out)
+    assert out.getvalue() == b'{"a":' + text.encode() + b"}"
+    assert json.loads(out.getvalue(), parse_float=Decimal)["a"] == Decimal(token)
+    out = io.BytesIO()
+    decode_to_jsonl(f"[2]: x,{token}", out)
+    assert out.getvalue().splitlines()[1] == text.encode()
+    import toonstream.polars as tp
+
+    # (a String column holds the text of the decoder's value: an underflow is the float 0.0)
+    cell = "0" if token.startswith("0.1e-") else text
+    assert tp.read_toon(f"t[2]{{x}}:\n  abc\n  {token}".encode())["x"].to_list() == ["abc", cell]
+
+
 def test_json_of_the_value_at_a_path() -> None:
     assert to_json(DOC, path="data.users") == '[{"id":1,"name":"Ada"},{"id":2,"name":"Bob"},{"id":3,"name":"Cy"}]'
     assert to_json(DOC, path="data.tags", indent=2) == '[\n  "x",\n  "y"\n]'

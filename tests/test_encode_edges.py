@@ -59,6 +59,27 @@ def test_jsonl_cells_refuse_numbers_loads_could_not_read(engine: str, no_digit_l
     assert e.value.path == (1, "a")
 
 
+def test_a_decimals_trailing_zeros_do_not_count_toward_its_length(engine: str) -> None:
+    """The token is what is written: 1.000... is 1 (the coefficient's 10,001 digits were counted)."""
+    from decimal import Decimal
+
+    cases = {
+        Decimal("1." + "0" * 10_000): "1",
+        Decimal("1" + "0" * 12_000 + "E-11995"): "100000",
+        Decimal("1.5" + "0" * 20_000 + "E+20"): "150000000000000000000",
+        Decimal("-2" + "0" * 11_000 + "E-11000"): "-2",
+    }
+    for value, text in cases.items():
+        assert toonstream.dumps({"a": value}) == f"a: {text}"
+        assert toonstream.dumps([{"a": value}, {"a": 1}]) == f"[2]{{a}}:\n  {text}\n  1"
+    line = b'{"a": 1.' + b"0" * 10_000 + b"}\n"
+    out = io.StringIO()
+    toonstream.encode_jsonl(io.BytesIO(line * 2), out)
+    assert out.getvalue() == "[2]{a}:\n  1\n  1"
+    with pytest.raises(ToonEncodeError, match="number too long"):
+        toonstream.dumps({"a": Decimal("1." + "1" * 10_000)})
+
+
 @pytest.mark.parametrize(
     "value, path",
     [

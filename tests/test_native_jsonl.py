@@ -253,7 +253,7 @@ def test_other_shapes_and_special_values(data: bytes) -> None:
         b'{"a": 01}', b'{"a": 1.}', b'{"a": .5}', b'{"a": -}', b'{"a": +1}', b'{"a": 1e}', b'{"a": 1} x',
         b'{"a": 1}{"a": 2}', b'{"a" 1}', b'{"a": 1,}', b'{a: 1}', b"{'a': 1}", b'{"a": "x\x01"}',
         b'{"a": "\\x"}', b'{"a": "\\u12"}', b'{"a": "\xff"}', b'{"a": "\xc3"}', b'{"a": tru}', b'{"a": nul}',
-        b'{"a": 1', b'{"a": "unterminated}', b"\x00", b'{"a": 1}\x00', b'{"a": 1e-00000000000000000001}',
+        b'{"a": 1', b'{"a": "unterminated}', b"\x00", b'{"a": 1}\x00', b'{"a": 1e-100000000000000000}',
         b'\xef\xbb\xbf\xef\xbb\xbf{"a": 1}',
     ],
 )

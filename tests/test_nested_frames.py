@@ -593,3 +593,21 @@ def test_records_with_no_keys_keep_their_rows(engine: str) -> None:
     assert tp.scan_toon(text, row_index_name="i").collect()["i"].to_list() == [0, 1, 2]
     assert tp.scan_toon(text).select(pl.len()).collect().item() == 3
     assert ta.read_table(text).num_rows == 3
+
+
+def test_tables_and_arrays_of_records_at_one_path(engine: str) -> None:
+    """dumps writes each array of uniform records as a table and the others as list items: several
+    of them at one path are one frame, in either order (the second kind was refused)."""
+    groups = [[{"a": 1, "b": 2}, {"a": 3, "b": 4}], [{"a": 5}, {"a": 6, "b": 7}], [], [{"a": 8, "b": 9}]]
+    want = [{"a": r["a"], "b": r.get("b")} for g in groups for r in g]
+    for order in (groups, groups[1:] + groups[:1]):
+        doc = toonstream.dumps({"g": [{"m": g} for g in order]}).encode()
+        assert b"m[2]{a,b}:" in doc and b"m[2]:" in doc
+        rows = [{"a": r["a"], "b": r.get("b")} for g in order for r in g]
+        assert tp.read_toon(doc, path="g.item.m").to_dicts() == rows
+        assert tp.read_toon(io.BytesIO(doc), path="g.item.m", batch_size=1).to_dicts() == rows
+        assert tp.scan_toon(doc, path="g.item.m").select("b").collect()["b"].to_list() == [r["b"] for r in rows]
+        assert sorted(rows, key=lambda r: r["a"]) == want
+    with pytest.raises(ToonDecodeError, match="not a tabular array, keyed table or array of records") as e:
+        tp.read_toon(b"g[2]:\n  - m[1]{a}:\n      1\n  - m: 5\n", path="g.item.m")
+    assert e.value.line == 4

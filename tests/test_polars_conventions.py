@@ -425,6 +425,8 @@ def test_scan_schema_must_name_the_table_columns(trees: Any) -> None:
     read_error = tp.read_toon  # read_toon: a column without a dtype is an error, a name of no column ignored
     with pytest.raises(ValueError, match="does not give a dtype"):
         read_error("toon/f1.toon", schema={"id": pl.Int64})
+    with pytest.raises(pl.exceptions.SchemaError, match="does not give a dtype"):  # (as read_csv's error is)
+        read_error("toon/f1.toon", schema={"id": pl.Int64})
     assert read_error("toon/f1.toon", schema={"id": pl.Int64, "name": pl.String, "score": pl.Float64, "x": pl.Int8}).width == 3
     # a scan's plan has the schema's columns: both are errors at collect
     for schema in ({"id": pl.Int64}, {"id": pl.Int64, "name": pl.String, "score": pl.Float64, "x": pl.Int8}):
@@ -734,6 +736,19 @@ def test_an_override_converts_as_read_csv_does() -> None:
             read(io.BytesIO(toon.encode()), schema_overrides={"f": "Int32"})
     with pytest.raises(TypeError, match="cannot parse input of type 'str' into Polars data type"):
         pl.read_csv(io.BytesIO(csv.encode()), schema_overrides={"f": "Int32"})
+
+
+@pytest.mark.parametrize("rows", [7, 30_000])  # (30,000: runs typed as split on the native engine)
+def test_a_float_type_given_takes_numbers_beyond_float_range_as_read_csv(rows: int) -> None:
+    """1e400 in a column given Float64 or Float32 is inf, as read_csv reads it (it was a type_mismatch)."""
+    tokens = ["1e300", "1e400", "-1e400", "1.7976931348623159e308", "1e-400", "1" * 42, "2.5"]
+    cells = [tokens[k % len(tokens)] for k in range(rows)]
+    toon = f"t[{rows}]{{x}}:\n" + "".join(f"  {c}\n" for c in cells)
+    csv = "x\n" + "".join(f"{c}\n" for c in cells)
+    for dtype in (pl.Float64, pl.Float32):
+        got = tp.read_toon(toon.encode(), schema_overrides={"x": dtype})
+        assert_frame_equal(got, pl.read_csv(csv.encode(), schema_overrides={"x": dtype}))
+    assert tp.read_toon(toon.encode(), schema_overrides={"x": pl.Float64})["x"][1] == float("inf")
 
 
 

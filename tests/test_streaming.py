@@ -87,6 +87,18 @@ def test_jsonl_a_line_of_other_white_space_is_not_blank(engine: str) -> None:
             assert info.value.line == 2, bad
 
 
+def test_jsonl_exponents_with_leading_zeros(engine: str) -> None:
+    # the decoders' rule: an exponent's sign and leading zeros are no digits (1e0...01 is 10.0,
+    # as json.loads reads it; it was "number exponent out of range")
+    for token, text in [("1e0000000000000000001", "10"), ("1.5e-0000000000000000000007", "1.5e-7"),
+                        ("-0e00000000000000000000000", "0")]:
+        out = io.StringIO()
+        encode_jsonl(io.BytesIO(f'{{"a": {token}}}\n'.encode() * 2), out)
+        assert out.getvalue() == f"[2]{{a}}:\n  {text}\n  {text}"
+    with pytest.raises(ToonEncodeError, match="exponent out of range"):
+        encode_jsonl(io.BytesIO(b'{"a": 1e100000000000000000}\n'), io.StringIO())
+
+
 def test_jsonl_malformed_line_names_its_number() -> None:
     with pytest.raises(ToonEncodeError) as info:
         encode_jsonl(io.BytesIO(b'{"a": 1}\n\n{"a": }\n'), io.StringIO())

@@ -57,7 +57,7 @@ from ._errors import ToonDecodeError
 from ._reference.events import Fields, StartTable
 from ._reference.numbers import (
     MAX_NUMBER_LENGTH,
-    encode_decimal,
+    decimal_value_text,
     encode_float,
     encode_int,
     make_column_converter,
@@ -82,9 +82,11 @@ _FLOAT_EXACT = 15  # digits of an integer that a float always holds exactly
 # ------------------------------------------------------------------ pieces of a table
 
 
-class DtypeNameError(ValueError):
+class DtypeNameError(pl.exceptions.SchemaError, ValueError):
     """A ``schema``/``schema_overrides`` name that does not say which columns
-    it is for (the CLI reports it as a usage error)."""
+    it is for, or a ``schema`` without a table's column (a Polars
+    ``SchemaError``, as ``read_csv`` raises for the latter; the CLI reports it
+    as a usage error)."""
 
 
 # The native splitter types number tokens of up to this many characters
@@ -816,7 +818,7 @@ def text_of(value: Any) -> str | None:
     if t is float:
         return encode_float(value)
     if t is Decimal:
-        return encode_decimal(value)
+        return decimal_value_text(value)
     return str(value)
 
 
@@ -928,7 +930,8 @@ def allowed_kinds(base: pl.DataType, forced: bool) -> int:
     elif base == pl.Int64:
         ok |= K_INT | K_WIDE
     elif base == pl.Float64:
-        ok |= K_INT | K_FLOAT | (K_WIDE | K_BIG if forced else 0)
+        # (a float type given takes any number, as read_csv: 1e400 is inf)
+        ok |= K_INT | K_FLOAT | (K_WIDE | K_BIG | K_HUGE if forced else 0)
     elif isinstance(base, pl.Decimal):
         ok |= K_INT | K_BIG | K_WIDE
     return ok
@@ -1402,11 +1405,24 @@ class FrameReader:
             # No table at the path: an array of records there is read by _nested.
             ahead = self.scan.ahead
             path = self.scan.path if ahead is None else ahead.path
-            if e.code != "not_tabular" or self.scan.adapter.found or path is None:
+            if e.code != "not_tabular" or path is None:
                 raise
             from ._nested import RecordReader
 
-            yield from RecordReader(self, path=path, locate=self.reopen, first_error=e)
+            locate = self.reopen
+            if self.scan.adapter.found:
+                # Tables at the path, then an array that is none (dumps writes arrays of uniform
+                # records as tables, the others as list items), before the first batch was
+                # given: all of them are read again as records, if the source can be read again.
+                again = self.reopen()
+                if again is None:
+                    raise
+                given = [again]
+
+                def locate() -> Iterator[bytes] | None:
+                    return given.pop() if given else self.reopen()
+
+            yield from RecordReader(self, path=path, locate=locate, first_error=e)
             return
         if first is not None:
             yield first

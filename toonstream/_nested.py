@@ -55,9 +55,11 @@ def _pyarrow() -> Any:
 
     return pyarrow
 
-from ._reference.build import ValueBuilder
+from ._reference.build import ValueBuilder, row_maker
 from ._errors import ToonDecodeError
-from ._reference.events import EndArray, EndObject, EndTable, Field, Key, Scalar, StartArray, StartObject, StartTable, Values
+from ._reference.events import (
+    Columns, EndArray, EndObject, EndTable, Field, Key, Rows, Scalar, StartArray, StartObject, StartTable, Values,
+)
 from ._frames import (
     K_NULL,
     K_STR,
@@ -244,6 +246,8 @@ class _Records:
         self.child: list[str] = []  # prefix of the next child value of each open container
         self.inside = False  # in a target array (at its items' level)
         self.builder: ValueBuilder | None = None
+        # (a table at the path: its rows are records too, made by this; None outside one)
+        self.table: Callable[[tuple[Any, ...]], dict[str, Any]] | None = None
         self.found = 0  # target arrays opened
         self.count = 0  # records so far
 
@@ -290,7 +294,17 @@ class _Records:
             ev = events[i]
             i += 1
             t = type(ev)
-            if self.inside:
+            if self.table is not None:  # (a table holds rows only)
+                if t is Rows:
+                    out.extend(map(self.table, ev.rows))
+                    self.count += len(ev.rows)
+                elif t is Columns:
+                    out.extend(map(self.table, zip(*ev.columns)))
+                    self.count += len(ev.columns[0]) if ev.columns else 0
+                elif t is EndTable:
+                    self.table = None
+                    self._close()
+            elif self.inside:
                 if t is StartObject:
                     self.builder = ValueBuilder()
                     i -= 1
@@ -308,10 +322,15 @@ class _Records:
             elif t is StartObject or t is StartArray or t is StartTable:
                 vp = self.child[-1] if self.child else ""
                 if vp == self.path:
-                    if t is not StartArray:
+                    if t is StartTable and not ev.keyed:
+                        # (a tabular array among arrays of records at the path: dumps writes the
+                        # arrays of uniform records so, the others as list items)
+                        self.table = row_maker(ev.fields)
+                    elif t is not StartArray:
                         raise self._not_array()
+                    else:
+                        self.inside = True
                     self.found += 1
-                    self.inside = True
                 self._open(t is not StartObject, vp)
             elif t is Scalar:
                 if (self.child[-1] if self.child else "") == self.path:

@@ -260,7 +260,7 @@ def _json_pairs(stream: Any, surrogates: SurrogateCheck) -> Iterator[tuple[str, 
     # which surfaces as a SystemError.  Ints up to the decoders' number
     # length are TOON numbers, so the limit is raised to that (this process
     # is the command's own); a longer one is refused, as the encoder would.
-    stream = _BomSkipped(stream)  # (one leading byte-order mark, as for TOON and JSON Lines)
+    stream = _NoRawControls(stream)  # (one leading byte-order mark, as for TOON and JSON Lines)
     limit = sys.get_int_max_str_digits()
     if limit and limit <= MAX_NUMBER_LENGTH:
         sys.set_int_max_str_digits(MAX_NUMBER_LENGTH + 1)
@@ -298,11 +298,27 @@ class _BomSkipped:
         return data
 
 
+class _RawControl(ValueError):
+    """A raw vertical tab or form feed in a JSON document."""
+
+
+class _NoRawControls(_BomSkipped):
+    """A JSON document's bytes, refusing a raw vertical tab or form feed: no JSON text holds one
+    (not white space, and a string's control characters are escaped), but yajl takes them as
+    white space.  The error is then located by the syntax scanner (:func:`_invalid_json`)."""
+
+    def read(self, size: int = -1) -> bytes:
+        data = super().read(size)
+        if b"\x0b" in data or b"\x0c" in data:
+            raise _RawControl("a vertical tab or form feed is not JSON white space")
+        return data
+
+
 def _json_errors() -> tuple[type[Exception], ...]:
     """The errors of :func:`_json_pairs` that :func:`_invalid_json` reports."""
     import ijson
 
-    return (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError)
+    return (ijson.JSONError, decimal.InvalidOperation, LoneSurrogate, UnicodeDecodeError, _RawControl)
 
 
 def _invalid_json(path: str, e: Exception) -> ToonEncodeError:
@@ -702,7 +718,12 @@ def _print_stats(fmt: str, src: TokenCounter, out: TokenCounter) -> None:
 def _cmd_decode(args: argparse.Namespace) -> int:
     from .tojson import decode_to_json, decode_to_jsonl
 
+    if args.to is None:  # (by the output file's extension, as encode takes its input's)
+        ext = os.path.splitext(args.output.lower())[1] if args.output not in (None, "-") else ""
+        args.to = _TABLE_INPUTS.get(ext) or ("jsonl" if ext in _JSONL_EXT else "json")
     _refuse_other_outputs(args)
+    if args.to in ("parquet", "arrow") and args.output in (None, "-") and _is_terminal(sys.stdout):
+        raise _Usage(f"--to {args.to} writes binary: give -o FILE or a pipe, not a terminal")
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
     progress = _Progress(_progress_enabled(args), total, "decode")
     raw_in = _open_input(args.input)
@@ -742,6 +763,13 @@ _DECODE_OUTPUT_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # (a closed or replaced stdout)
+        return False
+
+
 def _refuse_other_outputs(args: argparse.Namespace) -> None:
     """A decode option given for an output it does not apply to is a usage
     error (exit 2), not silently ignored."""
@@ -757,6 +785,7 @@ _INFER_DEFAULT = 100
 
 # The library's option names in its error messages, as the CLI spells them.
 _CLI_SPELLING = (
+    (", schema or schema_overrides", " or --schema-overrides"),  # (the command line has no schema option)
     ("schema_overrides", "--schema-overrides"),
     ("infer_schema_length", "--infer-schema-length"),
     ("key_field", "--key-field"),
@@ -786,7 +815,7 @@ def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options:
         _write_batches(reader, batches, out, args, overrides)
     except ToonDecodeError as e:
         _check_override_names(reader, overrides)  # a misspelt name first: it may be the cause
-        if e.code in ("type_mismatch", "name_collision"):
+        if e.code in ("type_mismatch", "name_collision", "unexpected_fields"):
             msg = e.msg
             for name, option in _CLI_SPELLING:
                 msg = msg.replace(name, option)
@@ -1026,7 +1055,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     enc.add_argument("--delimiter", choices=sorted(_DELIMS), default="comma",
                      help="delimiter of tables and inline arrays (default: comma)")
-    enc.add_argument("--indent-size", type=_positive, default=2, help="spaces per indentation level (default 2)")
+    enc.add_argument("--indent-size", type=_indent_size, default=2, help="spaces per indentation level (default 2)")
     enc.add_argument("--key", help="JSON Lines and tables: put the records under this key instead of a root array")
     enc.add_argument(
         "--missing-as-null", action="store_true",
@@ -1057,8 +1086,9 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument(
         "--to",
         choices=["json", "jsonl", *_TABLE_FORMATS],
-        default="json",
-        help="output format; parquet/arrow/csv take a table (see --path) and need -o FILE or a pipe",
+        default=None,
+        help="output format (default: by -o's extension, else json); parquet/arrow/csv take a table "
+        "(see --path); parquet/arrow need -o FILE or a pipe",
     )
     dec.add_argument(
         "--path", default=None, metavar="P",
@@ -1081,7 +1111,7 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--no-strict", action="store_true", help="relax §14 checks (counts, blank lines, duplicates)")
     dec.add_argument("--indent", type=_non_negative, default=None, metavar="N",
                      help="json: pretty-print with N spaces (default: compact)")
-    dec.add_argument("--indent-size", type=_positive, default=2, help="TOON input indentation (default 2)")
+    dec.add_argument("--indent-size", type=_indent_size, default=2, help="TOON input indentation (default 2)")
     progress_flags(dec)
     dec.set_defaults(run=_cmd_decode, usage=dec)
 
@@ -1106,7 +1136,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     val.add_argument("files", nargs="+", help="TOON files to check ('-': stdin)")
-    val.add_argument("--indent-size", type=_positive, default=2, help="spaces per indentation level (default 2)")
+    val.add_argument("--indent-size", type=_indent_size, default=2, help="spaces per indentation level (default 2)")
     val.add_argument("-v", "--verbose", action="store_true", help="also print 'FILE: ok' for valid files")
     val.set_defaults(run=_cmd_validate, usage=val)
     return p
@@ -1132,6 +1162,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if n < 1:
         raise argparse.ArgumentTypeError("must be >= 1")
+    return n
+
+
+def _indent_size(text: str) -> int:
+    """--indent-size: 1 to the encoders' limit (a traceback from the encoder past it)."""
+    from .encoder import MAX_INDENT_SIZE
+
+    n = _positive(text)
+    if n > MAX_INDENT_SIZE:
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_INDENT_SIZE}")
     return n
 
 

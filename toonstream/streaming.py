@@ -43,6 +43,7 @@ from . import _engine, _parallel
 from ._reference.columns import format_columns
 from ._errors import ToonEncodeError
 from ._reference.normalize import PRIMITIVE, key_contents, put_key
+from ._reference.numbers import exponent_in_range
 from ._reference.writer import Fields, LineSink, header, key_text, table_header
 from ._reference.shape import UnionShape
 from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, Walk, sorted_keys
@@ -1333,7 +1334,7 @@ def _json_float(text: str) -> float | Decimal:
     if repr(f) == text:
         return f
     e = max(text.find("e"), text.find("E"))
-    if e != -1 and len(text) - e > 19:  # an exponent Decimal cannot hold
+    if e != -1 and not exponent_in_range(text[e:]):  # (the decoders' limit: sign and leading zeros are no digits)
         raise ValueError("number exponent out of range")
     return Decimal(text)
 
@@ -1755,7 +1756,12 @@ def _native_table(
     chunk = read(NATIVE_CHUNK)
     if type(chunk) is not bytes:  # a text file (seekable: the caller reads it again)
         return None
-    table = make(delimiter=walk.d, indent_size=len(walk.unit), threads=_native_threads(workers))
+    try:
+        table = make(delimiter=walk.d, indent_size=len(walk.unit), threads=_native_threads(workers))
+    except ValueError:  # (an indentation past the engine's limit, 4,096: the reference's)
+        if keep is not None:
+            keep.write(chunk)
+        return None
     plan = _ArrayPlan(walk, spool_memory)
     rows = plan._rows_spool()
     names = None

@@ -31,7 +31,7 @@ from typing import IO, Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
 from ._reference.events import Columns, Entries, Event, Fields, Rows
-from ._reference.numbers import INT_STR_SAFE_BITS, encode_decimal, encode_int
+from ._reference.numbers import INT_STR_SAFE_BITS, decimal_value_text, encode_int
 from ._reference.writer import LineSink
 from . import _engine
 from ._consumers import ParseAdapter
@@ -56,7 +56,7 @@ def _scalar(v: Any) -> str:
     if t is int:
         return encode_int(v)
     if t is Decimal:
-        return encode_decimal(v)
+        return decimal_value_text(v)
     return repr(float(v))
 
 
@@ -82,7 +82,7 @@ def _decimal_texts(col: Sequence[Decimal]) -> list[str]:
         and ("0\n" not in joined or _FRACTION_ENDS_IN_ZERO.search(joined) is None)
     ):
         return texts
-    return list(map(encode_decimal, col))
+    return list(map(decimal_value_text, col))
 
 
 def _column_texts(col: Sequence[Any]) -> list[str]:

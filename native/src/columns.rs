@@ -1405,7 +1405,8 @@ impl Columns {
             Fixed::Float64 => {
                 for (slot, c) in out.chunks_exact_mut(8).zip(cells) {
                     let mut f = 0.0;
-                    if c.kind & (K_INT | K_FLOAT | K_BIG) != 0 {
+                    // (a number beyond float range is inf, in a column given a float type)
+                    if c.kind & (K_INT | K_FLOAT | K_BIG | K_HUGE) != 0 {
                         f = float(self.tok(data, c));
                         if f == 0.0 {
                             f = 0.0;

@@ -515,6 +515,31 @@ impl Text for Vec<u8> {
 /// token with a fraction or an exponent.  Zero is `0`; a magnitude in
 /// [1e-6, 1e21) is written plain, without trailing zeros; others as
 /// `d.ddde±N`.
+/// A number token as a decoder's output writes it (JSON, a String column):
+/// [`decimal_text`], or, where that refuses it (an exponent of more than 17
+/// digits, a token longer than `max_number_length`: limits of TOON's
+/// decoders, not of JSON's), its coefficient and exponent as they are,
+/// the same value (`numbers.decimal_value_text`, from the `Decimal`):
+/// `1.0e99999999999999999` is `10e99999999999999998`.
+pub fn decimal_value_text(token: &str) -> String {
+    decimal_text(token).unwrap_or_else(|_| {
+        let (sign, rest) = match token.strip_prefix('-') {
+            Some(r) => ("-", r),
+            None => ("", token),
+        };
+        let (mantissa, exponent) = rest.split_at(rest.find(['e', 'E']).unwrap_or(rest.len()));
+        let (int_part, frac) = mantissa.split_at(mantissa.find('.').unwrap_or(mantissa.len()));
+        let frac = frac.strip_prefix('.').unwrap_or(frac);
+        let exp10: i128 = exponent.get(1..).and_then(|e| e.parse().ok()).unwrap_or(0);
+        let all = [int_part, frac].concat();
+        let digits = match all.trim_start_matches('0') {
+            "" => "0",
+            d => d,
+        };
+        format!("{sign}{digits}e{}", exp10 - frac.len() as i128)
+    })
+}
+
 pub fn decimal_text(token: &str) -> Result<String, NumberError> {
     let (negative, rest) = match token.strip_prefix('-') {
         Some(r) => (true, r),
@@ -540,7 +565,8 @@ pub fn decimal_text(token: &str) -> Result<String, NumberError> {
     if digits.is_empty() {
         return Ok("0".to_owned());
     }
-    if digits.len() > MAX_NUMBER_LENGTH {
+    // (its trailing zeros are not written: 1.000 is 1)
+    if digits.trim_end_matches('0').len() > MAX_NUMBER_LENGTH {
         return Err(too_long(None));
     }
     let exp = exp10 - frac.len() as i128; // value = digits * 10**exp

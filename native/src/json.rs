@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use crate::events::{Cells, FieldOp, ForkRows, Sink, Table};
-use crate::format::{check_int_length, decimal_text, write_plain_decimal, NumberError};
+use crate::format::{check_int_length, decimal_value_text, write_plain_decimal, NumberError};
 use crate::prefix::{value_prefix, Kind, Scope};
 use crate::scalars::Scalar;
 use crate::DecodeError;
@@ -713,7 +713,7 @@ fn write_scalar(out: &mut Vec<u8>, v: Scalar<'_>) -> Result<(), JsonError> {
         }
         Scalar::Float(t) => {
             if !write_plain_decimal(out, t) {
-                out.extend_from_slice(decimal_text(t)?.as_bytes());
+                out.extend_from_slice(decimal_value_text(t).as_bytes());
             }
         }
         Scalar::Str(s) => write_str(out, s),
@@ -724,8 +724,33 @@ fn write_scalar(out: &mut Vec<u8>, v: Scalar<'_>) -> Result<(), JsonError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::two_to_33220;
+    use crate::format::{decimal_text, two_to_33220};
     use crate::{Decoder, Options};
+
+    #[test]
+    fn numbers_beyond_toon_limits_are_written_as_they_are() {
+        // (valid TOON the encoder's limits refuse: JSON has none)
+        let ok = |doc: &str| run(doc, JsonOptions::default()).unwrap();
+        assert_eq!(
+            ok("a: 10e99999999999999999"),
+            r#"{"a":10e99999999999999999}"#
+        );
+        assert_eq!(
+            ok("a: -15.0e99999999999999999"),
+            r#"{"a":-150e99999999999999998}"#
+        );
+        assert_eq!(
+            ok("a: 0.1e-99999999999999999"),
+            r#"{"a":1e-100000000000000000}"#
+        );
+        let long = format!("a: {}e1", "1".repeat(9997));
+        assert_eq!(ok(&long), format!(r#"{{"a":{}e1}}"#, "1".repeat(9997)));
+        // (trailing zeros are not written, so do not count)
+        assert_eq!(
+            decimal_text(&format!("1.{}", "0".repeat(10_000))).unwrap(),
+            "1"
+        );
+    }
 
     fn run(doc: &str, options: JsonOptions) -> Result<String, JsonError> {
         let mut d = Decoder::new(Options::default()).unwrap();

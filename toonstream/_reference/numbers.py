@@ -193,16 +193,14 @@ def encode_decimal(d: Decimal) -> str:
     # No arithmetic here: abs(), normalize() and friends round to the context
     # precision (28 digits by default).  copy_abs, comparisons, as_tuple and
     # format(d, "f") are exact.
-    ad = d.copy_abs()
-    if _DEC_MIN_PLAIN <= ad < _DEC_MAX_PLAIN:
-        if len(d.as_tuple().digits) > MAX_NUMBER_LENGTH:  # (no need to write it out)
-            raise too_long(None)
-        return _checked_length(_plain(d))
     sign, digits, exp = d.as_tuple()
     assert isinstance(exp, int)
-    if len(digits) > MAX_NUMBER_LENGTH:
-        raise too_long(None)
+    # (the coefficient's trailing zeros are not written: 1.000 is 1)
     ds = "".join(map(str, digits)).rstrip("0")
+    if len(ds) > MAX_NUMBER_LENGTH:  # (no need to write it out)
+        raise too_long(None)
+    if _DEC_MIN_PLAIN <= d.copy_abs() < _DEC_MAX_PLAIN:
+        return _checked_length(_plain(d))
     exp += len(digits) - len(ds)  # the trailing zeros move into the exponent
     e = exp + len(ds) - 1  # scientific exponent for the form d.ddd
     if len(str(abs(e))) > MAX_EXPONENT_DIGITS:
@@ -212,6 +210,22 @@ def encode_decimal(d: Decimal) -> str:
         )
     mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
     return _checked_length(f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}")
+
+
+def decimal_value_text(d: Decimal) -> str:
+    """A finite Decimal as a decoder's output writes it (JSON, a String column): ``encode_decimal``'s
+    text, or, for one it refuses (an exponent of more than 17 digits, a token longer than
+    ``max_number_length``: limits of TOON's decoders, not of JSON's), its coefficient and exponent
+    as they are (``15.0e99999999999999999`` → ``150e99999999999999998``), the same value.
+
+    >>> decimal_value_text(Decimal("1.50")), decimal_value_text(Decimal("-15.0e99999999999999999"))
+    ('1.5', '-150e99999999999999998')
+    """
+    try:
+        return encode_decimal(d)
+    except ToonEncodeError:
+        sign, digits, exp = d.as_tuple()
+        return f"{'-' if sign else ''}{''.join(map(str, digits))}e{exp}"
 
 
 def too_long(size: int | None) -> ToonEncodeError:
