@@ -825,7 +825,12 @@ def test_decode_output_format_by_the_output_file_name(tmp_path: Path) -> None:
         assert r.returncode == 0, (name, r.stderr)
         assert out.read_bytes().startswith(start), (name, out.read_bytes()[:20])
     r = run("decode", str(src), "-o", str(tmp_path / "x.parquet"), "--indent", "2")
-    assert r.returncode == 2 and b"--indent applies to --to json only, not to --to parquet" in r.stderr
+    assert r.returncode == 2 and b"--indent applies to --to json only, not to parquet output (from -o's" in r.stderr
+    # .arrows names the IPC stream format
+    import pyarrow as pa
+
+    assert run("decode", str(src), "-o", str(tmp_path / "x.arrows"), "--path", "users").returncode == 0
+    assert pa.ipc.open_stream(str(tmp_path / "x.arrows")).read_all().num_rows == 2
     pytest.importorskip("pty")  # (POSIX terminals)
     master, slave = os.openpty()
     try:

@@ -515,6 +515,17 @@ def test_an_empty_array_among_tables_is_a_table_of_no_rows(engine: str) -> None:
         assert list(reader) == [] and reader.columns is None
     with pytest.raises(ToonDecodeError, match="not a tabular array"):
         list(toonstream.rows(b"rows[1]: 5", "rows"))
+    # non-strict, items past a declared 0: not empty after all (they were dropped silently)
+    for doc, line in [(b"rows[0]:\n  - id: 1\n  - id: 2\n", 2), (b"rows[0]: 1,2", 1), (b"rows[0]:\n  - 1\n", 2)]:
+        with pytest.raises(ToonDecodeError, match="not a tabular array") as e:
+            list(toonstream.rows(doc, "rows", strict=False))
+        assert (e.value.line, e.value.line_text) == (line, doc.decode().splitlines()[line - 1])
+    # the refusal quotes its line, under any chunking
+    doc = b"a: 1\r\nb:\n  c: 2\nrows: 5\ntail: 1\n"
+    for size in (1, 2, 7, len(doc)):
+        with pytest.raises(ToonDecodeError) as e:
+            list(toonstream.rows([doc[i : i + size] for i in range(0, len(doc), size)], "rows"))
+        assert (e.value.code, e.value.line, e.value.line_text) == ("not_tabular", 4, "rows: 5")
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

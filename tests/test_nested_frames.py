@@ -611,3 +611,10 @@ def test_tables_and_arrays_of_records_at_one_path(engine: str) -> None:
     with pytest.raises(ToonDecodeError, match="not a tabular array, keyed table or array of records") as e:
         tp.read_toon(b"g[2]:\n  - m[1]{a}:\n      1\n  - m: 5\n", path="g.item.m")
     assert e.value.line == 4
+
+
+def test_a_list_form_array_after_a_batch_of_table_rows_says_why(engine: str) -> None:
+    doc = toonstream.dumps({"g": [{"m": [{"a": i, "b": 2} for i in range(3000)]}, {"m": [{"a": 5}, {"a": 6, "b": 7}]}]})
+    with pytest.raises(ToonDecodeError, match="after tables at this path whose rows were already given") as e:
+        tp.read_toon(doc.encode(), path="g.item.m", batch_size=1000)
+    assert (e.value.line, e.value.line_text) == (3003, "  - m[2]:")

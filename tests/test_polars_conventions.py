@@ -741,7 +741,7 @@ def test_an_override_converts_as_read_csv_does() -> None:
 @pytest.mark.parametrize("rows", [7, 30_000])  # (30,000: runs typed as split on the native engine)
 def test_a_float_type_given_takes_numbers_beyond_float_range_as_read_csv(rows: int) -> None:
     """1e400 in a column given Float64 or Float32 is inf, as read_csv reads it (it was a type_mismatch)."""
-    tokens = ["1e300", "1e400", "-1e400", "1.7976931348623159e308", "1e-400", "1" * 42, "2.5"]
+    tokens = ["1e300", "1e400", "-1e400", "1.7976931348623159e308", "1e-400", "1" * 42, "2.5", "1" * 400, "-" + "2" * 400]
     cells = [tokens[k % len(tokens)] for k in range(rows)]
     toon = f"t[{rows}]{{x}}:\n" + "".join(f"  {c}\n" for c in cells)
     csv = "x\n" + "".join(f"{c}\n" for c in cells)

@@ -45,6 +45,10 @@ __all__ = ["AsyncRowReader", "ParseAdapter", "RowReader", "RowsAdapter", "check_
 _MAP, _ARRAY, _TABLE, _KEYED = 0, 1, 2, 3
 
 
+#: RowsAdapter's mark of an empty array at its target (a table of no rows while it stays empty)
+_EMPTY: Any = object()
+
+
 class _Scope:
     """An open container as the prefix-tracking adapters see it.
 
@@ -391,12 +395,15 @@ class RowsAdapter:
         as_dict: bool,
         key_field: str,
         where: Callable[[int], int],
+        where_text: Callable[[int], str] | None = None,
         expect_fields: Sequence[str] | None = None,
     ) -> None:
         self.target = prefix
         self.as_dict = as_dict
         self.key_field = key_field
+        # (the line of the i-th event of a batch, and its text, for the adapter's own errors)
         self.where = where
+        self.where_text = where_text
         self.expect = list(expect_fields) if expect_fields is not None else None
         self.scopes: list[_Scope] = []
         self.fields: Fields | None = None
@@ -413,7 +420,7 @@ class RowsAdapter:
             code="not_tabular",
             line=self.where(i),
             column=1,
-            line_text="",
+            line_text=self.where_text(i) if self.where_text is not None else "",
         )
 
     def in_target(self) -> bool:
@@ -454,6 +461,8 @@ class RowsAdapter:
                 top = scopes[-1]
                 top.child = top.key(ev.key)
             elif t is StartObject or t is StartArray or t is StartTable:
+                if scopes and scopes[-1].mark is _EMPTY:
+                    raise self._not_tabular(i)  # (an item in it: not empty after all, non-strict)
                 vp = _value_prefix(scopes)
                 if t is StartTable:
                     keyed = ev.keyed
@@ -466,16 +475,19 @@ class RowsAdapter:
                         scope.mark = row_maker(ev.fields) if self.as_dict else True
                         if order is not None and not self.as_dict:
                             scope.mark = order  # reorder tuples to the expected order
-                elif vp == target and not (t is StartArray and ev.length == 0):  # ([] is a table of no rows)
+                elif vp == target and not (t is StartArray and ev.length == 0):
                     raise self._not_tabular(i)
                 else:
                     scope = _Scope(_MAP if t is StartObject else _ARRAY, vp, not scopes)
+                    if vp == target:
+                        scope.mark = _EMPTY  # ([] is a table of no rows, while it has no item)
                 scopes.append(scope)
             elif t is Scalar:
-                if _value_prefix(scopes) == target:
+                if _value_prefix(scopes) == target or (scopes and scopes[-1].mark is _EMPTY):
                     raise self._not_tabular(i)
             elif t is Values:
-                pass
+                if scopes and scopes[-1].mark is _EMPTY and ev.values:
+                    raise self._not_tabular(i)
             else:
                 scopes.pop()
         return out

@@ -59,7 +59,7 @@ from ._reference.numbers import (
     MAX_NUMBER_LENGTH,
     decimal_value_text,
     encode_float,
-    encode_int,
+    int_value_text,
     make_column_converter,
     make_converter,
 )
@@ -394,7 +394,9 @@ class TableScan:
         # split run's keys as they are (no str each), if it has one.
         self.key_set = _key_set(self.splitter)
         self.decoder = Decoder(hold_rows=False, _line_marks=True, _key_set=self.key_set, **options)
-        self.adapter = RowsAdapter(path, as_dict=False, key_field=key_field, where=self.decoder.event_line)
+        self.adapter = RowsAdapter(
+            path, as_dict=False, key_field=key_field, where=self.decoder.event_line, where_text=self.decoder.event_line_text
+        )
         self.adapter.on_table = self._table
         self.path = path
         from ._nested import RecordsAhead
@@ -524,8 +526,10 @@ class TableScan:
 
     def _not_found(self) -> ToonDecodeError:
         where = f"at path {self.path!r}" if self.path is not None else "at the root or as a member of the root object"
+        # (the record reader, which reads arrays of records that are not tables, looked too)
+        what = "tabular array or keyed table" if self.path is not None else "tabular array, keyed table or array of records"
         return ToonDecodeError(
-            f"no tabular array or keyed table {where}",
+            f"no {what} {where}",
             code="not_tabular",
             line=max(self.decoder.line, 1),  # (an empty input ends on line 1)
             column=1,
@@ -814,7 +818,7 @@ def text_of(value: Any) -> str | None:
     if t is bool:
         return "true" if value else "false"
     if t is int:
-        return encode_int(value)
+        return int_value_text(value)
     if t is float:
         return encode_float(value)
     if t is Decimal:
@@ -848,8 +852,8 @@ def value_kind(v: Any) -> int:
     if t is bool:
         return K_BOOL
     if t is int:
-        # (encode_int: str() refuses integers of more than 4,300 digits)
-        digits = len(encode_int(abs(v))) if not -(10**15) < v < 10**15 else 0
+        # (int_value_text: str() refuses integers of more than 4,300 digits)
+        digits = len(int_value_text(abs(v))) if not -(10**15) < v < 10**15 else 0
         wide = K_WIDE if digits > _FLOAT_EXACT else 0
         if -_I64 <= v < _I64:
             return K_INT | wide
@@ -951,7 +955,7 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
     if base == pl.Float64:
         if set(map(type, values)) <= _FLOATS:
             return pl.Series(name, values, dtype=pl.Float64)
-        return pl.Series(name, [None if v is None else float(v) for v in values], dtype=pl.Float64)
+        return pl.Series(name, [None if v is None else _float(v) for v in values], dtype=pl.Float64)
     if isinstance(base, pl.Decimal):
         if set(map(type, values)) <= _INTS:
             # (integers of at most 38 digits, checked: Int128 holds them exactly)
@@ -959,6 +963,15 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
             return wide.cast(pl.Decimal(38, 0))  # type: ignore[no-any-return]
         return pl.Series(name, [None if v is None else Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
     return pl.Series(name, values, dtype=base)
+
+
+def _float(v: Any) -> float:
+    """A number as a float; an int beyond float range is ±inf, as a Decimal is (and as read_csv
+    reads it in a float column; ``float(int)`` raises OverflowError)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 def _native_kind(base: pl.DataType) -> str | None:
@@ -1426,7 +1439,18 @@ class FrameReader:
             return
         if first is not None:
             yield first
-            yield from frames
+            try:
+                yield from frames
+            except ToonDecodeError as e:
+                if e.code != "not_tabular" or self.scan.path is None:
+                    raise
+                # (a value at the path that is no table, after batches of table rows were given)
+                raise ToonDecodeError(
+                    f"{e.msg}, after tables at this path whose rows were already given as a table "
+                    "(an array of records in list form is read with them only before the first "
+                    "batch: see Nested frames in the README; toonstream.items reads any)",
+                    code=e.code, line=e.line, column=e.column, line_text=e.line_text,
+                ) from None
 
     def _table_frames(self) -> Iterator[pl.DataFrame]:
         # Typing a batch of native columns is Arrow and Polars work (the GIL

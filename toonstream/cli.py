@@ -718,10 +718,11 @@ def _print_stats(fmt: str, src: TokenCounter, out: TokenCounter) -> None:
 def _cmd_decode(args: argparse.Namespace) -> int:
     from .tojson import decode_to_json, decode_to_jsonl
 
-    if args.to is None:  # (by the output file's extension, as encode takes its input's)
+    named = args.to is None
+    if named:  # (by the output file's extension, as encode takes its input's)
         ext = os.path.splitext(args.output.lower())[1] if args.output not in (None, "-") else ""
         args.to = _TABLE_INPUTS.get(ext) or ("jsonl" if ext in _JSONL_EXT else "json")
-    _refuse_other_outputs(args)
+    _refuse_other_outputs(args, named)
     if args.to in ("parquet", "arrow") and args.output in (None, "-") and _is_terminal(sys.stdout):
         raise _Usage(f"--to {args.to} writes binary: give -o FILE or a pipe, not a terminal")
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
@@ -770,13 +771,15 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
-def _refuse_other_outputs(args: argparse.Namespace) -> None:
+def _refuse_other_outputs(args: argparse.Namespace, named: bool = False) -> None:
     """A decode option given for an output it does not apply to is a usage
-    error (exit 2), not silently ignored."""
+    error (exit 2), not silently ignored.  ``named``: the output format came
+    from -o's extension."""
     for dest, (option, outputs) in _DECODE_OUTPUT_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is not None and value is not False and args.to not in outputs:
-            raise _Usage(f"{option} applies to --to {'/'.join(outputs)} only, not to --to {args.to}")
+            given = f"{args.to} output (from -o's extension)" if named else f"--to {args.to}"
+            raise _Usage(f"{option} applies to --to {'/'.join(outputs)} only, not to {given}")
 
 
 # read_toon's infer_schema_length default (the CLI's too: one inference rule
@@ -853,7 +856,9 @@ def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Nam
             for b in batches:
                 pw.write_batch(b)
     elif args.to == "arrow":
-        with pa.ipc.new_file(sink, first.schema) as w:
+        # (.arrows names the IPC stream format, .arrow/.feather/.ipc the file format)
+        stream = args.output is not None and args.output.lower().endswith(".arrows")
+        with (pa.ipc.new_stream if stream else pa.ipc.new_file)(sink, first.schema) as w:
             w.write_batch(first)
             for b in batches:
                 w.write_batch(b)

@@ -195,7 +195,7 @@ class Decoder:
 
     __slots__ = (
         "_lines", "_machine", "_held", "_held_chars", "_hold",
-        "_raw", "_raw_text", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error", "_marks",
+        "_raw", "_raw_text", "_raw_len", "_raw_lines", "_raw_room", "_raw_chars", "_before_error", "_marks", "_texts",
     )
 
     def __init__(
@@ -266,6 +266,8 @@ class Decoder:
         self._before_error: list[Event] = []
         # (index of an event, its line) pairs, flat, of the batch last returned (see event_line)
         self._marks: list[int] = []
+        # (first line number, the lines' texts) of the lines behind that batch (see event_line_text)
+        self._texts: list[tuple[int, list[str]]] = []
         if _line_marks:
             self._machine.marks = []
 
@@ -282,6 +284,8 @@ class Decoder:
         """
         if self._marks:
             self._marks = []
+        if self._texts:
+            self._texts = []
         raw = self._raw
         if raw and len(data) < _SMALL_CHUNK:
             # The common case of a run of tiny chunks, kept as cheap as can
@@ -353,6 +357,8 @@ class Decoder:
         """
         if self._marks:
             self._marks = []
+        if self._texts:
+            self._texts = []
         return self._step(self._lines.feed, self._take_raw(), hold=False)
 
     def close(self) -> list[Event]:
@@ -364,6 +370,8 @@ class Decoder:
         the drivers (``rows``, ``parse``, ...) do."""
         if self._marks:
             self._marks = []
+        if self._texts:
+            self._texts = []
         events = self.flush() if self._raw else []
         events += self._step(lambda _: self._lines.close(), b"", hold=False, base=len(events))
         try:
@@ -398,6 +406,8 @@ class Decoder:
                 return []
         self._held_chars = 0
         first = self._lines.lines_emitted - len(lines) + 1
+        if machine.marks is not None and lines:
+            self._texts.append((first, lines))  # (the texts of this batch's lines: event_line_text)
         try:
             events = machine.lines(first, lines) if lines else []
         except ToonDecodeError:
@@ -454,6 +464,20 @@ class Decoder:
             if marks[k] <= index:
                 return marks[k + 1]
         return max(self.line, 1)
+
+    def event_line_text(self, index: int) -> str:
+        """The text of :meth:`event_line`'s line, as errors quote it ("" where the batch did not
+        read it: a line of an earlier batch).  Needs ``_line_marks=True``.
+
+        >>> d = Decoder(_line_marks=True)
+        >>> d.event_line_text(len(d.feed(b"a: 1\\nb:\\n  c: 2\\n")) - 1)
+        '  c: 2'
+        """
+        line = self.event_line(index)
+        for first, lines in reversed(self._texts):
+            if first <= line < first + len(lines):
+                return lines[line - first]
+        return ""
 
     def line_batches(self, events: list[Event]) -> Iterator[tuple[int, list[Event]]]:
         """``events``, the batch last returned, cut into the events of each line, with its number
@@ -804,7 +828,10 @@ def _rows_setup(
     options: dict[str, Any],
 ) -> tuple[Decoder, RowsAdapter]:
     decoder = driver_decoder(use_float, options, line_marks=True)
-    adapter = RowsAdapter(prefix, as_dict=as_dict, key_field=key_field, where=decoder.event_line, expect_fields=expect_fields)
+    adapter = RowsAdapter(
+        prefix, as_dict=as_dict, key_field=key_field, where=decoder.event_line, where_text=decoder.event_line_text,
+        expect_fields=expect_fields,
+    )
     return decoder, adapter
 
 
@@ -856,14 +883,10 @@ def parse(
     check_driver_args("parse", options, buf_size)
     if _is_async_source(source):
         return parse_async(source, use_float=use_float, buf_size=buf_size, **options)
-    def reference() -> Iterator[tuple[str, str, Any]]:
-        decoder = driver_decoder(use_float, options, batches=True, value_runs=True)
-        return _drive(source, decoder, ParseAdapter().push, buf_size)
-
     native = _native_parse(source, use_float, options)
     if native is not None:
-        return _native_drive(source, native, buf_size, reference)
-    return reference()
+        return _native_drive(source, native, buf_size)
+    return _drive(source, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push, buf_size)
 
 
 @overload
@@ -905,13 +928,10 @@ def _items_drive(
     source: Source, prefix: str, kv: bool, map_type: MapType | None, use_float: bool, buf_size: int, options: dict[str, Any]
 ) -> Iterator[Any]:
     """items/kvitems over a source of TOON text (sync)."""
-    def reference() -> Iterator[Any]:
-        return _drive(source, *_items_setup(prefix, kv, map_type, use_float, options), buf_size)
-
     native = _native_items(source, prefix, kv, map_type, use_float, options)
     if native is not None:
-        return _native_drive(source, native, buf_size, reference)
-    return reference()
+        return _native_drive(source, native, buf_size)
+    return _drive(source, *_items_setup(prefix, kv, map_type, use_float, options), buf_size)
 
 
 _NOTHING: Any = object()
@@ -1020,19 +1040,6 @@ def rows(
     native = _native_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
     if native is not None:
         return native
-    return _reference_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
-
-
-def _reference_rows(
-    source: Source,
-    prefix: str,
-    as_dict: bool,
-    key_field: str,
-    expect_fields: Sequence[str] | None,
-    use_float: bool,
-    buf_size: int,
-    options: dict[str, Any],
-) -> RowReader:
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return RowReader(adapter, _drive(source, decoder, adapter.push, buf_size))
 
@@ -1052,7 +1059,33 @@ def engine_options(source: Any, use_float: bool, options: dict[str, Any]) -> dic
             source.encode()
         except UnicodeEncodeError:
             return None  # lone surrogates are not UTF-8: the reference decodes such a str
+    elif _lone_surrogates_ahead(source):
+        return None  # (a text file holding some, read through and rewound: the reference's)
     return options
+
+
+def _lone_surrogates_ahead(source: Any) -> bool:
+    """Whether a seekable text file holds a lone surrogate (one opened with 'surrogateescape')
+    from where it stands: read through once, then rewound.  The native engine reads UTF-8
+    only, and a driver that met one after its first outputs could not start again."""
+    read = getattr(source, "read", None)
+    start = _rewind_point(source) if read is not None else None
+    if read is None or start is None:
+        return False
+    try:
+        if not isinstance(read(0), str):  # (a binary file: nothing to look for)
+            return False
+        while chunk := read(_SCAN_CHUNK):
+            try:
+                chunk.encode()
+            except UnicodeEncodeError:
+                return True
+        return False
+    finally:
+        source.seek(start)
+
+
+_SCAN_CHUNK = 1 << 20
 
 
 def native_push(make: Callable[..., _T], *args: Any, **options: Any) -> _T | None:
@@ -1084,27 +1117,12 @@ class _Running:
         return next(self._gen)
 
 
-def _native_drive(
-    source: Source, native: _engine.OutputDecoder, buf_size: int, reference: Callable[[], Iterator[Any]]
-) -> Iterator[Any]:
-    """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`).
-    ``reference``: the same outputs by the reference, for a seekable text file with a lone
-    surrogate that the engine meets before any output (see :func:`_build`)."""
-    start = _rewind_point(source)
+def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) -> Iterator[Any]:
+    """The outputs of an engine's push decoder over ``source``, lazily (as :func:`_drive`)."""
 
-    def batches() -> Iterator[Iterable[Any]]:
-        out = False  # (whether anything came out)
-        try:
-            for chunk in read_chunks(source, buf_size):
-                batch = native.feed(chunk)
-                out = out or bool(batch)
-                yield batch
-        except _engine.Unsupported:
-            if out or start is None:
-                raise  # (outputs already given, or a source that cannot be read again)
-            source.seek(start)  # type: ignore[union-attr]
-            yield reference()
-            return
+    def batches() -> Iterator[list[Any]]:
+        for chunk in read_chunks(source, buf_size):
+            yield native.feed(chunk)
         while batch := native.close():  # (outputs before an error, then the error on the next call)
             yield batch
 
@@ -1160,15 +1178,7 @@ def _native_rows(
     )
     if native is None:
         return None
-
-    def reference() -> Iterator[Any]:
-        # (the reader's columns then follow the reference's adapter)
-        ref = _reference_rows(source, prefix, as_dict, key_field, expect_fields, use_float, buf_size, options)
-        reader._adapter = ref._adapter
-        return iter(ref)
-
-    reader = RowReader(adapter, _native_drive(source, native, buf_size, reference))
-    return reader
+    return RowReader(adapter, _native_drive(source, native, buf_size))
 
 
 def _native_parse(source: Any, use_float: bool, options: dict[str, Any]) -> _engine.OutputDecoder | None:

@@ -31,11 +31,11 @@ from typing import IO, Any, Callable, Sequence
 
 from ._errors import ToonDecodeError
 from ._reference.events import Columns, Entries, Event, Fields, Rows
-from ._reference.numbers import INT_STR_SAFE_BITS, decimal_value_text, encode_int
+from ._reference.numbers import INT_STR_SAFE_BITS, decimal_value_text, int_value_text
 from ._reference.writer import LineSink
 from . import _engine
 from ._consumers import ParseAdapter
-from .decoder import DEFAULT_BUF_SIZE, Source, _rewind_point, driver_decoder, engine_options, native_push, read_chunks
+from .decoder import DEFAULT_BUF_SIZE, Source, driver_decoder, engine_options, native_push, read_chunks
 
 __all__ = ["decode_to_json", "decode_to_jsonl"]
 
@@ -54,7 +54,7 @@ def _scalar(v: Any) -> str:
     if v is None:
         return "null"
     if t is int:
-        return encode_int(v)
+        return int_value_text(v)
     if t is Decimal:
         return decimal_value_text(v)
     return repr(float(v))
@@ -393,25 +393,13 @@ def _run(
     rows through the per-triple path too (the reference the tests compare with)."""
     native = _native_writer(source, indent=indent, jsonl=jsonl, path=path, options=options) if table_rows else None
     if native is not None:  # the engine writes the JSON bytes itself
-        start = _rewind_point(source)
         out_sink = _JsonSink(out)
-        wrote = False
-        try:
-            for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
-                data = native.feed(chunk)
-                wrote = wrote or bool(data)
-                out_sink.utf8(data)
-        except _engine.Unsupported:
-            # a str chunk with lone surrogates (a text file opened with 'surrogateescape'): a
-            # seekable file is read again by the reference, if nothing was written yet
-            if wrote or start is None:
-                raise
-            source.seek(start)  # type: ignore[union-attr]
-        else:
-            while tail := native.close():  # (the rest comes a piece a call)
-                out_sink.utf8(tail)
-            out_sink.flush()
-            return
+        for chunk in read_chunks(source, DEFAULT_BUF_SIZE):
+            out_sink.utf8(native.feed(chunk))
+        while tail := native.close():  # (the rest comes a piece a call)
+            out_sink.utf8(tail)
+        out_sink.flush()
+        return
     # Where the writer can raise its own errors (a value at the path that is not an array...), the
     # events go to it a line at a time, so that the error names its line under any chunking; else
     # in parse's batches.

@@ -516,31 +516,24 @@ impl Text for Vec<u8> {
 /// [1e-6, 1e21) is written plain, without trailing zeros; others as
 /// `d.ddde±N`.
 /// A number token as a decoder's output writes it (JSON, a String column):
-/// [`decimal_text`], or, where that refuses it (an exponent of more than 17
-/// digits, a token longer than `max_number_length`: limits of TOON's
-/// decoders, not of JSON's), its coefficient and exponent as they are,
-/// the same value (`numbers.decimal_value_text`, from the `Decimal`):
-/// `1.0e99999999999999999` is `10e99999999999999998`.
+/// [`decimal_text`]'s form without its limits (an exponent of at most 17
+/// digits, a token of at most `max_number_length` characters: TOON's
+/// decoders', not JSON's), as `numbers.decimal_value_text` writes the
+/// `Decimal`: `-15.0e99999999999999999` is `-1.5e+100000000000000000`.
 pub fn decimal_value_text(token: &str) -> String {
-    decimal_text(token).unwrap_or_else(|_| {
-        let (sign, rest) = match token.strip_prefix('-') {
-            Some(r) => ("-", r),
-            None => ("", token),
-        };
-        let (mantissa, exponent) = rest.split_at(rest.find(['e', 'E']).unwrap_or(rest.len()));
-        let (int_part, frac) = mantissa.split_at(mantissa.find('.').unwrap_or(mantissa.len()));
-        let frac = frac.strip_prefix('.').unwrap_or(frac);
-        let exp10: i128 = exponent.get(1..).and_then(|e| e.parse().ok()).unwrap_or(0);
-        let all = [int_part, frac].concat();
-        let digits = match all.trim_start_matches('0') {
-            "" => "0",
-            d => d,
-        };
-        format!("{sign}{digits}e{}", exp10 - frac.len() as i128)
-    })
+    match decimal_text_with(token, false) {
+        Ok(text) => text,
+        Err(_) => token.to_owned(), // (not met: only the limits refuse)
+    }
 }
 
+/// `encode_decimal`'s text of a number token (its exact `Decimal`), or the
+/// refusal of one TOON's decoders could not read back.
 pub fn decimal_text(token: &str) -> Result<String, NumberError> {
+    decimal_text_with(token, true)
+}
+
+fn decimal_text_with(token: &str, limits: bool) -> Result<String, NumberError> {
     let (negative, rest) = match token.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, token),
@@ -566,7 +559,7 @@ pub fn decimal_text(token: &str) -> Result<String, NumberError> {
         return Ok("0".to_owned());
     }
     // (its trailing zeros are not written: 1.000 is 1)
-    if digits.trim_end_matches('0').len() > MAX_NUMBER_LENGTH {
+    if limits && digits.trim_end_matches('0').len() > MAX_NUMBER_LENGTH {
         return Err(too_long(None));
     }
     let exp = exp10 - frac.len() as i128; // value = digits * 10**exp
@@ -593,11 +586,16 @@ pub fn decimal_text(token: &str) -> Result<String, NumberError> {
                 format!("{ip}.{fp}")
             }
         };
-        return checked_length(format!("{sign}{plain}"));
+        let text = format!("{sign}{plain}");
+        return if limits {
+            checked_length(text)
+        } else {
+            Ok(text)
+        };
     }
     let ds = digits.trim_end_matches('0');
     let e = adjusted;
-    if e.unsigned_abs().to_string().len() > MAX_EXPONENT_DIGITS {
+    if limits && e.unsigned_abs().to_string().len() > MAX_EXPONENT_DIGITS {
         return Err(NumberError(format!(
             "number exponent out of range: {} has more than {MAX_EXPONENT_DIGITS} digits, \
              which TOON decoders refuse (number_out_of_range)",
@@ -609,11 +607,16 @@ pub fn decimal_text(token: &str) -> Result<String, NumberError> {
     } else {
         ds.to_owned()
     };
-    checked_length(format!(
+    let text = format!(
         "{sign}{mant}e{}{}",
         if e >= 0 { '+' } else { '-' },
         e.unsigned_abs()
-    ))
+    );
+    if limits {
+        checked_length(text)
+    } else {
+        Ok(text)
+    }
 }
 
 #[cfg(test)]

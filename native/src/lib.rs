@@ -151,10 +151,10 @@ impl Decoder {
 
     /// Add a chunk of input; the sink is called for every line it completes.
     pub fn feed<S: Sink>(&mut self, data: &[u8], sink: &mut S) -> Result<(), S::Error> {
-        self.feed_lines(data, sink, |_, _| Ok(()))
+        self.feed_lines(data, sink, |_, _, _| Ok(()))
     }
 
-    /// [`Decoder::feed`], calling `after_line(line_number, sink)` each time
+    /// [`Decoder::feed`], calling `after_line(line_number, text, sink)` each time
     /// the machine is done with a line (before the next is looked at): a
     /// consumer that keeps what each line produced marks there, so that of
     /// an error it drops exactly the failing line's output, however the
@@ -164,13 +164,13 @@ impl Decoder {
         &mut self,
         data: &[u8],
         sink: &mut S,
-        mut after_line: impl FnMut(u64, &mut S) -> Result<(), S::Error>,
+        mut after_line: impl FnMut(u64, &str, &mut S) -> Result<(), S::Error>,
     ) -> Result<(), S::Error> {
         self.check()?;
         let machine = &mut self.machine;
         let r = self.lines.feed(data, &mut |no, line| {
             machine.line(no, line, sink)?;
-            after_line(no, sink).map_err(Stop::Sink)
+            after_line(no, line, sink).map_err(Stop::Sink)
         });
         self.finish(r)
     }
@@ -190,11 +190,24 @@ impl Decoder {
     /// and drops the scope ends before the failing check, as the Python
     /// engine does.  Calling it again (or `close` after it) does not repeat it.
     pub fn end_input<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error> {
+        self.end_input_lines(sink, |_, _| {})
+    }
+
+    /// [`Decoder::end_input`], calling `last_line(line_number, text)` with
+    /// the last line if there is one (a consumer's error of that line
+    /// quotes it).
+    pub fn end_input_lines<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        mut last_line: impl FnMut(u64, &str),
+    ) -> Result<(), S::Error> {
         self.check()?;
         let machine = &mut self.machine;
-        let r = self
-            .lines
-            .close(&mut |no, line| machine.line(no, line, sink));
+        let r = self.lines.close(&mut |no, line| {
+            machine.line(no, line, sink)?;
+            last_line(no, line);
+            Ok(())
+        });
         self.finish(r)
     }
 

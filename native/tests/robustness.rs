@@ -363,7 +363,7 @@ fn feed_lines_marks_every_line_once() {
         let mut b = ValueBuilder::default();
         let mut seen = Vec::new();
         for part in [&doc[..cut], &doc[cut..]] {
-            d.feed_lines(part, &mut b, |n, _| {
+            d.feed_lines(part, &mut b, |n, _, _| {
                 seen.push(n);
                 Ok(())
             })
@@ -375,7 +375,7 @@ fn feed_lines_marks_every_line_once() {
     let mut d = Decoder::new(Options::default()).expect("options");
     let mut b = ValueBuilder::default();
     let mut seen = Vec::new();
-    let r = d.feed_lines(b"a: 1\nb: 2\nc: \xff\nd: 4\n", &mut b, |n, _| {
+    let r = d.feed_lines(b"a: 1\nb: 2\nc: \xff\nd: 4\n", &mut b, |n, _, _| {
         seen.push(n);
         Ok(())
     });
@@ -388,7 +388,7 @@ fn feed_lines_marks_every_line_once() {
     let mut d = Decoder::new(Options::default()).expect("options");
     let mut b = ValueBuilder::default();
     let mut seen = Vec::new();
-    let r = d.feed_lines(b"a: 1\nb: 2\nc: 3\n", &mut b, |n, _| {
+    let r = d.feed_lines(b"a: 1\nb: 2\nc: 3\n", &mut b, |n, _, _| {
         seen.push(n);
         if n == 2 {
             Err(DecodeError {

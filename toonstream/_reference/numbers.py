@@ -186,6 +186,21 @@ def encode_decimal(d: Decimal) -> str:
     Raises ToonEncodeError for a number the decoders would refuse (see
     ``encode_int``; also an exponent of more than ``MAX_EXPONENT_DIGITS``
     digits)."""
+    return _decimal_text(d, limits=True)
+
+
+def decimal_value_text(d: Decimal) -> str:
+    """A Decimal as a decoder's output writes it (JSON, a String column): ``encode_decimal``'s
+    form without its limits (an exponent of at most 17 digits, a token of at most
+    ``max_number_length`` characters: TOON's decoders', not JSON's).
+
+    >>> decimal_value_text(Decimal("1.50")), decimal_value_text(Decimal("-15.0e99999999999999999"))
+    ('1.5', '-1.5e+100000000000000000')
+    """
+    return _decimal_text(d, limits=False)
+
+
+def _decimal_text(d: Decimal, *, limits: bool) -> str:
     if not d.is_finite():
         return "null"
     if d.is_zero():
@@ -197,35 +212,33 @@ def encode_decimal(d: Decimal) -> str:
     assert isinstance(exp, int)
     # (the coefficient's trailing zeros are not written: 1.000 is 1)
     ds = "".join(map(str, digits)).rstrip("0")
-    if len(ds) > MAX_NUMBER_LENGTH:  # (no need to write it out)
+    if limits and len(ds) > MAX_NUMBER_LENGTH:  # (no need to write it out)
         raise too_long(None)
     if _DEC_MIN_PLAIN <= d.copy_abs() < _DEC_MAX_PLAIN:
-        return _checked_length(_plain(d))
+        text = _plain(d)
+        return _checked_length(text) if limits else text
     exp += len(digits) - len(ds)  # the trailing zeros move into the exponent
     e = exp + len(ds) - 1  # scientific exponent for the form d.ddd
-    if len(str(abs(e))) > MAX_EXPONENT_DIGITS:
+    if limits and len(str(abs(e))) > MAX_EXPONENT_DIGITS:
         raise ToonEncodeError(
             f"number exponent out of range: {abs(e)} has more than {MAX_EXPONENT_DIGITS} digits,"
             " which TOON decoders refuse (number_out_of_range)"
         )
     mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-    return _checked_length(f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}")
+    text = f"{'-' if sign else ''}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return _checked_length(text) if limits else text
 
 
-def decimal_value_text(d: Decimal) -> str:
-    """A finite Decimal as a decoder's output writes it (JSON, a String column): ``encode_decimal``'s
-    text, or, for one it refuses (an exponent of more than 17 digits, a token longer than
-    ``max_number_length``: limits of TOON's decoders, not of JSON's), its coefficient and exponent
-    as they are (``15.0e99999999999999999`` → ``150e99999999999999998``), the same value.
+def int_value_text(i: int) -> str:
+    """An int as a decoder's output writes it: its digits, at any length (``encode_int``'s
+    limit is TOON's decoders', not JSON's).
 
-    >>> decimal_value_text(Decimal("1.50")), decimal_value_text(Decimal("-15.0e99999999999999999"))
-    ('1.5', '-150e99999999999999998')
+    >>> len(int_value_text(10 ** 20_000))
+    20001
     """
-    try:
-        return encode_decimal(d)
-    except ToonEncodeError:
-        sign, digits, exp = d.as_tuple()
-        return f"{'-' if sign else ''}{''.join(map(str, digits))}e{exp}"
+    if i.bit_length() < INT_STR_SAFE_BITS:
+        return str(i)
+    return format(Decimal(i), "f")  # (str() stops at the process's int digit limit)
 
 
 def too_long(size: int | None) -> ToonEncodeError:

@@ -38,8 +38,9 @@ pub(crate) trait Collect {
 
     /// An error the consumer raises itself, once the line that caused it is
     /// done (so that a decode error on the same line wins): rows' refusal of
-    /// a non-tabular value.  `line` is the number of the last line decoded.
-    fn refusal(&mut self, _py: Python<'_>, _line: u64) -> Option<PyErr> {
+    /// a non-tabular value.  `line` is the number of the last line decoded,
+    /// `text` its text ("" where it is not at hand).
+    fn refusal(&mut self, _py: Python<'_>, _line: u64, _text: &str) -> Option<PyErr> {
         None
     }
 
@@ -155,11 +156,11 @@ impl<C: Collect> Push<C> {
             // failing line's outputs are exactly those after it; a refusal
             // is raised once its line is done, that line's outputs kept.
             let mut mark = state.out().len();
-            let r = decoder.feed_lines(bytes, &mut state.sink(py), |line, sink| {
+            let r = decoder.feed_lines(bytes, &mut state.sink(py), |line, text, sink| {
                 let state = C::state(sink);
                 mark = state.out().len();
                 state
-                    .refusal(py, line)
+                    .refusal(py, line, text)
                     .map_or(Ok(()), |e| Err(BindError::Py(e)))
             });
             if let Err(e) = r {
@@ -179,6 +180,8 @@ impl<C: Collect> Push<C> {
         }
         let (decoder, state) = (&mut self.decoder, &mut self.state);
         let r = guarded(&mut self.broken, || {
+            // (the last line, one without a terminator: a refusal of it quotes it)
+            let mut last_line: Option<(u64, String)> = None;
             for last in [false, true] {
                 let mark = state.out().len();
                 let r = {
@@ -186,14 +189,21 @@ impl<C: Collect> Push<C> {
                     if last {
                         decoder.close(&mut sink)
                     } else {
-                        decoder.end_input(&mut sink)
+                        decoder.end_input_lines(&mut sink, |no, text| {
+                            last_line = Some((no, text.to_owned()));
+                        })
                     }
                 };
                 if let Err(e) = r {
                     state.out().truncate(mark);
                     return Err(e.into_py(py));
                 }
-                if let Some(e) = state.refusal(py, decoder.line()) {
+                let line = decoder.line();
+                let text = match &last_line {
+                    Some((no, text)) if *no == line => text.as_str(),
+                    _ => "",
+                };
+                if let Some(e) = state.refusal(py, line, text) {
                     return Err(e);
                 }
             }

@@ -58,6 +58,10 @@ pub(crate) struct State {
     /// decoded, events ignored: as on the Python engine, which sees a line's
     /// events after the whole line, a decode error on the same line wins.
     refused: Option<Refusal>,
+    /// The depth of scopes while an empty array at the target (`[]`,
+    /// `[0]:`) is open: a table of no rows, while it has no item (a
+    /// non-strict decoder takes items past the declared 0).
+    empty_at: Option<usize>,
 }
 
 enum Refusal {
@@ -90,15 +94,24 @@ impl<'py> RowSink<'_, 'py> {
         Ok(())
     }
 
+    /// Inside an empty array at the target (see `State::empty_at`).
+    fn in_empty(&self) -> bool {
+        self.s.empty_at == Some(self.s.scopes.len())
+    }
+
     /// A value that is no table opens: at the target, a refusal, but for an
     /// empty array (`key: []`, `[0]:`), a table of no rows.
     fn open(&mut self, kind: Kind, empty: bool) -> Result<(), BindError> {
-        if self.at_target() && !empty {
+        let at_target = self.at_target();
+        if self.in_empty() || (at_target && !empty) {
             return self.refuse();
         }
         let vp = self.value_prefix().to_string();
         let root = self.s.scopes.is_empty();
         self.s.scopes.push(Scope::new(kind, vp, root, None));
+        if at_target {
+            self.s.empty_at = Some(self.s.scopes.len());
+        }
         Ok(())
     }
 
@@ -211,7 +224,7 @@ impl Sink for RowSink<'_, '_> {
 
     fn scalar(&mut self, _value: Scalar<'_>) -> Result<(), BindError> {
         self.tick()?;
-        if self.s.refused.is_none() && self.at_target() {
+        if self.s.refused.is_none() && (self.at_target() || self.in_empty()) {
             return self.refuse();
         }
         Ok(())
@@ -221,16 +234,26 @@ impl Sink for RowSink<'_, '_> {
         self.open(Kind::Array, declared == 0)
     }
 
-    fn values(&mut self, _values: &Cells<'_>) -> Result<(), BindError> {
-        self.tick()
+    fn values(&mut self, values: &Cells<'_>) -> Result<(), BindError> {
+        self.tick()?;
+        if self.s.refused.is_none() && self.in_empty() && !values.is_empty() {
+            return self.refuse();
+        }
+        Ok(())
     }
 
     fn end_array(&mut self) -> Result<(), BindError> {
+        if self.in_empty() {
+            self.s.empty_at = None;
+        }
         self.s.scopes.pop();
         Ok(())
     }
 
     fn start_table(&mut self, table: &Table<'_>) -> Result<(), BindError> {
+        if self.in_empty() {
+            return self.refuse();
+        }
         let vp = self.value_prefix().to_string();
         let root = self.s.scopes.is_empty();
         let mut scope = Scope::new(
@@ -346,6 +369,7 @@ push_class!(
                 out: Vec::new(),
                 ticker: Ticker::default(),
                 refused: None,
+                empty_at: None,
             },
         )))
     }
@@ -364,9 +388,9 @@ impl Collect for State {
         self.builder.clear();
     }
 
-    fn refusal(&mut self, py: Python<'_>, line: u64) -> Option<PyErr> {
+    fn refusal(&mut self, py: Python<'_>, line: u64, text: &str) -> Option<PyErr> {
         Some(match self.refused.take()? {
-            Refusal::NotTabular => self.not_tabular(py, line),
+            Refusal::NotTabular => self.not_tabular(py, line, text),
             Refusal::Raised(e) => e,
         })
     }
@@ -374,8 +398,8 @@ impl Collect for State {
 
 impl State {
     /// The rows driver's own error for a non-tabular value at the prefix,
-    /// at the line the core stopped on (the value's line).
-    fn not_tabular(&self, py: Python<'_>, line: u64) -> PyErr {
+    /// at the line the core stopped on (the value's line, `text`).
+    fn not_tabular(&self, py: Python<'_>, line: u64, text: &str) -> PyErr {
         let target = self.target.clone().unwrap_or_default();
         let made = (|| -> PyResult<PyErr> {
             let cls = DECODE_ERROR.import(py, "toonstream._errors", "ToonDecodeError")?;
@@ -387,7 +411,7 @@ impl State {
             kwargs.set_item("code", "not_tabular")?;
             kwargs.set_item("line", line.max(1))?;
             kwargs.set_item("column", 1)?;
-            kwargs.set_item("line_text", "")?;
+            kwargs.set_item("line_text", text)?;
             Ok(PyErr::from_value(cls.call((message,), Some(&kwargs))?))
         })();
         made.unwrap_or_else(|err| err)
