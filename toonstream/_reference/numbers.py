@@ -210,13 +210,14 @@ def _decimal_text(d: Decimal, *, limits: bool) -> str:
     # format(d, "f") are exact.
     sign, digits, exp = d.as_tuple()
     assert isinstance(exp, int)
-    # (the coefficient's trailing zeros are not written: 1.000 is 1)
-    ds = "".join(map(str, digits)).rstrip("0")
+    # (the coefficient's trailing zeros are not written: 1.000 is 1; counted only for a long one)
+    ds = "".join(map(str, digits)).rstrip("0") if len(digits) > MAX_NUMBER_LENGTH else ""
     if limits and len(ds) > MAX_NUMBER_LENGTH:  # (no need to write it out)
         raise too_long(None)
     if _DEC_MIN_PLAIN <= d.copy_abs() < _DEC_MAX_PLAIN:
         text = _plain(d)
         return _checked_length(text) if limits else text
+    ds = ds or "".join(map(str, digits)).rstrip("0")
     exp += len(digits) - len(ds)  # the trailing zeros move into the exponent
     e = exp + len(ds) - 1  # scientific exponent for the form d.ddd
     if limits and len(str(abs(e))) > MAX_EXPONENT_DIGITS:
