@@ -259,3 +259,27 @@ def test_threads_sharing_one_iterator_get_an_error_not_a_crash() -> None:
 
     done = subprocess.run([sys.executable, "-c", _SHARED_ITERATOR], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "done", (done.returncode, done.stderr[-2000:])
+
+
+def test_async_row_reader_closes_early() -> None:
+    """contextlib.aclosing works on rows_async as on the other async drivers (no aclose before)."""
+    import asyncio
+    import contextlib
+
+    read: list[bytes] = []
+
+    async def chunks() -> Any:
+        for part in (b"u[3]{a}:\n  1\n", b"  2\n", b"  3\n"):
+            read.append(part)
+            yield part
+
+    async def main() -> list[Any]:
+        got = []
+        async with contextlib.aclosing(toonstream.rows_async(chunks(), "u")) as it:
+            async for row in it:
+                got.append(row)
+                break
+        return got
+
+    assert asyncio.run(main()) == [(1,)]
+    assert len(read) == 1  # (the source not read further)

@@ -852,6 +852,15 @@ def test_arrow_overrides_come_back_as_the_arrow_types_given() -> None:
             ta.read_table(doc, schema_overrides={"a": t})
 
 
+def test_an_arrow_struct_override_of_some_fields_keeps_the_others() -> None:
+    """As a Polars Struct of some fields does (the Arrow struct's cast dropped the others)."""
+    override = {"g": pa.struct([("x", pa.int8()), ("z", pa.int8())])}
+    for doc in (b"[2]{id,g{x,y}}:\n  1,1,a\n  2,2,b\n", b"[2]:\n  - id: 1\n    g:\n      x: 1\n      y: a\n  - id: 2\n    g:\n      x: 2\n      y: b\n"):
+        table = ta.read_table(doc, schema_overrides=override)
+        assert table.schema.field("g").type == pa.struct([("x", pa.int8()), ("y", pa.large_string())])
+        assert table.to_pylist() == [{"id": 1, "g": {"x": 1, "y": "a"}}, {"id": 2, "g": {"x": 2, "y": "b"}}]
+
+
 def test_decimal_with_a_scale_in_selected_columns() -> None:
     """The exact column found after a projection that reorders the columns (decoder rows too)."""
     doc = b'[3]{s,d,f}:\n  "a:b",12345678901234567.891,1.5\n  x,0.1234567890123456789,-0.0\n  "c:d",2.5,1e400\n'

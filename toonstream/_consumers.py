@@ -384,6 +384,12 @@ class AsyncRowReader(_Columns):
     async def __anext__(self) -> Any:
         return await self._it.__anext__()
 
+    async def aclose(self) -> None:
+        """Stop early (``contextlib.aclosing`` calls it): the source is not read further."""
+        close = getattr(self._it, "aclose", None)
+        if close is not None:
+            await close()
+
 
 class RowsAdapter:
     """Rows of tables at ``prefix``: leaf tuples, or dicts with ``as_dict``."""

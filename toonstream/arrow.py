@@ -184,6 +184,8 @@ def _cast_to(table: pa.Table, target: Mapping[str, pa.DataType]) -> pa.Table:
     columns = []
     for name, column in zip(table.column_names, table.columns):
         t = target.get(name)
+        if t is not None:
+            t = _over(column.type, t)
         if t is not None and column.type != t:
             try:
                 column = column.cast(t)
@@ -191,6 +193,27 @@ def _cast_to(table: pa.Table, target: Mapping[str, pa.DataType]) -> pa.Table:
                 raise ToonDecodeError(f"column {name!r} does not convert to {t}: {e}", code="type_mismatch") from None
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _over(actual: pa.DataType, given: pa.DataType) -> pa.DataType:
+    """The type a column of type ``actual`` is cast to for the override ``given``: a struct
+    override names some fields (as the frame readers take a Struct of some fields' dtypes):
+    every field of the column stays, those it names take its types; a field it names that the
+    column lacks is ignored, as a name of no column is.
+
+    >>> _over(pa.struct([("x", pa.int64()), ("y", pa.string())]), pa.struct([("x", pa.int8())]))
+    StructType(struct<x: int8, y: string>)
+    """
+    if not (pa.types.is_struct(actual) and pa.types.is_struct(given)):
+        return given
+    named = {given.field(i).name: given.field(i).type for i in range(given.num_fields)}
+    fields = []
+    for i in range(actual.num_fields):
+        f = actual.field(i)
+        g = named.get(f.name)
+        # (nested structs: as deep as the override's own nesting, which the user wrote)
+        fields.append(f if g is None else f.with_type(_over(f.type, g)))
+    return pa.struct(fields)
 
 
 def arrow_check(types: Mapping[str, pa.DataType]) -> Any:

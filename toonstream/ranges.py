@@ -585,6 +585,7 @@ class RangeReader:
                     self._check_trailing_blanks(f, part)
                 return
             self._check_leading_blanks(f, part)
+            self._check_shallow_lines(f, part)
             reader = FrameReader(
                 _Document(self.header.with_length(part.rows), part.data),
                 batch_size=self.batch_size,
@@ -624,6 +625,28 @@ class RangeReader:
             before += chunk.count(b"\n")
             left -= len(chunk)
         return before + line - 1
+
+    def _check_shallow_lines(self, f: IO[bytes], part: _Range) -> None:
+        """A line at column 0 that is neither blank nor a comment: after a named table that
+        is another member of the root object (``z: 1``), which a range's document would
+        read, and leave out of the table, without a word.  A one-table file holds its table
+        only.  (After a root table the decoder says so itself.)"""
+        if self.header.text.startswith(b"["):
+            return
+        m = _UNINDENTED.search(part.data)
+        if m is None:
+            return
+        at = m.start()
+        end = part.data.find(b"\n", at)
+        text = part.data[at : len(part.data) if end == -1 else end].rstrip(b"\r").decode("utf-8", "replace")
+        raise ToonDecodeError(
+            f"{self.path}: not a one-table file: a line after the table that is not one of its rows "
+            "(another member of the root object, say)",
+            code="trailing_content",
+            line=self._file_line(f, part, 2 + part.data.count(b"\n", 0, at)),
+            column=1,
+            line_text=text,
+        )
 
     def _blank_error(self, f: IO[bytes], part: _Range, at: int) -> ToonDecodeError:
         line = self._file_line(f, part, 2 + part.data.count(b"\n", 0, at))
@@ -673,6 +696,11 @@ class RangeReader:
                 return
             if not chunk:
                 return
+
+
+#: a line at column 0 that is neither blank nor a comment (a line indented less than the rows
+#: is the decoder's to refuse: bad indentation)
+_UNINDENTED = re.compile(rb"(?m)^(?=[^ \t\r\n#])")
 
 
 def _is_row(line: bytes) -> bool:
