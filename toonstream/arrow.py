@@ -238,6 +238,7 @@ def arrow_check(types: Mapping[str, pa.DataType]) -> Any:
         if t is None:
             return None
         arr = s.to_arrow(compat_level=pl.CompatLevel.oldest())
+        t = _over(arr.type, t)  # (the type _cast_to casts the column to)
         try:
             arr.cast(t)
             return None

@@ -636,25 +636,27 @@ class RangeReader:
         m = _UNINDENTED.search(part.data)
         if m is None:
             return
-        at = m.start()
-        end = part.data.find(b"\n", at)
-        text = part.data[at : len(part.data) if end == -1 else end].rstrip(b"\r").decode("utf-8", "replace")
+        line, text = self._line_at(f, part, m.start())
         raise ToonDecodeError(
             f"{self.path}: not a one-table file: a line after the table that is not one of its rows "
             "(another member of the root object, say)",
             code="trailing_content",
-            line=self._file_line(f, part, 2 + part.data.count(b"\n", 0, at)),
+            line=line,
             column=1,
             line_text=text,
         )
 
     def _blank_error(self, f: IO[bytes], part: _Range, at: int) -> ToonDecodeError:
-        line = self._file_line(f, part, 2 + part.data.count(b"\n", 0, at))
-        end = part.data.find(b"\n", at)
-        text = part.data[at : len(part.data) if end == -1 else end].rstrip(b"\r").decode("utf-8", "replace")
+        line, text = self._line_at(f, part, at)
         return ToonDecodeError(
             f"{self.path}: blank line inside an array", code="blank_line", line=line, column=1, line_text=text
         )
+
+    def _line_at(self, f: IO[bytes], part: _Range, at: int) -> tuple[int | None, str]:
+        """The file's line number and the text of the range's line that starts at ``at``."""
+        end = part.data.find(b"\n", at)
+        text = part.data[at : len(part.data) if end == -1 else end].rstrip(b"\r").decode("utf-8", "replace")
+        return self._file_line(f, part, 2 + part.data.count(b"\n", 0, at)), text
 
     def _check_leading_blanks(self, f: IO[bytes], part: _Range) -> None:
         """A blank line before the range's first row, after the table's
