@@ -480,9 +480,7 @@ def test_ipc_file_and_stream(tmp_path: Path) -> None:
 def test_csv_path(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text('id,name,x\n1,"a,b",1.5\n2,plain,\n')
-    import pyarrow.csv as pcsv
-
-    assert encoded(path) == expected(pcsv.read_csv(path))
+    assert encoded(path) == toonstream.dumps([{"id": 1, "name": "a,b", "x": 1.5}, {"id": 2, "name": "plain", "x": None}])
 
 
 def test_arrow_c_stream_objects() -> None:

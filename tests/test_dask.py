@@ -315,3 +315,28 @@ def test_count_spread_over_the_cluster(tmp_path: Path, client: Any) -> None:
             worker_side._COUNT_BLOCK = block
 
         client.run(restore)
+
+
+@pytest.mark.parametrize("single_file", [False, True])
+def test_to_toon_refuses_a_null_struct(tmp_path: Path, single_file: bool) -> None:
+    """A null struct makes a partition's rows list items, which no range read
+    takes as a table part: refused in the task, in either layout (the
+    multi-file layout wrote such files before, and read_toon refused them)."""
+    import dask
+    import dask.dataframe as dd
+
+    st = pa.struct([("a", pa.int64()), ("b", pa.string())])
+    df = pd.DataFrame({
+        "id": [1, 2, 3, 4],
+        "st": pd.Series([{"a": 2, "b": "x"}, None, {"a": 4, "b": "z"}, {"a": None, "b": None}], dtype=pd.ArrowDtype(st)),
+    })
+    out = tmp_path / ("one.toon" if single_file else "out")
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(ToonEncodeError, match="no null structs"):
+            to_toon(dd.from_pandas(df, npartitions=2), out, single_file=single_file)
+        # (the failing partition's file is not made; in a directory, the other partitions' may be)
+        assert not out.exists() if single_file else not (out / "part.0.toon").exists()
+        # a struct whose fields are null is a table's nulls, not a null struct
+        to_toon(dd.from_pandas(df.iloc[[0, 2, 3]], npartitions=2), tmp_path / "ok")
+        back = read_toon(str(tmp_path / "ok" / "*.toon")).compute()
+    assert back["id"].tolist() == [1, 3, 4]

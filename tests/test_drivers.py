@@ -283,3 +283,29 @@ def test_async_row_reader_closes_early() -> None:
 
     assert asyncio.run(main()) == [(1,)]
     assert len(read) == 1  # (the source not read further)
+
+
+@pytest.mark.parametrize("driver", ["rows", "parse", "items", "kvitems"])
+def test_sync_drivers_close_early(driver: str) -> None:
+    """``close()`` (``contextlib.closing``) stops a driver as it stops a generator:
+    nothing more comes, and the source is not read further."""
+    import contextlib
+
+    read: list[bytes] = []
+
+    def chunks() -> Any:
+        for part in (b"u[3]{a}:\n  1\n", b"  2\n", b"  3\n", b"v: 1\n"):
+            read.append(part)
+            yield part
+
+    call = {
+        "rows": lambda src: toonstream.rows(src, "u"),
+        "parse": lambda src: toonstream.parse(src),
+        "items": lambda src: toonstream.items(src, "u.item"),
+        "kvitems": lambda src: toonstream.kvitems(src, "u.item"),
+    }[driver]
+    with contextlib.closing(call(chunks())) as it:
+        first = next(it)
+    assert first is not None
+    assert list(it) == []
+    assert len(read) == 1

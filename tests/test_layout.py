@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"_errors", "_optional", "_engine", "_atomic"}),
     ("reference engine", {"_reference"}),
     ("drivers", {"_consumers", "decoder", "encoder", "streaming", "tojson", "_parallel", "_jsonscan"}),
-    ("adapters", {"_frames", "_nested", "_arrow_encode", "arrow", "polars", "ranges", "spark", "dask"}),
+    ("adapters", {"_frames", "_nested", "_arrow_encode", "_csv", "arrow", "polars", "ranges", "spark", "dask"}),
     ("tools", {"stats", "tokens", "llm"}),
     ("command line", {"cli", "_signals", "__main__"}),
     ("package", {"__init__"}),

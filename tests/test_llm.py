@@ -149,3 +149,12 @@ def test_a_reply_as_bytes() -> None:
     assert (e.value.code, e.value.line, e.value.column, e.value.line_text) == ("invalid_utf8", 3, 5, "a: é")
     with pytest.raises(TypeError, match="str or bytes"):
         extract(None)  # type: ignore[arg-type]
+
+
+def test_extract_names_itself_for_an_unknown_option() -> None:
+    import pytest
+
+    for kw in ({"object_hook": dict}, {"start_line": 5}, {"buf_size": 3}):
+        with pytest.raises(TypeError, match=f"extract\\(\\) got an unexpected keyword argument '{next(iter(kw))}'"):
+            toonstream.extract("a: 1", **kw)
+    assert toonstream.extract("```toon\na: 1\n```", max_depth=3, strict=False) == {"a": 1}

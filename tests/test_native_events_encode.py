@@ -103,7 +103,7 @@ def test_broken_streams(doc: Any, data: st.DataObject) -> None:
         if not evs:
             break
         i = data.draw(st.integers(0, len(evs) - 1))
-        how = data.draw(st.sampled_from(["drop", "repeat", "swap", "rename", "malform", "key"]))
+        how = data.draw(st.sampled_from(["drop", "repeat", "swap", "rename", "malform", "key", "value"]))
         if how == "drop":
             del evs[i]
         elif how == "repeat":
@@ -115,12 +115,67 @@ def test_broken_streams(doc: Any, data: st.DataObject) -> None:
         elif how == "rename":
             p, _, v = evs[i]
             evs[i] = (p, data.draw(st.sampled_from(["start_map", "end_array", "map_key", "bogus", "number"])), v)
+        elif how == "value":  # (a scalar event's value of another type)
+            p, e, _ = evs[i]
+            evs[i] = (p, e, data.draw(st.sampled_from([5, "x", None, True, 1.5, Decimal("1.5"), [1]])))
         elif how == "malform":
             evs[i] = data.draw(st.sampled_from([("x",), ("a", "b", "c", "d"), ["", "integer", 1], "integer", None]))
         else:
             p, e, _ = evs[i]
             evs[i] = (p, "map_key", data.draw(st.sampled_from([1, None, ("t",), "k"])))
     same(evs)
+
+
+S = None
+
+
+@pytest.mark.parametrize(
+    ("inner", "message"),
+    [
+        ([("start_array", S), ("number", 1), ("end_map", S)], "unbalanced end_map"),
+        ([("start_map", S), ("map_key", "a"), ("number", 1), ("end_array", S)], "unbalanced end_array"),
+        ([("start_array", S), ("bogus", 7), ("end_array", S)], "unexpected event 'bogus'"),
+        ([("start_array", S), ("map_key", "k"), ("number", 1), ("end_array", S)], "map_key inside an array"),
+        ([("start_map", S), ("number", 1), ("end_map", S)], "without a map_key before it: 1"),
+        ([("start_map", S), ("map_key", "a"), ("end_map", S)], "end_map after a map_key without its value"),
+        ([("start_map", S), ("map_key", "a"), ("number", 1), ("number", 2), ("end_map", S)], "without a map_key"),
+        ([("start_map", S), ("map_key", None), ("number", 1), ("end_map", S)], "map_key without a key"),
+    ],
+)
+def test_malformed_events_inside_an_element(inner: list[Any], message: str) -> None:
+    """Inside an element, events are checked as at the root (they were taken
+    as they came: an end_map closed an array, an unknown event was a value)."""
+    for pairs in (True, False):
+        evs = [("start_array", S), *inner, ("end_array", S)]
+        if not pairs:
+            evs = [("", e, v) for e, v in evs]
+        got = same(evs)
+        assert got[0] == "error", got
+        assert got[1][0] is toonstream.ToonEncodeError and __import__("re").search(message, got[1][1]), got
+
+
+def test_encoder_after_a_failed_close() -> None:
+    for engine in (PYTHON, NATIVE):
+        previous = _engine.use(engine)
+        try:
+            out = io.StringIO()
+            enc = Encoder(out)
+            enc.send(("start_array", None))
+            enc.send(("number", 1))
+            with pytest.raises(toonstream.ToonEncodeError, match="incomplete event stream"):
+                enc.close()
+            with pytest.raises(toonstream.ToonEncodeError, match="event after close"):
+                enc.send(("end_array", None))
+            with pytest.raises(toonstream.ToonEncodeError, match="close\\(\\) failed before: incomplete"):
+                enc.close()
+            with pytest.raises(toonstream.ToonEncodeError, match="triple or an \\(event, value\\) pair"):
+                Encoder(io.StringIO()).send(("start_array",))  # type: ignore[arg-type]
+            done = Encoder(out)
+            done.send(("null", None))
+            done.close()
+            done.close()  # (after a close that succeeded: nothing)
+        finally:
+            _engine.use(previous)
 
 
 def test_iterator_errors_pass_through() -> None:

@@ -110,3 +110,45 @@ def test_write_then_read_back(tmp_path: Path, spark: Any) -> None:
     (out / ".toon-staging-x").mkdir()
     (out / ".toon-staging-x" / "part-0.toon").write_text("[1]{id,name,g{a,b}}:\n  1,x,2,3\n")
     assert spark.read.format("toon").load(str(out)).toArrow().num_rows == 0
+
+
+def test_timestamps_write_and_read(tmp_path: Path, spark: Any) -> None:
+    """Spark's TimestampType (instants in the session's time zone) is written
+    as UTC ISO text and reads back as TimestampType (it failed both ways:
+    pyspark's Arrow schema needs a time zone for it)."""
+    import datetime as dt
+
+    df = spark.createDataFrame([(1, dt.datetime(2024, 1, 2, 3, 4, 5)), (2, None)], "id long, t timestamp")
+    out = tmp_path / "ts"
+    df.coalesce(1).write.format("toon").mode("overwrite").save(str(out))
+    (part,) = [f for f in os.listdir(out) if f.endswith(".toon")]
+    text = (out / part).read_text()
+    assert text == '[2]{id,t}:\n  1,"2024-01-02T03:04:05+00:00"\n  2,null' or text.startswith("[2]{id,t}:\n  2,null"), text
+    back = spark.read.format("toon").option("try_parse_dates", "true").load(str(out))
+    assert back.schema["t"].dataType.typeName() == "timestamp"
+    assert [r.t for r in back.orderBy("id").collect()] == [r.t for r in df.orderBy("id").collect()]
+
+
+def test_a_given_schema_decodes_the_cells(tmp_path: Path, spark: Any) -> None:
+    """``.schema(...)`` types decode the text, as schema_overrides do (a
+    decimal from its digits, a double from ints then 0.5), rather than a cast
+    of what the first rows inferred (rounded through float64, or refused)."""
+    from decimal import Decimal
+
+    src = tmp_path / "d.toon"
+    src.write_text("[2]{d,x}:\n  1.10,1\n  123456789012345678.99,0.5\n")
+    got = spark.read.format("toon").schema("d decimal(20,2), x double").option("infer_schema_length", "1").load(str(src))
+    assert [(r.d, r.x) for r in got.collect()] == [(Decimal("1.10"), 1.0), (Decimal("123456789012345678.99"), 0.5)]
+    # by name, in the schema's order
+    got = spark.read.format("toon").schema("x double, d decimal(21,2)").load(str(src))
+    assert [(r.x, r.d) for r in got.collect()] == [(1.0, Decimal("1.10")), (0.5, Decimal("123456789012345678.99"))]
+    with pytest.raises(Exception, match="not found"):
+        spark.read.format("toon").schema("nope long").load(str(src)).collect()
+
+
+def test_a_null_struct_is_refused_in_the_task(tmp_path: Path, spark: Any) -> None:
+    df = spark.createDataFrame([(1, (2, "x")), (2, None)], "id long, st struct<a:long,b:string>").coalesce(1)
+    out = tmp_path / "ns"
+    with pytest.raises(Exception, match="no null structs"):
+        df.write.format("toon").mode("overwrite").save(str(out))
+    assert not [f for f in os.listdir(out) if f.endswith(".toon")] if out.exists() else True

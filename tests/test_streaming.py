@@ -714,3 +714,55 @@ def test_encode_records_error_path_is_dumps(records: list[Any]) -> None:
         with pytest.raises(ToonEncodeError) as got:
             encode_records(given, io.StringIO())
         assert got.value.path == want.value.path and str(got.value) == str(want.value)
+
+
+def _events_with_host_values(v: Any) -> Any:
+    if isinstance(v, dict):
+        yield ("start_map", None)
+        for k, x in v.items():
+            yield ("map_key", k)
+            yield from _events_with_host_values(x)
+        yield ("end_map", None)
+    elif isinstance(v, list):
+        yield ("start_array", None)
+        for x in v:
+            yield from _events_with_host_values(x)
+        yield ("end_array", None)
+    else:
+        yield ("string", v)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"a": 1}, {"a": b"x"}],
+        [{"a": {"x": b"x"}}],
+        [{"a": {"x": b"b", "y": 1}}, {"a": 5}],
+        {"m": {"x": b"x"}},
+        {"m": [1, {"x": b"x"}]},
+        {"m": {"x": "\ud800"}, "n": {"x": 1}},
+        {"m": {"c": {"x": b"b", "y": 1}}, "n": {"c": 5}},
+        [1] * 50 + [{"a": b"x"}],
+    ],
+)
+def test_streaming_errors_name_the_path_dumps_names(value: Any) -> None:
+    """The streaming encoders' errors carry ``dumps``' path (they lost the
+    field, the row or the member key before)."""
+    from toonstream.streaming import Encoder, encode_events
+
+    def one_by_one() -> None:
+        enc = Encoder(io.StringIO())
+        for ev in _events_with_host_values(value):
+            enc.send(ev)
+        enc.close()
+
+    with pytest.raises(toonstream.ToonEncodeError) as want:
+        toonstream.dumps(value)
+    assert want.value.path
+    calls = [lambda: encode_events(_events_with_host_values(value), io.StringIO()), one_by_one]
+    if isinstance(value, list):
+        calls += [lambda: encode_records(value, io.StringIO()), lambda: encode_records(iter(value), io.StringIO())]
+    for call in calls:
+        with pytest.raises(toonstream.ToonEncodeError) as got:
+            call()
+        assert got.value.path == want.value.path

@@ -42,6 +42,7 @@ import io
 import os
 import re
 import struct
+import sys
 import tempfile
 from typing import IO, Any, Callable, Iterable, Iterator
 
@@ -51,7 +52,7 @@ from ._optional import requires
 from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
 from ._reference.shape import ShapePlan, leaf_paths
 from ._reference.writer import Fields, header, key_text, primitive_formatter
-from .encoder import DEFAULT_MAX_DEPTH, check_delimiter, check_indent_size, check_max_depth
+from .encoder import DEFAULT_MAX_DEPTH, check_delimiter, check_indent_size, check_max_depth, check_spool_memory
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
     import pyarrow as pa
@@ -67,6 +68,7 @@ OPTIONS = frozenset({"default", "max_depth", "spool_memory", "missing_as_null"})
 _PARQUET_EXT = (".parquet", ".pq", ".parq")
 _IPC_EXT = (".arrow", ".feather", ".ipc", ".arrows")
 _CSV_EXT = (".csv",)
+_RAW = b"toonstream.raw"  # (``_csv.RAW``: the module is imported only for CSV input)
 
 # Python's datetime range, in microseconds since the epoch / days since the epoch.
 _MIN_US = -62_135_596_800_000_000  # 0001-01-01T00:00:00
@@ -158,6 +160,11 @@ def _open(data: Any, batch_size: int) -> _Source:
             reiterable=True,
             table=table,
         )
+    csv_input = sys.modules.get(f"{__package__}._csv")  # (a CsvInput means the module is loaded)
+    if csv_input is not None and isinstance(data, csv_input.CsvInput):
+        source = data
+        return _Source(source.schema, None, lambda cols: _sliced((_project(b, cols) for b in source.batches()), batch_size),
+                       reiterable=False, cleanup=source.close)
     if isinstance(data, pa.RecordBatchReader):
         reader = data
         return _Source(reader.schema, None, lambda cols: _sliced(reader, batch_size), reiterable=False)
@@ -187,8 +194,6 @@ def _open(data: Any, batch_size: int) -> _Source:
 
 def _polars_lazy(data: Any) -> Any:
     """``data`` if it is a Polars LazyFrame (which has no C stream), else None."""
-    import sys
-
     pl = sys.modules.get("polars")  # a LazyFrame means the module is loaded
     return data if pl is not None and isinstance(data, pl.LazyFrame) else None
 
@@ -196,8 +201,6 @@ def _polars_lazy(data: Any) -> Any:
 def _polars_not_arrow(data: Any) -> bool:
     """Whether ``data`` is a Polars frame with a column Arrow does not carry
     (see ``toonstream.polars.not_arrow``)."""
-    import sys
-
     pl = sys.modules.get("polars")
     if pl is None or not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         return False
@@ -208,8 +211,6 @@ def _polars_not_arrow(data: Any) -> bool:
 
 
 def _as_dataset(data: Any, batch_size: int) -> _Source | None:
-    import sys
-
     ds = sys.modules.get("pyarrow.dataset")  # a Dataset object means the module is loaded
     if ds is None or not isinstance(data, ds.Dataset):
         return None
@@ -322,12 +323,14 @@ def _open_path(path: str, batch_size: int) -> _Source:
 
         return _Source(reader.schema, n, file_batches, reiterable=True, cleanup=source.close)
     if lower.endswith(_CSV_EXT):
-        import pyarrow.csv as pcsv
+        from ._csv import CsvInput
 
         def csv_batches(cols: list[str] | None) -> Iterator[Any]:
-            return _sliced((_project(b, cols) for b in pcsv.open_csv(path)), batch_size)
+            return _sliced((_project(b, cols) for b in CsvInput(path).batches()), batch_size)
 
-        return _Source(pcsv.open_csv(path).schema, None, csv_batches, reiterable=True)
+        first = CsvInput(path)  # (the schema: the first batch's types)
+        first.close()
+        return _Source(first.schema, None, csv_batches, reiterable=True)
     # an IPC stream (no magic number at the start)
     def stream_batches(cols: list[str] | None) -> Iterator[Any]:
         return _sliced((_project(b, cols) for b in pa.ipc.open_stream(pa.memory_map(path))), batch_size)
@@ -494,7 +497,9 @@ class _Formatter:
         try:
             if kind == "string":
                 return self._strings(arr if arr.type == self.L else pc.cast(arr, self.L))
-            if kind == "timestamp":
+            if kind == "raw":
+                s = arr  # (text already in TOON form)
+            elif kind == "timestamp":
                 s = self._timestamps(arr)
             elif kind == "time":
                 s = self._times(arr)
@@ -683,11 +688,22 @@ class _RowText:
     def __call__(self, batch: Any, offset: int) -> Any:
         if batch.num_rows == 0:
             return b""
-        if self.native is not None:
+        metadata = batch.schema.metadata
+        raw = metadata.get(_RAW) if metadata else None  # (CSV input's ints beyond int64)
+        if self.native is not None and raw is None:
             text = self.native(batch, delimiter=self.fmt.d, indent_size=len(self.lead) - 1)
             if text is not NotImplemented:
                 return text
-        cols = [self.fmt.column(arr, leaf, offset) for arr, leaf in zip(_leaf_arrays(batch, self.shape), self.shape.leaves)]
+        leaves = self.shape.leaves
+        if not self.shape.structs and any(c.type != leaf.type for c, leaf in zip(batch.columns, leaves)):
+            # a batch of other column types than the schema's (CSV input's
+            # numbers: int64 in one batch, decimal256 in another)
+            leaves = [_Leaf(leaf.path, _leaf_kind(c.type) or "opaque", c.type) for c, leaf in zip(batch.columns, leaves)]
+        if raw is not None:
+            leaves = list(leaves)
+            for i in map(int, raw.split(b",")):
+                leaves[i] = _Leaf(leaves[i].path, "raw", batch.column(i).type)
+        cols = [self.fmt.column(arr, leaf, offset) for arr, leaf in zip(_leaf_arrays(batch, self.shape), leaves)]
         cols[0] = pc.utf8_replace_slice(cols[0], 0, 0, self.lead)
         rows = pc.binary_join_element_wise(*cols, self.sep) if len(cols) > 1 else cols[0]
         return _data_bytes(rows)
@@ -778,6 +794,7 @@ def encode_arrow(
         raise ValueError("batch_size must be >= 1")
     default = options.get("default")
     max_depth = check_max_depth(options.get("max_depth", DEFAULT_MAX_DEPTH))
+    check_spool_memory(options.get("spool_memory", _DEFAULT_SPOOL_MEMORY))
     if _polars_not_arrow(data):  # (its rows as Python values: write_toon's way)
         from .polars import write_toon
 

@@ -370,9 +370,27 @@ class RowReader(_Columns):
     def __next__(self) -> Any:
         return next(self._it)
 
+    def close(self) -> None:
+        """Stop early (``contextlib.closing`` calls it): the source is not read further."""
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
 
 class AsyncRowReader(_Columns):
-    """Async counterpart of :class:`RowReader` (``async for row in rows_async(...)``)."""
+    """Async counterpart of :class:`RowReader` (``async for row in rows_async(...)``).
+
+    >>> import asyncio, contextlib
+    >>> from toonstream import rows_async
+    >>> async def chunks():
+    ...     yield b"u[3]{a}:\\n  1\\n  2\\n  3"
+    >>> async def first():
+    ...     async with contextlib.aclosing(rows_async(chunks(), "u")) as reader:
+    ...         async for row in reader:
+    ...             return row
+    >>> asyncio.run(first())
+    (1,)
+    """
 
     def __init__(self, adapter: RowsAdapter, it: AsyncIterator[Any]) -> None:
         self._adapter = adapter

@@ -14,7 +14,16 @@ __all__ = ["ToonError", "ToonDecodeError", "ToonEncodeError"]
 
 
 class ToonError(Exception):
-    """Root of every error toonstream raises on purpose."""
+    """Root of every error toonstream raises on purpose (``ToonDecodeError``,
+    ``ToonEncodeError``).
+
+    >>> import toonstream
+    >>> try:
+    ...     toonstream.loads("a[2]: 1")
+    ... except toonstream.ToonError as e:
+    ...     print(type(e).__name__)
+    ToonDecodeError
+    """
 
 
 class ToonDecodeError(ToonError, ValueError):
@@ -45,6 +54,11 @@ class ToonDecodeError(ToonError, ValueError):
 
     doc: str | None = None
     pos: int | None = None
+    # Typed as every error that leaves the library has them (the machine or a
+    # driver attaches them; only one made by hand and not located has None).
+    line: int
+    column: int
+    line_text: str
 
     def __init__(
         self,
@@ -58,16 +72,16 @@ class ToonDecodeError(ToonError, ValueError):
         super().__init__(message)
         self.msg = message
         self.code = code
-        self.line = line
-        self.column = column
-        self.line_text = line_text
+        self.line = line  # type: ignore[assignment]
+        self.column = column  # type: ignore[assignment]
+        self.line_text = line_text  # type: ignore[assignment]
 
     @property
-    def lineno(self) -> int | None:
+    def lineno(self) -> int:
         return self.line
 
     @property
-    def colno(self) -> int | None:
+    def colno(self) -> int:
         return self.column
 
     def attach_document(self, doc: object) -> None:

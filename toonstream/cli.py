@@ -630,7 +630,7 @@ def _table_input(path: str, forced: str | None) -> str | None:
 def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
     """encode from Parquet, Arrow IPC (file or stream) or CSV with ``encode_arrow``
     (vectorized; the row count from Parquet/IPC metadata, CSV rows spooled).
-    CSV goes through pyarrow's streaming reader and its type inference."""
+    CSV is read as text by pyarrow and typed by ``_csv.CsvInput``."""
     import shutil
 
     with requires(f"toonstream encode of {fmt} input"):
@@ -647,7 +647,7 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
     try:
         data: Any
         if fmt == "csv":
-            import pyarrow.csv as pcsv
+            from ._csv import CsvInput
 
             total = os.path.getsize(src_name) if src_name != "-" and os.path.isfile(src_name) else None
             progress = _Progress(_progress_enabled(args), total, "encode")
@@ -658,7 +658,7 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
                 if src_stats is not None:
                     src_stats.feed(chunk)
 
-            data = pcsv.open_csv(io.BufferedReader(_CountingReader(raw_in, seen), buffer_size=1 << 20))
+            data = CsvInput(io.BufferedReader(_CountingReader(raw_in, seen), buffer_size=1 << 20))
         elif src_name == "-" or _inner_name(src_name) != src_name:
             # Parquet and IPC files are read with random access: stdin, and a
             # compressed file, go to a temporary file first
@@ -904,6 +904,8 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     from .stats import format_report, measure, measure_jsonl, report_json
 
     table = _table_input(args.input, None) if args.input_format is None else None
+    if table is None and args.input_format is None and _inner_name(args.input).lower().endswith(".toon"):
+        table = "TOON"
     if table is not None:  # (its bytes would be reported as invalid JSON)
         raise _Usage(f"stats reads JSON or JSON Lines, not {table} (given {args.input!r}; --from json|jsonl reads it as such)")
     total = os.path.getsize(args.input) if args.input != "-" and os.path.isfile(args.input) else None
@@ -1056,7 +1058,7 @@ def _parser() -> argparse.ArgumentParser:
     enc.add_argument("-o", "--output", help="output file (written atomically); '-' or omitted: stdout")
     enc.add_argument(
         "--from", dest="input_format", choices=["json", "jsonl", "parquet", "arrow", "csv"],
-        help="input format (default: by extension; CSV column types are inferred by pyarrow)",
+        help="input format (default: by extension; CSV columns are typed from their cells' text, numbers written exactly)",
     )
     enc.add_argument("--delimiter", choices=sorted(_DELIMS), default="comma",
                      help="delimiter of tables and inline arrays (default: comma)")

@@ -46,7 +46,7 @@ with requires("toonstream.dask"):
     from dask.delayed import delayed as _delayed
 
     from ._frames import expand_sources
-    from .ranges import RangeReader, parse_size, plan_files, split_ranges, table_header, write_part
+    from .ranges import RangeReader, check_table_written, parse_size, plan_files, split_ranges, table_header, write_part
 
 __all__ = ["read_toon", "to_toon"]
 
@@ -210,18 +210,12 @@ def _write_body(df: pd.DataFrame, path: str, schema: pa.Schema, options: Mapping
     from ._arrow_encode import encode_arrow
 
     table = _part_table(df, schema)
-    with open(path, "wb") as f:
+    with open(path, "w+b") as f:  # (read back: check_table_written)
         if not table.num_rows:
             return 0
         encode_arrow(table, f, **options)
-    expect = table_header(schema, table.num_rows, **options).encode("utf-8") + b"\n"
-    with open(path, "rb") as f:
-        head = f.read(len(expect))
-    if head != expect:
-        raise ToonEncodeError(
-            f"a partition did not encode as rows of one table (it begins {head[:80]!r}, expected {expect!r}): "
-            "single_file needs every partition in tabular form (e.g. no null structs)"
-        )
+        f.flush()
+        check_table_written(f.fileno(), schema, table.num_rows, options)
     return int(table.num_rows)
 
 

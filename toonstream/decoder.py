@@ -201,14 +201,14 @@ class Decoder:
     def __init__(
         self,
         *,
-        indent_size: int = 2,
+        indent_size: int | None = 2,
         strict: bool = True,
         parse_float: Callable[[str], Any] | None = None,
         parse_int: Callable[[str], Any] | None = None,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
-        max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
-        max_fields: int = DEFAULT_MAX_FIELDS,
+        max_depth: int | None = DEFAULT_MAX_DEPTH,
+        max_line_length: int | None = DEFAULT_MAX_LINE_LENGTH,
+        max_number_length: int | None = DEFAULT_MAX_NUMBER_LENGTH,
+        max_fields: int | None = DEFAULT_MAX_FIELDS,
         start_line: int = 1,
         batches: bool = False,
         hold_rows: bool = True,
@@ -616,7 +616,7 @@ def _drive(source: Source, decoder: Decoder, push: Callable[[list[Event]], list[
             yield _before_error(decoder, push)
             raise
 
-    return chain.from_iterable(_Running(batches()))
+    return _Outputs.from_iterable(_Running(batches()))
 
 
 def _before_error(decoder: Decoder, push: Callable[[list[Event]], list[Any]]) -> list[Any]:
@@ -649,16 +649,16 @@ async def _adrive(
 def loads(
     data: str | bytes | bytearray | memoryview,
     *,
-    indent_size: int = 2,
+    indent_size: int | None = 2,
     strict: bool = True,
     object_hook: Callable[[dict[str, Any]], Any] | None = None,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     parse_float: Callable[[str], Any] | None = None,
     parse_int: Callable[[str], Any] | None = None,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
-    max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
-    max_fields: int = DEFAULT_MAX_FIELDS,
+    max_depth: int | None = DEFAULT_MAX_DEPTH,
+    max_line_length: int | None = DEFAULT_MAX_LINE_LENGTH,
+    max_number_length: int | None = DEFAULT_MAX_NUMBER_LENGTH,
+    max_fields: int | None = DEFAULT_MAX_FIELDS,
 ) -> Any:
     """Decode a whole TOON document (str, or UTF-8 bytes) to Python values.
 
@@ -702,16 +702,16 @@ def loads(
 def load(
     fp: IO[bytes] | IO[str] | Iterable[Chunk],
     *,
-    indent_size: int = 2,
+    indent_size: int | None = 2,
     strict: bool = True,
     object_hook: Callable[[dict[str, Any]], Any] | None = None,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     parse_float: Callable[[str], Any] | None = None,
     parse_int: Callable[[str], Any] | None = None,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
-    max_number_length: int = DEFAULT_MAX_NUMBER_LENGTH,
-    max_fields: int = DEFAULT_MAX_FIELDS,
+    max_depth: int | None = DEFAULT_MAX_DEPTH,
+    max_line_length: int | None = DEFAULT_MAX_LINE_LENGTH,
+    max_number_length: int | None = DEFAULT_MAX_NUMBER_LENGTH,
+    max_fields: int | None = DEFAULT_MAX_FIELDS,
 ) -> Any:
     """Decode a TOON document from a binary or text file (read in chunks).
 
@@ -948,6 +948,8 @@ def _events_or(
     if isinstance(source, (str, bytes, bytearray, memoryview)) or hasattr(source, "read") or not hasattr(source, "__iter__"):
         return on_text(source)
 
+    inner: list[Iterator[Any]] = []  # (the one part, for close())
+
     def parts() -> Iterator[Iterator[Any]]:
         it = iter(source)
         first = next(it, _NOTHING)
@@ -955,11 +957,12 @@ def _events_or(
             import ijson
 
             build = ijson.kvitems if kv else ijson.items
-            yield build(chain((first,), it), prefix, map_type=map_type)
+            inner.append(build(chain((first,), it), prefix, map_type=map_type))
         else:
-            yield on_text(it if first is _NOTHING else chain((first,), it))
+            inner.append(on_text(it if first is _NOTHING else chain((first,), it)))
+        yield inner[0]
 
-    return chain.from_iterable(_Running(parts()))
+    return _Outputs.from_iterable(_Running(parts()), inner)
 
 
 @overload
@@ -1110,11 +1113,42 @@ class _Running:
     def __init__(self, gen: Iterator[Any]) -> None:
         self._gen = gen
 
+    def close(self) -> None:
+        getattr(self._gen, "close")()  # (a generator)
+
     def __iter__(self) -> _Running:
         return self
 
     def __next__(self) -> Any:
         return next(self._gen)
+
+
+class _Outputs(chain):  # type: ignore[type-arg]
+    """A driver's outputs: ``chain.from_iterable`` over its batches (C: the
+    next item runs no Python code), with a generator's ``close()``."""
+
+    __slots__ = ("_batches", "_parts")
+    _batches: _Running
+    _parts: list[Iterator[Any]]
+
+    @classmethod
+    def from_iterable(cls, batches: _Running, parts: list[Iterator[Any]] | None = None) -> _Outputs:  # type: ignore[override]
+        """``parts``: the iterators ``batches`` gave (or will give), when they
+        are not lists but read the source themselves: closed first."""
+        out: Any = super().from_iterable(batches)
+        out._batches = batches
+        out._parts = parts if parts is not None else []
+        return out  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Stop early: the source is not read further (it is not closed)."""
+        for part in self._parts:
+            close = getattr(part, "close", None)
+            if close is not None:
+                close()
+        self._batches.close()
+        for _ in self:  # (the rest of the batch in hand: nothing after close, as with a generator)
+            pass
 
 
 def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) -> Iterator[Any]:
@@ -1126,7 +1160,7 @@ def _native_drive(source: Source, native: _engine.OutputDecoder, buf_size: int) 
         while batch := native.close():  # (outputs before an error, then the error on the next call)
             yield batch
 
-    return chain.from_iterable(_Running(batches()))
+    return _Outputs.from_iterable(_Running(batches()))
 
 
 async def _native_adrive(source: AsyncSource, native: _engine.OutputDecoder, buf_size: int) -> AsyncIterator[Any]:
@@ -1225,7 +1259,16 @@ class _Remapped:
 
 def parse_async(source: AsyncSource, *, use_float: bool = False, buf_size: int = DEFAULT_BUF_SIZE, **options: Any) -> AsyncIterator[tuple[str, str, Any]]:
     """Async :func:`parse`: ``source`` is an async file-like object (``await read(n)``)
-    or an async iterable of chunks."""
+    or an async iterable of chunks.
+
+    >>> import asyncio
+    >>> async def chunks():
+    ...     yield b"a: 1"
+    >>> async def main():
+    ...     return [ev async for ev in parse_async(chunks())]
+    >>> asyncio.run(main())
+    [('', 'start_map', None), ('', 'map_key', 'a'), ('a', 'number', 1), ('', 'end_map', None)]
+    """
     check_driver_args("parse_async", options, buf_size)
     native = _native_parse(None, use_float, options)
     if native is not None:
@@ -1237,7 +1280,16 @@ def items_async(
     source: AsyncSource, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
     buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
 ) -> AsyncIterator[Any]:
-    """Async :func:`items`."""
+    """Async :func:`items`.
+
+    >>> import asyncio
+    >>> async def chunks():
+    ...     yield b"users[2]{id}:\\n  1\\n  2"
+    >>> async def main():
+    ...     return [u async for u in items_async(chunks(), "users.item")]
+    >>> asyncio.run(main())
+    [{'id': 1}, {'id': 2}]
+    """
     check_driver_args("items_async", options, buf_size)
     native = _native_items(None, prefix, False, map_type, use_float, options)
     if native is not None:
@@ -1249,7 +1301,16 @@ def kvitems_async(
     source: AsyncSource, prefix: str, *, map_type: MapType | None = None, use_float: bool = False,
     buf_size: int = DEFAULT_BUF_SIZE, **options: Any,
 ) -> AsyncIterator[tuple[str, Any]]:
-    """Async :func:`kvitems`."""
+    """Async :func:`kvitems`.
+
+    >>> import asyncio
+    >>> async def chunks():
+    ...     yield b"a: 1\\nb: x"
+    >>> async def main():
+    ...     return [kv async for kv in kvitems_async(chunks(), "")]
+    >>> asyncio.run(main())
+    [('a', 1), ('b', 'x')]
+    """
     check_driver_args("kvitems_async", options, buf_size)
     native = _native_items(None, prefix, True, map_type, use_float, options)
     if native is not None:
@@ -1268,7 +1329,17 @@ def rows_async(
     buf_size: int = DEFAULT_BUF_SIZE,
     **options: Any,
 ) -> AsyncRowReader:
-    """Async :func:`rows`."""
+    """Async :func:`rows` (an :class:`AsyncRowReader`).
+
+    >>> import asyncio
+    >>> async def chunks():
+    ...     yield b"users[2]{id,name}:\\n  1,Ada\\n  2,Bob"
+    >>> async def main():
+    ...     reader = rows_async(chunks(), "users")
+    ...     return [row async for row in reader], reader.columns
+    >>> asyncio.run(main())
+    ([(1, 'Ada'), (2, 'Bob')], ['id', 'name'])
+    """
     check_driver_args("rows_async", options, buf_size)
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return AsyncRowReader(adapter, _adrive(source, decoder, adapter.push, buf_size))
@@ -1369,7 +1440,17 @@ def items_coro(
 def kvitems_coro(
     target: Sendable, prefix: str, *, map_type: MapType | None = None, use_float: bool = False, **options: Any
 ) -> PushCoroutine:
-    """Push counterpart of :func:`kvitems`, as ``ijson.kvitems_coro``."""
+    """Push counterpart of :func:`kvitems`, as ``ijson.kvitems_coro``.
+
+    >>> import ijson
+    >>> pairs = ijson.sendable_list()
+    >>> coro = kvitems_coro(pairs, "")
+    >>> coro.send(b"a: 1\\nb: ")
+    >>> coro.send(b"x")
+    >>> coro.close()
+    >>> pairs
+    [('a', 1), ('b', 'x')]
+    """
     check_driver_args("kvitems_coro", options)
     native = _native_items(None, prefix, True, map_type, use_float, options)
     if native is not None:
@@ -1389,7 +1470,17 @@ def rows_coro(
 ) -> PushCoroutine:
     """Push counterpart of :func:`rows`: each row (a tuple, or a dict with
     ``as_dict``) is sent to ``target`` as its line completes (rows may lag
-    by a few lines: see :meth:`Decoder.feed`; ``close()`` sends the rest)."""
+    by a few lines: see :meth:`Decoder.feed`; ``close()`` sends the rest).
+
+    >>> import ijson
+    >>> got = ijson.sendable_list()
+    >>> coro = rows_coro(got, "users")
+    >>> coro.send(b"users[2]{id,name}:\\n  1,Ada\\n  2,")
+    >>> coro.send(b"Bob")
+    >>> coro.close()
+    >>> got
+    [(1, 'Ada'), (2, 'Bob')]
+    """
     check_driver_args("rows_coro", options)
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
     return _started(_coro(target, decoder, adapter.push))

@@ -58,6 +58,20 @@ _DELIMITER_NAMES = {"comma": ",", "tab": "\t", "pipe": "|"}
 MAX_INDENT_SIZE = 64 * 1024 * 1024
 
 
+def check_spool_memory(spool_memory: int) -> int:
+    """The streaming encoders' ``spool_memory``: an int (TypeError otherwise),
+    0 or more (ValueError), checked before any work.
+
+    >>> check_spool_memory(8 << 20)
+    8388608
+    """
+    if type(spool_memory) is bool or not isinstance(spool_memory, int):
+        raise TypeError(f"spool_memory must be an int (bytes), got {type(spool_memory).__name__}")
+    if spool_memory < 0:
+        raise ValueError("spool_memory must be >= 0")
+    return spool_memory
+
+
 def check_indent_size(indent_size: int) -> int:
     """The encoders' ``indent_size``: an int (TypeError otherwise), from 1 to
     ``MAX_INDENT_SIZE`` (ValueError; 10**18 made a MemoryError).
@@ -645,7 +659,10 @@ def dump(
     sort_keys: bool = False,
 ) -> None:
     """Write ``obj`` as TOON to a text or binary file, in chunks of lines
-    (options as for :func:`dumps`).
+    (options as for :func:`dumps`).  The lines go out as they are made: a
+    value that fails part way (``ToonEncodeError``) leaves the lines before
+    it in ``fp`` (write to a temporary file and rename it, as the CLI's
+    ``-o`` does, or use ``dumps``).
 
     >>> import io
     >>> buf = io.StringIO(); dump([1, 2], buf); buf.getvalue()

@@ -127,7 +127,7 @@ def _error(e: ToonDecodeError, path: str, where: Callable[[int | None], int | No
     location, and those the message names) mapped by ``where`` from the
     decoded document's to the file's."""
     msg = e.msg
-    line = e.line
+    line: int | None = e.line
     if where is not None:
         line = where(line)
         msg = re.sub(r"\bline ([0-9]+)", lambda m: f"line {where(int(m.group(1)))}", msg)
@@ -255,6 +255,15 @@ def plan_files(sources: Sequence[str], **options: Any) -> list[RangeReader]:
     with rows (as :func:`toonstream.polars.read_toon` on a list of files
     decides them), every file must have its columns (a ``ValueError``
     naming the file otherwise).  ``options``: the RangeReader's.
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> for name, text in (("a.toon", "[2]{x}:\\n  1\\n  2"), ("b.toon", "[1]{x}:\\n  3")):
+    ...     with open(os.path.join(d, name), "w") as f:
+    ...         _ = f.write(text)
+    >>> readers = plan_files([os.path.join(d, n) for n in ("a.toon", "b.toon")])
+    >>> [r.read(*r.ranges(1 << 20)[0]).column("x").to_pylist() for r in readers]
+    [[1, 2], [3]]
     """
     if not sources:
         raise ValueError("no file to read")
@@ -761,7 +770,8 @@ def table_header(schema: pa.Schema, n: int, **options: Any) -> str:
                          max_depth=options.get("max_depth", DEFAULT_MAX_DEPTH))
     if shape is None:
         raise ToonEncodeError(
-            f"these columns do not make a TOON table (list, map, union or empty struct columns, or nested past max_depth): {schema}"
+            "these columns do not make a TOON table (list, map, union or empty struct columns, a name used twice, "
+            f"or nested past max_depth): {schema}"
         )
     return header("" if key is None else key_text(key), n, check_delimiter(options.get("delimiter", ",")), shape.fields)
 
@@ -806,4 +816,20 @@ def write_part(
             encode_arrow(data if isinstance(data, pa.Table) else counted(), f, **options)
             if isinstance(data, pa.Table):
                 rows = data.num_rows
+            f.flush()
+            check_table_written(f.fileno(), first.schema, rows, options)
     return rows
+
+
+def check_table_written(fd: int, schema: pa.Schema, rows: int, options: Mapping[str, Any]) -> None:
+    """Refuses a file (``fd``, written from the start) that ``encode_arrow``
+    did not write as the one table of ``rows`` rows of ``schema``: a null
+    struct makes its rows list items (``dumps``' form), which no range
+    reader, Dask or Spark read takes as a table part."""
+    expect = table_header(schema, rows, **options).encode("utf-8") + b"\n"
+    head = os.pread(fd, len(expect), 0)
+    if head != expect:
+        raise ToonEncodeError(
+            f"these rows did not encode as one table (the text begins {head[:80]!r}, not {expect[:80]!r}): "
+            "a table part needs every row in tabular form (e.g. no null structs; a struct's fields may be null)"
+        )

@@ -56,6 +56,7 @@ with requires("toonstream.spark"):
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
     from pyspark.sql.types import StructType
 
+    from ._errors import ToonDecodeError
     from ._frames import expand_sources
     from .ranges import RangeReader, parse_size, plan_files, write_part
 
@@ -66,7 +67,15 @@ _TRUE = frozenset(("true", "1", "yes"))
 
 
 def register(spark: Any) -> None:
-    """Register the ``toon`` data source with a SparkSession (once per session)."""
+    """Register the ``toon`` data source with a SparkSession (once per session).
+
+    Example (not run by the doctests: it needs a Spark session)::
+
+        import toonstream.spark
+        toonstream.spark.register(spark)
+        df = spark.read.format("toon").load("data/*.toon")
+        df.write.format("toon").mode("overwrite").save("out/")
+    """
     spark.dataSource.register(ToonDataSource)
 
 
@@ -90,16 +99,21 @@ class _Range(InputPartition):  # type: ignore[misc, unused-ignore]  # (Any witho
 
 
 class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any without pyspark's types)
-    """The ``toon`` format for ``spark.read`` and ``DataFrame.write`` (see the module)."""
+    """The ``toon`` format for ``spark.read`` and ``DataFrame.write`` (see the
+    module), registered by :func:`register`::
+
+        spark.read.format("toon").option("blocksize", "64MiB").schema("id long, x double").load("in/")
+    """
 
     @classmethod
     def name(cls) -> str:
         return "toon"
 
-    def _plan(self) -> list[RangeReader]:
-        """A RangeReader per file (the header read, the types decided)."""
+    def _plan(self, overrides: dict[str, Any] | None = None) -> list[RangeReader]:
+        """A RangeReader per file (the header read, the types decided;
+        ``overrides``: a schema given with ``.schema(...)``, by name)."""
         plan: list[RangeReader] | None = getattr(self, "_readers", None)
-        if plan is not None:
+        if plan is not None and overrides is None:
             return plan
         path = self.options.get("path")
         if not path:
@@ -113,8 +127,11 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
         }
         if o.get("indent_size") is not None:
             options["indent_size"] = int(o["indent_size"])
+        if overrides is not None:
+            options.update(schema_overrides=overrides, columns=list(overrides))
         readers = plan_files([source for source, _ in expand_sources(path, hidden=False)], **options)
-        self._readers = readers
+        if overrides is None:
+            self._readers = readers
         return readers
 
     def schema(self) -> StructType:
@@ -122,7 +139,19 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
 
     def reader(self, schema: StructType) -> DataSourceReader:
         blocksize = parse_size(self.options.get("blocksize", _DEFAULT_BLOCKSIZE))
-        return _Reader(self._plan(), schema, blocksize)
+        target = _arrow_schema(schema)
+        try:
+            readers = self._plan()
+            inferred = from_arrow_schema(readers[0].schema)
+        except ToonDecodeError:
+            inferred = None  # (the first rows refuse the inferred types: a given schema may take them)
+        if schema != inferred:
+            # A schema given with .schema(...): its types decode the cells (a
+            # decimal from the digits written, a double from every number),
+            # as schema_overrides do in read_table, rather than a cast of
+            # the types inferred from the first rows.  By name, in its order.
+            readers = self._plan({f.name: f.type for f in target})
+        return _Reader(readers, target, blocksize)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         path = self.options.get("path")
@@ -133,15 +162,19 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
             encode["key"] = self.options["key"]
         if self.options.get("indent_size") is not None:
             encode["indent_size"] = int(self.options["indent_size"])
-        return _Writer(path, to_arrow_schema(schema), overwrite, encode)
+        return _Writer(path, _arrow_schema(schema), overwrite, encode)
+
+
+def _arrow_schema(schema: StructType) -> pa.Schema:
+    """Spark's Arrow form of a schema (string, not large_string, ...), its
+    timestamps (instants) in UTC: written as ``...Z``, read from any offset."""
+    return to_arrow_schema(schema, timezone="UTC")
 
 
 class _Reader(DataSourceReader):  # type: ignore[misc, unused-ignore]  # (Any without pyspark's types)
-    def __init__(self, readers: list[RangeReader], schema: StructType, blocksize: int) -> None:
+    def __init__(self, readers: list[RangeReader], target: pa.Schema, blocksize: int) -> None:
         self.readers = readers
-        # Spark's Arrow form of the schema (string, not large_string, ...):
-        # each batch is cast to it.
-        self.target = to_arrow_schema(schema)
+        self.target = target  # (each batch is cast to it)
         self.blocksize = blocksize
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -157,6 +190,8 @@ class _Reader(DataSourceReader):  # type: ignore[misc, unused-ignore]  # (Any wi
         rows = 0
         for batch in reader.iter_batches(partition.start, partition.end):
             rows += batch.num_rows
+            if batch.schema.names != self.target.names:  # (a given schema's order)
+                batch = batch.select(self.target.names)
             yield batch.cast(self.target)
         if partition.last and reader.strict:
             # (the rows before this range counted without decoding: their
@@ -194,7 +229,9 @@ class _Writer(DataSourceArrowWriter):  # type: ignore[misc, unused-ignore]  # (A
         if first is None:
             return _Written(None, partition, 0)
         staged = os.path.join(self.staging, f"part-{partition:05d}-{self.job}.toon")
-        rows = write_part(_chain(first, batches), staged, schema=self.schema, **self.encode)
+        # (timestamps come in the session's time zone: the same instants in UTC)
+        cast = (b if b.schema == self.schema else b.cast(self.schema) for b in _chain(first, batches))
+        rows = write_part(cast, staged, schema=self.schema, **self.encode)
         return _Written(staged, partition, rows)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:

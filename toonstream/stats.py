@@ -86,7 +86,12 @@ class _CountingSink(io.RawIOBase):
 
 @dataclass
 class FormatCost:
-    """Size of the input written in one format."""
+    """Size of the input written in one format (one of ``Stats.formats``).
+
+    >>> cost = measure(value_events([{"id": 1}, {"id": 2}])).formats[0]
+    >>> cost.format, cost.bytes > 0, cost.lossless
+    ('toon', True, True)
+    """
 
     format: str
     bytes: int
@@ -96,7 +101,12 @@ class FormatCost:
 
 @dataclass
 class Stats:
-    """What ``measure`` found (``asdict`` gives the ``--json`` form)."""
+    """What ``measure`` found (``asdict`` gives the ``--json`` form).
+
+    >>> s = measure(value_events([{"id": 1}, {"id": 2}]))
+    >>> s.elements, s.tabular_share, [f.format for f in s.formats][:2]
+    (2, 1.0, ['toon', 'toon-tab'])
+    """
 
     elements: int
     tabular_elements: int
@@ -484,7 +494,7 @@ def _write_counted(plan: _ArrayPlan, again: Callable[[], Iterable[Any]], exact: 
 def format_report(name: str, stats: Stats) -> str:
     """The human-readable ``toonstream stats`` report."""
     out = [
-        f"{name}: {stats.elements:,} array elements; tabular: {100 * stats.tabular_share:.1f}%"
+        f"{name}: {stats.elements:,} array element{'' if stats.elements == 1 else 's'}; tabular: {100 * stats.tabular_share:.1f}%"
         f" (with --missing-as-null: {100 * stats.tabular_share_missing_as_null:.1f}%)",
         f"{'format':<36} {'bytes':>14} {'tokens':>12}",
     ]

@@ -46,7 +46,7 @@ from ._reference.normalize import PRIMITIVE, key_contents, put_key
 from ._reference.numbers import exponent_in_range
 from ._reference.writer import Fields, LineSink, header, key_text, table_header
 from ._reference.shape import UnionShape
-from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, Walk, sorted_keys
+from .encoder import DEFAULT_MAX_DEPTH, ROW_BATCH, Default, Walk, check_spool_memory, sorted_keys
 
 __all__ = ["Encoder", "encode_events", "encode_jsonl", "encode_records"]
 
@@ -112,6 +112,7 @@ class _ArrayPlan:
         self, walk: Walk, spool_memory: int = DEFAULT_SPOOL_MEMORY, rows_spool: Callable[[], IO[bytes]] | None = None
     ) -> None:
         self.walk = walk
+        check_spool_memory(spool_memory)
         # Where row lines go (a forked worker passes its output file)
         self._rows_spool = rows_spool or (lambda: tempfile.SpooledTemporaryFile(max_size=spool_memory))
         self.n = 0
@@ -707,7 +708,7 @@ class _Spool:
     """Pickled values in a temporary file (in memory up to a limit)."""
 
     def __init__(self, memory: int) -> None:
-        self._file = tempfile.SpooledTemporaryFile(max_size=memory)  # noqa: SIM115
+        self._file = tempfile.SpooledTemporaryFile(max_size=check_spool_memory(memory))  # noqa: SIM115
         self._count = 0
         # Values pickle cannot store (host objects such as instances of a
         # class defined in a function, which the encoders take): kept as
@@ -766,7 +767,16 @@ class _Spool:
 
 # ---------------------------------------------------------------------- events
 
+# (a scalar event's value is taken as it is, whatever the event's name:
+# host values such as an Enum or a str subclass are encoded as dumps
+# encodes them, and the name only tells a scalar from a container)
 _SCALARS = frozenset({"null", "boolean", "integer", "double", "number", "string"})
+
+
+def _shown(x: Any) -> str:
+    """``repr(x)``, cut short (a message quotes it)."""
+    r = repr(x)
+    return r if len(r) <= 80 else r[:77] + "..."
 _ARR, _OBJ, _MEMBER = 1, 2, 3  # kinds of streamed levels
 
 
@@ -839,13 +849,21 @@ class Encoder:
         self._keys: list[Any] = []
         self._done = False
         self._closed = False
+        self._failed: BaseException | None = None  # (close()'s error: a second close() says so)
 
     def send(self, event: tuple[Any, ...]) -> None:
         """Take one ijson event (pair or triple)."""
-        if len(event) == 3:
-            ev, value = event[1], event[2]
-        else:
-            ev, value = event
+        if self._closed:
+            raise ToonEncodeError("event after close()")
+        try:
+            if len(event) == 3:
+                ev, value = event[1], event[2]
+            else:
+                ev, value = event
+        except (TypeError, ValueError):
+            raise ToonEncodeError(
+                f"an event is a (prefix, event, value) triple or an (event, value) pair, not {_shown(event)}"
+            ) from None
         if self._stack:
             self._build(ev, value)
             return
@@ -950,8 +968,15 @@ class Encoder:
                         raise
 
     def _build(self, ev: str, value: Any) -> None:
+        """One event inside an element (``fill_elements`` hands back to here
+        whatever these checks refuse, so that the errors are these)."""
         stack = self._stack
+        in_map = type(stack[-1]) is dict
         if ev == "map_key":
+            if not in_map:
+                raise ToonEncodeError("map_key inside an array")
+            if value is None:
+                raise ToonEncodeError("map_key without a key")
             self._keys[-1] = value
             return
         if ev == "start_map" or ev == "start_array":
@@ -962,19 +987,28 @@ class Encoder:
             if len(stack) > self._deepest:
                 self._deepest = len(stack)
         elif ev == "end_map" or ev == "end_array":
+            if (ev == "end_map") != in_map or (in_map and self._keys[-1] is not None):
+                raise ToonEncodeError(f"unbalanced {ev}" if self._keys[-1] is None else f"{ev} after a map_key without its value")
             done = stack.pop()
             self._keys.pop()
             if not stack:
                 self._element(done)
-        else:
+        elif ev in _SCALARS:
             self._attach(value)
+        else:
+            raise ToonEncodeError(f"unexpected event {_shown(ev)}")
 
     def _attach(self, value: Any) -> None:
         top = self._stack[-1]
         if type(top) is list:
             top.append(value)
         else:
-            top[self._keys[-1]] = value
+            keys = self._keys
+            key = keys[-1]
+            if key is None:
+                raise ToonEncodeError(f"a value in an object without a map_key before it: {_shown(value)}")
+            top[key] = value
+            keys[-1] = None
 
     def _elements(self, values: list[Any]) -> None:
         """``_element`` of each of ``values`` (complete children of the same
@@ -988,7 +1022,12 @@ class Encoder:
             return
         plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
         norm = self._walk.norm
-        normed = [norm(v) for v in values]
+        try:
+            normed = [norm(v) for v in values]
+        except ToonEncodeError:
+            for v in values:  # (the failing one, at its path)
+                self._element(v)
+            raise
         if plan.settled:
             plan.add_count(len(normed))
             # Written ahead as list items, pass two copies the text (as a
@@ -1000,7 +1039,11 @@ class Encoder:
                 return
         elif not plan.add_rows(normed):
             for v in normed:
-                plan.add(v)
+                try:
+                    plan.add(v)
+                except ToonEncodeError as e:
+                    e.path = self._at(top, plan.n) + e.path
+                    raise
                 plan.maybe_flush()
         self._batch.took(len(values), self._spool.put_all([("e", v) for v in values]))
 
@@ -1008,13 +1051,25 @@ class Encoder:
         """A complete child of a streamed level: an array element or a root member."""
         top = self._levels[-1]
         plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
-        plan.add(self._walk.norm(value))
+        try:
+            plan.add(self._walk.norm(value))
+        except ToonEncodeError as e:
+            e.path = self._at(top, plan.n) + e.path
+            raise
         plan.maybe_flush()
         self._spool.put(("m", self._key, value) if top == _OBJ else ("e", value))
+
+    def _at(self, top: int, n: int) -> tuple[Any, ...]:
+        """The path of the ``n``-th child of the streamed level ``top``, as ``dumps`` names it."""
+        if top == _OBJ:
+            return (self._key,)
+        return (self._key, n) if top == _MEMBER else (n,)
 
     def close(self) -> None:
         """End of events: write the document (pass two) and flush."""
         if self._closed:
+            if self._failed is not None:
+                raise ToonEncodeError(f"close() failed before: {self._failed}")
             return
         self._closed = True
         try:
@@ -1028,6 +1083,9 @@ class Encoder:
                 # pass two will fail, or may (too deep): find its error before writing anything
                 self._write_document(_dry_run_sink())
             self._write_document(self._sink)
+        except BaseException as e:
+            self._failed = e
+            raise
         finally:
             self._spool.close()
             for plan in (self._root_plan, *self._member_plans):
@@ -1075,7 +1133,11 @@ class Encoder:
             sink.line(table_header("", plan.n, walk.d, plan.fields, lambda: (r[1] for r in self._spool.replay()), keyed=True))
             entry = walk.entry_writer(plan.fields, 1)
             for _, k, v in records:
-                sink.line(entry(k, v))
+                try:
+                    sink.line(entry(k, v))
+                except ToonEncodeError as e:  # (at the cell, as dumps' _keyed says it)
+                    e.path = (k, *walk._cell_path(plan.fields, v)) + e.path
+                    raise
             return
         members = iter(self._member_plans)
         for rec in records:
@@ -1803,7 +1865,8 @@ def encode_jsonl(
     """Encode JSON Lines: each non-blank line is one element of the root array
     (or of the array under ``key``).  Returns the number of elements.
 
-    ``source``: a path, a binary or text file, or an iterable of lines.  A
+    ``source``: a path (``os.PathLike``, e.g. ``pathlib.Path``; a ``str``
+    is refused, as it could be a document), a binary or text file, or an iterable of lines.  A
     seekable file is read twice; anything else is spooled to a temporary file
     on the first pass.  A malformed line raises ToonEncodeError with ``line``
     set.  Numbers are kept exact (floats whose text is not Python's shortest
@@ -1829,7 +1892,10 @@ def encode_jsonl(
     walk = _keyed_walk(key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
                        missing_as_null=missing_as_null)
     if isinstance(source, (str, bytes)):
-        raise TypeError("encode_jsonl takes a path, a file or an iterable of lines, not a str/bytes document")
+        raise TypeError(
+            "encode_jsonl takes a path (os.PathLike: pathlib.Path(name)), a file or an iterable of lines, not a "
+            "str/bytes (a file name and a document would look alike): open the file, or wrap its name in pathlib.Path"
+        )
     if isinstance(source, os.PathLike):
         with open(source, "rb") as f:
             return encode_jsonl(

@@ -183,7 +183,14 @@ def _exact_encoder() -> tuple[str, Callable[[str], list[int]]] | None:
 
 class TokenCounter:
     """Counts bytes and tokens of a UTF-8 byte stream fed in arbitrary chunks
-    (the total does not depend on the chunking)."""
+    (the total does not depend on the chunking).
+
+    >>> c = TokenCounter()
+    >>> for chunk in (b"users[2]{id,na", b"me}:\\n  1,Ada\\n  2,Bob"):
+    ...     c.feed(chunk)
+    >>> c.bytes, c.total == estimate_tokens("users[2]{id,name}:\\n  1,Ada\\n  2,Bob")
+    (34, True)
+    """
 
     def __init__(self, *, exact: bool = False) -> None:
         self.bytes = 0

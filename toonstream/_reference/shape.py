@@ -149,7 +149,13 @@ class ShapePlan:
         ``level``) has at least two entries and they make a table, else None."""
         if len(obj) < 2:
             return None
-        values = [self.norm(v) for v in obj.values()]
+        values = []
+        for k, v in obj.items():
+            try:
+                values.append(self.norm(v))
+            except ToonEncodeError as e:
+                e.path = (k,) + e.path
+                raise
         if any(type(v) is not dict for v in values):
             return None
         try:
@@ -179,20 +185,24 @@ class ShapePlan:
         ``uniform_fields`` that the streaming encoders use.
         """
         norm = self.norm
-        todo = [(obj, fields)]
+        todo: list[tuple[Any, Fields, tuple[str, ...]]] = [(obj, fields, ())]
         while todo:
-            o, fl = todo.pop()
+            o, fl, at = todo.pop()
             if type(o) is not dict or len(o) != len(fl):
                 return False
             for name, sub in fl:
                 if name not in o:
                     return False
-                v = norm(o[name])
+                try:
+                    v = norm(o[name])
+                except ToonEncodeError as e:  # (where, as dumps says it: the caller adds the row)
+                    e.path = (*at, name) + e.path
+                    raise
                 if sub is None:
                     if type(v) not in PRIMITIVE:
                         return False
                 else:
-                    todo.append((v, sub))
+                    todo.append((v, sub, (*at, name)))
         return True
 
 

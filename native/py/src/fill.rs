@@ -18,7 +18,9 @@
 //! * an event is not the usual `(prefix, event, value)` triple or
 //!   `(event, value)` pair of an exact `str` event name (and, for
 //!   `map_key`, an exact `str` key), or one the array's level leaves to the
-//!   encoder (its end, anything unexpected): `HANDED_BACK` with that
+//!   encoder (its end, anything unexpected), or one the reference's checks
+//!   refuse (an unknown event, a `map_key` in an array, an end that is not
+//!   the open container's, a value in an object without its key): `HANDED_BACK` with that
 //!   `event`, taken by `send` after the elements (with its own errors);
 //! * the events run out: `ENDED`.
 //!
@@ -51,12 +53,11 @@ enum Step {
     Open {
         map: bool,
     },
-    Close,
-    /// One of the reference's `_SCALARS`.
+    Close {
+        map: bool,
+    },
+    /// One of the reference's `_SCALARS` (its value taken as it is).
     Scalar,
-    /// Any other name: a value inside an element (as `_attach` takes it),
-    /// unexpected at the array's level.
-    Other,
 }
 
 /// The step and value of an ordinary event, or None (handed back).
@@ -77,32 +78,48 @@ fn event<'py>(ev: &Bound<'py, PyAny>) -> PyResult<Option<(Step, Bound<'py, PyAny
     };
     let step = match name {
         "map_key" if value.is_exact_instance_of::<PyString>() => Step::Key,
-        "map_key" => return Ok(None),
         "start_map" => Step::Open { map: true },
         "start_array" => Step::Open { map: false },
-        "end_map" | "end_array" => Step::Close,
+        "end_map" => Step::Close { map: true },
+        "end_array" => Step::Close { map: false },
         "null" | "boolean" | "integer" | "double" | "number" | "string" => Step::Scalar,
-        _ => Step::Other,
+        _ => return Ok(None),
     };
     Ok(Some((step, value)))
 }
 
 /// `value` into the innermost open container: appended to a list, else
-/// set under the container's pending key (the reference's `_attach`).
+/// set under the container's pending key, which is then spent (the
+/// reference's `_attach`).  False (nothing done) when an object has no
+/// pending key: the reference refuses the event.
 fn attach<'py>(
     stack: &Bound<'py, PyList>,
     keys: &Bound<'py, PyList>,
     value: Bound<'py, PyAny>,
-) -> PyResult<()> {
+) -> PyResult<bool> {
     let top = stack.get_item(stack.len().saturating_sub(1))?;
     if let Ok(list) = top.cast_exact::<PyList>() {
-        return list.append(value);
+        list.append(value)?;
+        return Ok(true);
     }
-    let key = keys.get_item(keys.len().saturating_sub(1))?;
+    let at = keys.len().saturating_sub(1);
+    let key = keys.get_item(at)?;
+    if key.is_none() {
+        return Ok(false);
+    }
     match top.cast_exact::<PyDict>() {
-        Ok(d) => d.set_item(key, value),
-        Err(_) => top.set_item(key, value),
+        Ok(d) => d.set_item(key, value)?,
+        Err(_) => top.set_item(key, value)?,
     }
+    keys.set_item(at, top.py().None())?;
+    Ok(true)
+}
+
+/// Whether the innermost open container is an object.
+fn in_map(stack: &Bound<'_, PyList>) -> PyResult<bool> {
+    Ok(stack
+        .get_item(stack.len() - 1)?
+        .is_exact_instance_of::<PyDict>())
 }
 
 fn container(py: Python<'_>, map: bool) -> Bound<'_, PyAny> {
@@ -172,15 +189,25 @@ fn fill<'py>(
             continue;
         }
         match step {
-            Step::Key => keys.set_item(keys.len() - 1, value)?,
+            Step::Key => {
+                if !in_map(stack)? {
+                    return back(ev, done, deepest);
+                }
+                keys.set_item(keys.len() - 1, value)?
+            }
             Step::Open { map } => {
                 let new = container(py, map);
-                attach(stack, keys, new.clone())?;
+                if !attach(stack, keys, new.clone())? {
+                    return back(ev, done, deepest);
+                }
                 stack.append(new)?;
                 keys.append(py.None())?;
                 deepest = deepest.max(stack.len());
             }
-            Step::Close => {
+            Step::Close { map } => {
+                if map != in_map(stack)? || !keys.get_item(keys.len() - 1)?.is_none() {
+                    return back(ev, done, deepest);
+                }
                 let element = stack.get_item(stack.len() - 1)?;
                 stack.del_item(stack.len() - 1)?;
                 keys.del_item(keys.len() - 1)?;
@@ -191,7 +218,11 @@ fn fill<'py>(
                     }
                 }
             }
-            Step::Scalar | Step::Other => attach(stack, keys, value)?,
+            Step::Scalar => {
+                if !attach(stack, keys, value)? {
+                    return back(ev, done, deepest);
+                }
+            }
         }
     }
     Ok((ENDED, done, py.None(), deepest))
