@@ -152,6 +152,26 @@ def test_a_spool_that_cannot_grow_names_the_temporary_directory(tmp_path: Path) 
     assert not list(tmp_path.iterdir())  # (the spool is gone)
 
 
+def _writes_into(pid: int, directory: Path) -> bool:
+    """Whether process ``pid`` has its temporary output open in ``directory``:
+    a named file beside the destination, or (Linux) an anonymous one, seen
+    through /proc as ``directory/#inode (deleted)``."""
+    if len(list(directory.iterdir())) >= 2:
+        return True
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(directory) + os.sep):
+            return True
+    return False
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signals_leave_destination_untouched(tmp_path: Path, sig: int, code: int) -> None:
     out = tmp_path / "out.toon"
@@ -163,9 +183,9 @@ def test_signals_leave_destination_untouched(tmp_path: Path, sig: int, code: int
     # Wait for the temporary output file: the CLI is then in the conversion,
     # with its handlers installed (a fixed sleep raced a slow start under load).
     deadline = time.monotonic() + 60
-    while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
+    while not _writes_into(proc.pid, tmp_path) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert len(list(tmp_path.iterdir())) == 2, "the conversion did not start"
+    assert _writes_into(proc.pid, tmp_path), "the conversion did not start"
     time.sleep(0.2)  # now blocked reading stdin, mid-conversion
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -405,3 +425,18 @@ def test_encode_jsonl_file_is_read_twice_not_spooled_and_counted_once(tmp_path: 
         r.readinto(buf)
         r.readinto(buf)
     assert b"".join(seen) == src.read_bytes()[:2000]
+
+
+def test_max_line_length_option(tmp_path: Path) -> None:
+    """A line longer than the decoders' default (64 MiB: a string that long)
+    is refused by decode and validate unless --max-line-length allows it;
+    here the limit is lowered instead, on a small file."""
+    src = tmp_path / "t.toon"
+    src.write_text("[2]{id,s}:\n  1," + "x" * 100 + "\n  2,y")
+    for args in (["validate"], ["decode", "--to", "jsonl"], ["decode", "--to", "json"]):
+        r = run(*args, "--max-line-length", "50", str(src))
+        assert r.returncode == 1 and b"line longer than max_line_length (50 characters)" in r.stderr, (args, r.stderr)
+        r = run(*args, "--max-line-length", "200", str(src))
+        assert r.returncode == 0, (args, r.stderr)
+    r = run("decode", "--max-line-length", "-1", str(src))
+    assert r.returncode == 2

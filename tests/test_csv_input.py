@@ -80,7 +80,7 @@ def test_numbers_beyond_arrow_types_are_written_exactly(tmp_path: Path) -> None:
     path = write(tmp_path, "a\n1\n" + "1" * 10_001 + "\n")
     with pytest.raises(ToonEncodeError, match="number too long") as e:
         encoded(path)
-    assert e.value.path == (1, "a") and "CSV row 2 (line 3), column 'a'" in str(e.value)
+    assert e.value.path == (1, "a") and "CSV row 2 (after the header), column 'a'" in str(e.value)
 
 
 def test_float_texts_exact_or_not(tmp_path: Path) -> None:
@@ -100,9 +100,28 @@ def test_a_later_cell_of_another_kind_is_an_error_at_its_row(tmp_path: Path) -> 
     body = "".join(f"{i},{i % 2 == 0}\n".lower() for i in range(200_000))
     for bad, col in (("x,true", "n"), ("5,maybe", "b")):
         path = write(tmp_path, "n,b\n" + body + bad + "\n")
-        with pytest.raises(ToonEncodeError, match=f"CSV row 200001 \\(line 200002\\), column '{col}'") as e:
+        with pytest.raises(ToonEncodeError, match=f"CSV row 200001 \\(after the header\\), column '{col}'") as e:
             encoded(path)
         assert e.value.path == (200_000, col)
+
+
+def test_blank_lines_quoted_line_ends_and_header_forms(tmp_path: Path) -> None:
+    # one column: a blank line is a row (its cell empty: null), as CSV
+    # writers write it (toonstream's decode --to csv too)
+    assert encoded(write(tmp_path, "n\n1\n\n3\n")) == toonstream.dumps([{"n": 1}, {"n": None}, {"n": 3}])
+    # a leading blank line, a line end inside a quoted header name or value
+    assert encoded(write(tmp_path, "\na,b\n1,2\n")) == toonstream.dumps([{"a": 1, "b": 2}])
+    assert encoded(write(tmp_path, 'a,"b\nc"\n1,2\n')) == toonstream.dumps([{"a": 1, "b\nc": 2}])
+    # quoted line ends past the first block (pyarrow's chunker needs to know)
+    rows = [{"i": i, "s": f"x\ny{i}" if i % 3 == 0 else f"z{i}"} for i in range(100_000)]
+    body = "".join(f'{r["i"]},"{r["s"]}"\n' for r in rows)
+    assert encoded(write(tmp_path, "i,s\n" + body)) == toonstream.dumps(rows)
+    # old Mac line ends (CR only)
+    assert encoded(write(tmp_path, "a,b\r1,2\r3,4\r")) == toonstream.dumps([{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+    # an exponent beyond Decimal's: a data error at its cell, not a crash
+    with pytest.raises(ToonEncodeError, match="exponent is out of range") as e:
+        encoded(write(tmp_path, "n\n1e99999999999999999999\n"))
+    assert e.value.path == (0, "n")
 
 
 def test_header_forms(tmp_path: Path) -> None:

@@ -140,6 +140,8 @@ S = None
         ([("start_map", S), ("map_key", "a"), ("end_map", S)], "end_map after a map_key without its value"),
         ([("start_map", S), ("map_key", "a"), ("number", 1), ("number", 2), ("end_map", S)], "without a map_key"),
         ([("start_map", S), ("map_key", None), ("number", 1), ("end_map", S)], "map_key without a key"),
+        ([("start_map", S), ("map_key", "a"), ("map_key", "b"), ("number", 1), ("end_map", S)],
+         "map_key 'b' after a map_key without its value"),
     ],
 )
 def test_malformed_events_inside_an_element(inner: list[Any], message: str) -> None:
@@ -166,7 +168,7 @@ def test_encoder_after_a_failed_close() -> None:
                 enc.close()
             with pytest.raises(toonstream.ToonEncodeError, match="event after close"):
                 enc.send(("end_array", None))
-            with pytest.raises(toonstream.ToonEncodeError, match="close\\(\\) failed before: incomplete"):
+            with pytest.raises(toonstream.ToonEncodeError, match="close\\(\\) failed before: ToonEncodeError: incomplete"):
                 enc.close()
             with pytest.raises(toonstream.ToonEncodeError, match="triple or an \\(event, value\\) pair"):
                 Encoder(io.StringIO()).send(("start_array",))  # type: ignore[arg-type]

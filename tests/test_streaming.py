@@ -766,3 +766,31 @@ def test_streaming_errors_name_the_path_dumps_names(value: Any) -> None:
         with pytest.raises(toonstream.ToonEncodeError) as got:
             call()
         assert got.value.path == want.value.path
+
+
+def test_a_line_the_native_engine_finds_not_json_skips_the_workers(tmp_path: Any, monkeypatch: Any) -> None:
+    """The native engine declines a malformed line (syntax): the one process
+    that reports it runs at once, not forked workers that stop at it and then
+    hand over to that process (three passes over a big file before)."""
+    import pathlib
+
+    from toonstream import _engine
+    from toonstream import streaming as st_mod
+
+    if _engine.current().jsonl_table is None:
+        pytest.skip("the python engine has no native table encoder to decline")
+    src = pathlib.Path(tmp_path) / "late.jsonl"
+    src.write_text("".join(json.dumps({"id": i}) + "\n" for i in range(1000)) + '{"id": \n{"id": 1}\n')
+
+    def no_workers(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the workers ran")
+
+    monkeypatch.setattr(st_mod, "_ranged_batches", no_workers)
+    monkeypatch.setattr(st_mod._parallel, "workers_for", lambda size, requested: 2)
+    with pytest.raises(ToonEncodeError, match="invalid JSON") as e:
+        encode_jsonl(src, io.StringIO(), workers=2)
+    assert e.value.line == 1001
+    # a shape the engine leaves to the reference still goes to the workers
+    src.write_text("".join(json.dumps({"id": i, "n": [i]}) + "\n" for i in range(1000)))
+    with pytest.raises(AssertionError, match="the workers ran"):
+        encode_jsonl(src, io.StringIO(), workers=2)

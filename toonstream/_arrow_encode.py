@@ -113,8 +113,10 @@ class _Source:
         reiterable: bool,
         table: Any = None,
         cleanup: Callable[[], None] | None = None,
+        raw_text: bool = False,
     ) -> None:
         self.schema = schema
+        self.raw_text = raw_text  # (_csv.CsvInput's batches: see _RowText)
         self.num_rows = num_rows
         self._batches = batches
         self.reiterable = reiterable
@@ -164,7 +166,7 @@ def _open(data: Any, batch_size: int) -> _Source:
     if csv_input is not None and isinstance(data, csv_input.CsvInput):
         source = data
         return _Source(source.schema, None, lambda cols: _sliced((_project(b, cols) for b in source.batches()), batch_size),
-                       reiterable=False, cleanup=source.close)
+                       reiterable=False, cleanup=source.close, raw_text=True)
     if isinstance(data, pa.RecordBatchReader):
         reader = data
         return _Source(reader.schema, None, lambda cols: _sliced(reader, batch_size), reiterable=False)
@@ -325,12 +327,23 @@ def _open_path(path: str, batch_size: int) -> _Source:
     if lower.endswith(_CSV_EXT):
         from ._csv import CsvInput
 
-        def csv_batches(cols: list[str] | None) -> Iterator[Any]:
-            return _sliced((_project(b, cols) for b in CsvInput(path).batches()), batch_size)
+        opened = [CsvInput(path)]  # (the schema: the first batch's types; its batches serve the first read)
 
-        first = CsvInput(path)  # (the schema: the first batch's types)
-        first.close()
-        return _Source(first.schema, None, csv_batches, reiterable=True)
+        def csv_batches(cols: list[str] | None) -> Iterator[Any]:
+            def typed() -> Iterator[Any]:
+                src = opened.pop() if opened else CsvInput(path)
+                try:
+                    yield from (_project(b, cols) for b in src.batches())
+                finally:
+                    src.close()
+
+            return _sliced(typed(), batch_size)
+
+        def close() -> None:
+            while opened:
+                opened.pop().close()
+
+        return _Source(opened[0].schema, None, csv_batches, reiterable=True, cleanup=close, raw_text=True)
     # an IPC stream (no magic number at the start)
     def stream_batches(cols: list[str] | None) -> Iterator[Any]:
         return _sliced((_project(b, cols) for b in pa.ipc.open_stream(pa.memory_map(path))), batch_size)
@@ -677,9 +690,10 @@ def _leaf_arrays(batch: Any, shape: _Shape) -> list[Any]:
 class _RowText:
     """A batch to the bytes of its row lines, each preceded by LF and the indent."""
 
-    def __init__(self, shape: _Shape, fmt: _Formatter, indent: str) -> None:
+    def __init__(self, shape: _Shape, fmt: _Formatter, indent: str, *, raw_text: bool = False) -> None:
         self.shape = shape
         self.fmt = fmt
+        self.raw_text = raw_text  # (CSV input: columns of TOON text named by the batch's metadata)
         self.lead = "\n" + indent
         self.sep = pa.scalar(fmt.d, fmt.L)
         # The engine's row writer, for a flat table (a batch it declines is formatted here).
@@ -688,8 +702,8 @@ class _RowText:
     def __call__(self, batch: Any, offset: int) -> Any:
         if batch.num_rows == 0:
             return b""
-        metadata = batch.schema.metadata
-        raw = metadata.get(_RAW) if metadata else None  # (CSV input's ints beyond int64)
+        metadata = batch.schema.metadata if self.raw_text else None
+        raw = metadata.get(_RAW) if metadata else None  # (CSV input's numbers no Arrow type holds)
         if self.native is not None and raw is None:
             text = self.native(batch, delimiter=self.fmt.d, indent_size=len(self.lead) - 1)
             if text is not NotImplemented:
@@ -814,7 +828,7 @@ def encode_arrow(
         if shape is None:
             _per_row(source, out, key, d, indent_size, options)
             return
-        rows = _RowText(shape, _Formatter(d, default), " " * indent_size)
+        rows = _RowText(shape, _Formatter(d, default), " " * indent_size, raw_text=source.raw_text)
         sink = _Out(out)
         try:
             if source.num_rows is None:

@@ -71,51 +71,64 @@ class AtomicOutput:
     The temporary file is made beside the file ``path`` names (a symbolic
     link's target), fsync'ed, given the permission bits of the file it
     replaces (a new file: 0666 less the umask) and renamed over it.  I/O
-    errors name ``path``."""
+    errors name ``path``.
+
+    Where the system has them (Linux, most local file systems), the file is
+    first an anonymous one (``O_TMPFILE``): a process killed outright
+    (SIGKILL, the OOM killer) while writing leaves nothing behind; it gets a
+    name (``.NAME.XXXXXXXX.tmp``) only to be renamed, at the end.  Elsewhere
+    it is named from the start (``mkstemp``), and only a clean exit or a
+    caught signal removes it."""
 
     def __init__(self, path: str, *, commit: Callable[[Callable[[], None]], None] | None = None) -> None:
         self.path = path
         # (the CLI's: the rename is not interrupted by a signal, see _signals.commit)
         self.commit = commit
         self.target = write_target(path)
-        self.tmp: str | None = None
+        self.tmp: str | None = None  # the named temporary file (None: anonymous, or none yet)
         self.fp: IO[bytes] | None = None
 
     def __enter__(self) -> IO[bytes]:
         directory, name = os.path.split(self.target)
-        try:
-            fd, self.tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".tmp")
-        except OSError as e:
-            raise renamed(e, self.path) from None
+        fd = _anonymous(directory or ".")
+        if fd is None:
+            try:
+                fd, self.tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".tmp")
+            except OSError as e:
+                raise renamed(e, self.path) from None
         self.fp = io.BufferedWriter(NamedFile(fd, "wb", shown=self.path), buffer_size=1 << 16)
         return self.fp
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        assert self.fp is not None and self.tmp is not None
-        tmp = self.tmp
+        assert self.fp is not None
+        fp = self.fp
         try:
             if exc_type is None:
                 try:
-                    self.fp.flush()
-                    os.fsync(self.fp.fileno())
-                    self.fp.close()
+                    fp.flush()
+                    fd = fp.fileno()
+                    os.fsync(fd)
                     try:
                         info: os.stat_result | None = os.stat(self.target)
                     except FileNotFoundError:
                         info = None
                     if info is not None:
                         # as cp keeps them: the permission bits, and the owner where allowed
-                        os.chmod(tmp, info.st_mode & 0o7777)
+                        os.fchmod(fd, info.st_mode & 0o7777)
                         try:
-                            os.chown(tmp, info.st_uid, info.st_gid)
+                            os.fchown(fd, info.st_uid, info.st_gid)
                         except OSError:
                             pass
                     else:
                         umask = os.umask(0)
                         os.umask(umask)
-                        os.chmod(tmp, 0o666 & ~umask)
+                        os.fchmod(fd, 0o666 & ~umask)
+                    if self.tmp is None:  # (anonymous: named now, beside the target)
+                        self.tmp = _link(fd, self.target)
+                    fp.close()
                 except OSError as e:
                     raise renamed(e, self.path) from None
+                tmp = self.tmp
 
                 def publish() -> None:
                     try:
@@ -129,12 +142,54 @@ class AtomicOutput:
                 else:
                     publish()
         finally:
+            try:
+                fp.close()
+            except OSError:
+                pass
             if self.tmp is not None:
-                try:
-                    self.fp.close()
-                except OSError:
-                    pass
                 try:
                     os.unlink(self.tmp)
                 except OSError:
                     pass
+
+
+def _anonymous(directory: str) -> int | None:
+    """An anonymous file (``O_TMPFILE``) in ``directory``, open for reading
+    and writing, or None where the system or the file system has none."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):  # (the link at the end goes through /proc)
+        return None
+    flags = flag | os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+    try:
+        # A file system may take O_TMPFILE and refuse the link (a FUSE one,
+        # say): tried on a probe first, as the output's own link can be made
+        # only once and only at the end.
+        probe = os.open(directory, flags, 0o600)
+        try:
+            os.unlink(_link(probe, os.path.join(directory, "probe")))
+        finally:
+            os.close(probe)
+        return os.open(directory, flags, 0o600)
+    except OSError:  # EOPNOTSUPP, EISDIR (an old kernel), ENOENT, EXDEV...: mkstemp says what is wrong
+        return None
+
+
+def _link(fd: int, target: str) -> str:
+    """A name beside ``target`` for the anonymous file ``fd`` (a fresh one:
+    ``link`` does not replace)."""
+    directory, name = os.path.split(target)
+    # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N, as open(2) says; os.link
+    # makes that call only with a directory fd (else it calls link(), which
+    # does not follow the /proc link: EXDEV).
+    fds = os.open("/proc/self/fd", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for _ in range(100):
+            tmp = os.path.join(directory, f".{name}.{os.urandom(4).hex()}.tmp")
+            try:
+                os.link(str(fd), tmp, src_dir_fd=fds, follow_symlinks=True)
+                return tmp
+            except FileExistsError:
+                continue
+    finally:
+        os.close(fds)
+    raise FileExistsError(errno.EEXIST, "no free temporary name", target)

@@ -10,7 +10,9 @@ So every column is read as text (pyarrow's tokenizer, fast), and typed here:
   spellings are pyarrow's ``ConvertOptions().null_values``): numbers when
   every such cell is a JSON number, booleans when every one is
   ``true``/``false`` (or ``True``, ``TRUE``...), else text (kept as written,
-  dates included, and with ``""`` and ``NA`` as the strings they are);
+  dates included, and with ``""`` and ``NA`` as the strings they are; in the
+  batches before the deciding one, which held only null spellings, those
+  cells are null: a batch is written before the next is read);
 - a later cell that does not fit its column's kind is an error at its row
   (``ToonEncodeError``), as with pyarrow's inference;
 - each batch of a number column becomes int64 or float64 when that type
@@ -40,7 +42,23 @@ _NUMBER = r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$"  # RFC 8259'
 _INT = r"^-?(?:0|[1-9][0-9]*)$"
 _BOOLS = ["true", "True", "TRUE", "false", "False", "FALSE"]  # pyarrow's, without 1 and 0 (ints)
 _NULLS = pcsv.ConvertOptions().null_values
-_HEADER_LIMIT = 1 << 24  # bytes looked at for the header line's field count (a longer line: counted by pyarrow's check)
+
+
+class _Recorded(io.RawIOBase):
+    """``raw``, keeping every byte read (the probe's, read again after it)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self.seen = bytearray()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self._raw.read(len(b))
+        b[: len(data)] = data
+        self.seen += data
+        return len(data)
 
 
 class _Prefixed(io.RawIOBase):
@@ -54,14 +72,16 @@ class _Prefixed(io.RawIOBase):
         return True
 
     def readinto(self, b: Any) -> int:
-        if self._head:
+        n = 0
+        if self._head:  # (then the raw file: pyarrow takes a short read as its block)
             n = min(len(b), len(self._head))
             b[:n] = self._head[:n]
             self._head = self._head[n:]
-            return n
-        data = self._raw.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+            if n == len(b):
+                return n
+        data = self._raw.read(len(b) - n)
+        b[n : n + len(data)] = data
+        return n + len(data)
 
 
 class CsvInput:
@@ -78,24 +98,32 @@ class CsvInput:
         self._own = isinstance(source, str)
         raw: IO[bytes] = open(source, "rb") if isinstance(source, str) else source  # noqa: SIM115 - closed by batches()
         try:
-            head = raw.readline(_HEADER_LIMIT)
-            # At least the header's field count (a quoted comma only adds
-            # one), for the column types below, all text: the names
-            # themselves are the first row pyarrow reads (its parse of the
-            # header), and types for names beyond the columns are ignored.
-            width = head.count(b",") + 1
+            # The column count, from a probe that pyarrow parses as it will
+            # parse the file (its first block, read again after it): every
+            # column is then read as text, named f0, f1... (the header is
+            # the first row, pyarrow's parse of it).
+            seen = _Recorded(raw)
+            probe = pcsv.open_csv(
+                seen, read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=False),
+                parse_options=pcsv.ParseOptions(newlines_in_values=True),
+            )
+            width = len(probe.schema)
+            del probe
             self._reader = pcsv.open_csv(
-                _Prefixed(head, raw),
+                _Prefixed(bytes(seen.seen), raw),
                 read_options=pcsv.ReadOptions(autogenerate_column_names=True),
+                # Quoted values may hold line ends (as toonstream's own CSV
+                # output writes a string's); a blank line is a row when there
+                # is one column (its cell empty: null), else an error.
+                parse_options=pcsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=width != 1),
                 convert_options=pcsv.ConvertOptions(column_types={f"f{i}": pa.string() for i in range(width)}),
             )
-            if not all(pa.types.is_string(f.type) for f in self._reader.schema):
-                raise ToonEncodeError("cannot read the CSV header: its fields could not be counted")
             self._raw = raw
             self._names: list[str] = []
             self._kinds: list[str | None] = []
             self._row = 0
             self._as_text: set[int] = set()  # the batch's columns written as their numbers' TOON text
+            self._not_ints: set[int] = set()  # number columns that held a non-int (or one beyond int64)
             self._batches = self._typed()
             self._first = next(self._batches, None)
         except BaseException:
@@ -145,6 +173,7 @@ class CsvInput:
             return arr
         nulls = pc.is_in(arr, value_set=pa.array(_NULLS))
         values = pc.if_else(nulls, pa.scalar(None, pa.string()), arr)
+        checked = False
         if kind is None:
             if values.null_count == len(values):
                 return pa.nulls(len(arr))
@@ -157,33 +186,56 @@ class CsvInput:
                 self._kinds[i] = "string"
                 return arr
             self._kinds[i] = kind
+            checked = True
         if kind == "bool":
-            self._fits(i, values, pc.or_(nulls, pc.is_in(values, value_set=pa.array(_BOOLS))), "true or false")
+            if not checked:
+                self._fits(i, values, pc.or_(nulls, pc.is_in(values, value_set=pa.array(_BOOLS))), "true or false")
             return pc.equal(pc.utf8_lower(values), "true")
-        self._fits(i, values, pc.match_substring_regex(values, _NUMBER), "a number")
+        if i not in self._not_ints:  # (a column with non-ints stays on the float path: same TOON text)
+            ints = self._ints(i, values, checked)
+            if ints is not None:
+                return ints
+            self._not_ints.add(i)
+        if not checked:
+            self._fits(i, values, pc.match_substring_regex(values, _NUMBER), "a number")
         return self._numbers(i, values)
 
-    def _fits(self, i: int, values: Any, ok: Any, what: str) -> None:
-        """Refuses the first cell (not null) where ``ok`` is false."""
+    def _ints(self, i: int, values: Any, checked: bool) -> Any:
+        """The column as int64 when every cell is an int of its range, else
+        None.  The cast also takes ``007`` and ``0x10``: a cell whose int's
+        text is not its own is checked against the grammar (``-0`` passes),
+        cheaper than matching every cell."""
+        try:
+            ints = pc.cast(values, pa.int64())
+        except pa.ArrowInvalid:
+            return None
+        if not checked:
+            same = pc.fill_null(pc.equal(pc.cast(ints, pa.string()), values), True)
+            if not pc.all(same).as_py():
+                at = pc.indices_nonzero(pc.invert(same))
+                self._fits(i, pc.take(values, at), pc.match_substring_regex(pc.take(values, at), _INT), "a number", at)
+        return ints
+
+    def _fits(self, i: int, values: Any, ok: Any, what: str, rows: Any = None) -> None:
+        """Refuses the first cell (not null) where ``ok`` is false (``rows``:
+        the cells' rows in the batch, when ``values`` is a selection)."""
         bad = pc.invert(pc.fill_null(ok, True))
         if pc.any(bad).as_py():
             at = pc.index(bad, True).as_py()
-            self._refuse(i, at, f"holds {values[at].as_py()!r}, which is not {what} as the column's cells before it")
+            row = at if rows is None else rows[at].as_py()
+            self._refuse(i, row, f"holds {values[at].as_py()!r}, which is not {what} as the column's cells before it")
 
     def _refuse(self, i: int, at: int, what: str) -> None:
         row = self._row + at
-        raise ToonEncodeError(
-            f"CSV row {row + 1} (line {row + 2}), column {self._names[i]!r} {what}",
+        raise ToonEncodeError(  # (a row, not a line: quoted values may hold line ends)
+            f"CSV row {row + 1} (after the header), column {self._names[i]!r} {what}",
             path=(row, self._names[i]),
         )
 
     def _numbers(self, i: int, values: Any) -> Any:
-        """A column of number texts (and nulls) as int64 or float64 when one
-        holds every value exactly, else as their TOON text."""
-        try:
-            return pc.cast(values, pa.int64())  # (fails unless every cell is an int of int64's range)
-        except pa.ArrowInvalid:
-            pass
+        """A column of number texts (and nulls), not all ints of int64's
+        range, as float64 when it holds every value exactly, else as their
+        TOON text."""
         exponent = pc.fill_null(pc.match_substring(values, "e", ignore_case=True), False)
         if not pc.any(exponent).as_py() and not pc.any(pc.match_substring(values, ".")).as_py():
             return self._texts(i, values)  # ints beyond int64
@@ -214,8 +266,9 @@ class CsvInput:
                     out.append(encode_decimal(Decimal(t)))
                 else:  # (an int's digits are its text: no leading zeros in the grammar)
                     out.append(_checked_length("0" if t == "-0" else t))
-            except ToonEncodeError as e:
-                self._refuse(i, j, f"holds {t[:40]!r}{'...' if len(t) > 40 else ''}: {e}")
+            except (ToonEncodeError, ArithmeticError) as e:  # (an exponent past Decimal's: InvalidOperation)
+                reason = e if isinstance(e, ToonEncodeError) else "its exponent is out of range"
+                self._refuse(i, j, f"holds {t[:40]!r}{'...' if len(t) > 40 else ''}: {reason}")
         self._as_text.add(i)
         return pa.array(out, pa.large_string())
 
@@ -225,4 +278,7 @@ RAW = "toonstream.raw"  # schema metadata: the columns (indices) whose text is w
 
 def _float_exact(text: str) -> bool:
     """Whether float64's shortest text of ``text`` is the same number (``1e400``: inf, no)."""
-    return Decimal(repr(float(text))) == Decimal(text)
+    try:
+        return Decimal(repr(float(text))) == Decimal(text)
+    except ArithmeticError:  # (an exponent past Decimal's)
+        return False

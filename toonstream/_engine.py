@@ -98,6 +98,14 @@ class JsonlTable(Protocol):
 
     def close(self) -> tuple[bytes, list[str], int] | None: ...
 
+    @property
+    def declined(self) -> bool: ...
+
+    @property
+    def reason(self) -> str | None:
+        """Why it declined: ``"syntax"`` or ``"utf8"`` (likely not JSON Lines), else a shape or
+        value left to the reference; None while it has not."""
+
 
 class EngineName(str):
     """The name of an engine (``"python"`` or ``"native"``), with why it was chosen.

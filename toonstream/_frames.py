@@ -387,8 +387,8 @@ class TableScan:
         # (no held rows: this reader pairs lines and rows itself, feed by feed)
         # Runs of plain rows are split column-wise by the engine (a very
         # small line limit leaves every row to the decoder, which checks it).
-        numbers = options.get("max_number_length", MAX_NUMBER_LENGTH)
-        self.splitter = _splitter(numbers) if options.get("max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
+        numbers = _option(options, "max_number_length", MAX_NUMBER_LENGTH)
+        self.splitter = _splitter(numbers) if _option(options, "max_line_length", DEFAULT_MAX_LINE_LENGTH) >= CHUNK else None
         self.fast = self.splitter is not None
         # A keyed table's entry keys: in the engine's set, which takes a
         # split run's keys as they are (no str each), if it has one.
@@ -1007,6 +1007,12 @@ def kind_name(bits: int) -> str:
 # ------------------------------------------------------------------ batches
 
 
+def _option(options: Mapping[str, Any], name: str, default: int) -> int:
+    """A decoder limit given to a reader (None, as absent: the default)."""
+    value = options.get(name)
+    return default if value is None else int(value)
+
+
 def byte_chunks(source: Any) -> Iterator[bytes]:
     """Bytes of ``source``: a path (str or os.PathLike), bytes, or a binary or
     text file object (text is encoded as UTF-8)."""
@@ -1280,7 +1286,7 @@ class FrameReader:
         self.key_field = key_field
         self.options = dict(options or {})
         # §4 typing of plain tokens: the grammar's converters (one token; a column at once)
-        limit = self.options.get("max_number_length", MAX_NUMBER_LENGTH)
+        limit = _option(self.options, "max_number_length", MAX_NUMBER_LENGTH)
         self._convert = make_converter(max_number_length=limit)
         self._convert_column = make_column_converter(self._convert, max_number_length=limit)
         # (and the exact Decimal columns' non-integers as Decimals, see ``exact``: made only

@@ -730,7 +730,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     raw_in = _open_input(args.input)
     try:
         counted = _CountingReader(raw_in, lambda d: progress.update(len(d)))
-        options = {"strict": not args.no_strict, "indent_size": args.indent_size}
+        options = {"strict": not args.no_strict, "indent_size": args.indent_size, "max_line_length": args.max_line_length}
 
         def write(out: IO[bytes]) -> None:
             if args.to in _TABLE_FORMATS:
@@ -944,7 +944,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for name in args.files:
         try:
-            decoder = Decoder(strict=True, indent_size=args.indent_size)
+            decoder = Decoder(strict=True, indent_size=args.indent_size, max_line_length=args.max_line_length)
             with _open_input(name) as fp:
                 while chunk := fp.read(1 << 16):
                     decoder.feed(chunk)
@@ -1119,6 +1119,8 @@ def _parser() -> argparse.ArgumentParser:
     dec.add_argument("--indent", type=_non_negative, default=None, metavar="N",
                      help="json: pretty-print with N spaces (default: compact)")
     dec.add_argument("--indent-size", type=_indent_size, default=2, help="TOON input indentation (default 2)")
+    dec.add_argument("--max-line-length", type=_non_negative, default=None, metavar="N",
+                     help=_MAX_LINE_HELP)
     progress_flags(dec)
     dec.set_defaults(run=_cmd_decode, usage=dec)
 
@@ -1144,6 +1146,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     val.add_argument("files", nargs="+", help="TOON files to check ('-': stdin)")
     val.add_argument("--indent-size", type=_indent_size, default=2, help="spaces per indentation level (default 2)")
+    val.add_argument("--max-line-length", type=_non_negative, default=None, metavar="N", help=_MAX_LINE_HELP)
     val.add_argument("-v", "--verbose", action="store_true", help="also print 'FILE: ok' for valid files")
     val.set_defaults(run=_cmd_validate, usage=val)
     return p
@@ -1170,6 +1173,11 @@ def _positive(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError("must be >= 1")
     return n
+
+
+_MAX_LINE_HELP = (
+    "longest line taken, in characters (default 64 MiB: a string of 64 MiB or more encodes to a longer line)"
+)
 
 
 def _indent_size(text: str) -> int:

@@ -827,7 +827,10 @@ def check_table_written(fd: int, schema: pa.Schema, rows: int, options: Mapping[
     struct makes its rows list items (``dumps``' form), which no range
     reader, Dask or Spark read takes as a table part."""
     expect = table_header(schema, rows, **options).encode("utf-8") + b"\n"
-    head = os.pread(fd, len(expect), 0)
+    at = os.lseek(fd, 0, os.SEEK_CUR)  # (os.pread is not on every system)
+    os.lseek(fd, 0, os.SEEK_SET)
+    head = os.read(fd, len(expect))
+    os.lseek(fd, at, os.SEEK_SET)
     if head != expect:
         raise ToonEncodeError(
             f"these rows did not encode as one table (the text begins {head[:80]!r}, not {expect[:80]!r}): "

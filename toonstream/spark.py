@@ -145,7 +145,9 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
             inferred = from_arrow_schema(readers[0].schema)
         except ToonDecodeError:
             inferred = None  # (the first rows refuse the inferred types: a given schema may take them)
-        if schema != inferred:
+        # (compared as Spark prints them: nullability or metadata changed on the way through the JVM
+        # is not a schema given)
+        if inferred is None or schema.simpleString() != inferred.simpleString():
             # A schema given with .schema(...): its types decode the cells (a
             # decimal from the digits written, a double from every number),
             # as schema_overrides do in read_table, rather than a cast of

@@ -849,7 +849,7 @@ class Encoder:
         self._keys: list[Any] = []
         self._done = False
         self._closed = False
-        self._failed: BaseException | None = None  # (close()'s error: a second close() says so)
+        self._failed: str | None = None  # (close()'s error: a second close() says so)
 
     def send(self, event: tuple[Any, ...]) -> None:
         """Take one ijson event (pair or triple)."""
@@ -971,12 +971,13 @@ class Encoder:
         """One event inside an element (``fill_elements`` hands back to here
         whatever these checks refuse, so that the errors are these)."""
         stack = self._stack
-        in_map = type(stack[-1]) is dict
         if ev == "map_key":
-            if not in_map:
+            if type(stack[-1]) is not dict:
                 raise ToonEncodeError("map_key inside an array")
             if value is None:
                 raise ToonEncodeError("map_key without a key")
+            if self._keys[-1] is not None:
+                raise ToonEncodeError(f"map_key {_shown(value)} after a map_key without its value")
             self._keys[-1] = value
             return
         if ev == "start_map" or ev == "start_array":
@@ -987,6 +988,7 @@ class Encoder:
             if len(stack) > self._deepest:
                 self._deepest = len(stack)
         elif ev == "end_map" or ev == "end_array":
+            in_map = type(stack[-1]) is dict
             if (ev == "end_map") != in_map or (in_map and self._keys[-1] is not None):
                 raise ToonEncodeError(f"unbalanced {ev}" if self._keys[-1] is None else f"{ev} after a map_key without its value")
             done = stack.pop()
@@ -1084,7 +1086,7 @@ class Encoder:
                 self._write_document(_dry_run_sink())
             self._write_document(self._sink)
         except BaseException as e:
-            self._failed = e
+            self._failed = f"{type(e).__name__}: {e}"  # (not the exception: its frames hold the encoder)
             raise
         finally:
             self._spool.close()
@@ -1801,7 +1803,8 @@ def _native_threads(workers: int | None) -> int:
 
 
 def _native_table(
-    read: Callable[[int], Any], walk: Walk, spool_memory: int, workers: int | None, keep: IO[bytes] | None = None
+    read: Callable[[int], Any], walk: Walk, spool_memory: int, workers: int | None, keep: IO[bytes] | None = None,
+    why: list[str] | None = None,
 ) -> _ArrayPlan | None:
     """Pass one of ``encode_jsonl`` on the native engine, for the common case:
     every line a flat record with the first record's keys.  Reads the input
@@ -1811,7 +1814,8 @@ def _native_table(
     a malformed line, a number it leaves to the reference): the caller then
     runs the reference over the whole input, so errors and other shapes
     stay the reference's.  ``keep``: where every byte read is also written
-    (a pipe, read once; on None the caller copies the rest there)."""
+    (a pipe, read once; on None the caller copies the rest there).  ``why``:
+    where the engine's reason for declining is appended (``"syntax"``...)."""
     make = _engine.current().jsonl_table
     if make is None or walk.max_depth < 2:  # (its rows are at level 2: the reference refuses them)
         return None
@@ -1833,11 +1837,13 @@ def _native_table(
                 keep.write(chunk)
             text = table.feed(chunk)
             if text is None:
-                return None
+                break
             rows.write(text)
             chunk = read(NATIVE_CHUNK)
-        done = table.close()
+        done = None if table.declined else table.close()
         if done is None:
+            if why is not None:
+                why.append(table.reason or "")
             return None
         text, names, plan.n = done
         rows.write(text)
@@ -1945,13 +1951,16 @@ def _encode_jsonl(
 
         ranged = None if missing_as_null else _parallel.file_range(fp)
         try:
+            why: list[str] = []
             if native:
-                plan = _native_table(fp.read, walk, spool_memory, workers)
+                plan = _native_table(fp.read, walk, spool_memory, workers, why=why)
                 if plan is not None:
                     return _encode_array_stream(iter(()), lambda: iter(()), out, key, walk, spool_memory, plan=plan)
                 fp.seek(start)
             parts = _parallel.workers_for(ranged[2] - ranged[1], workers) if ranged is not None else 1
-            if ranged is None or parts == 1:
+            # (a line the engine found not JSON, or not UTF-8, is most likely an error: the one
+            # process that reports it, rather than workers that would stop there and hand over to it)
+            if ranged is None or parts == 1 or why[:1] in (["syntax"], ["utf8"]):
                 return one_process()
             fd, begin, end = ranged
             plan = _ArrayPlan(walk, spool_memory)

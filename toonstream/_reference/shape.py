@@ -185,25 +185,43 @@ class ShapePlan:
         ``uniform_fields`` that the streaming encoders use.
         """
         norm = self.norm
+        todo = [(obj, fields)]
+        try:
+            while todo:
+                o, fl = todo.pop()
+                if type(o) is not dict or len(o) != len(fl):
+                    return False
+                for name, sub in fl:
+                    if name not in o:
+                        return False
+                    v = norm(o[name])
+                    if sub is None:
+                        if type(v) not in PRIMITIVE:
+                            return False
+                    else:
+                        todo.append((v, sub))
+        except ToonEncodeError as e:  # (where, as dumps says it: the caller adds the row)
+            e.path = self._failing_at(obj, fields) + e.path
+            raise
+        return True
+
+    def _failing_at(self, obj: Any, fields: Fields) -> tuple[str, ...]:
+        """The path in ``obj`` of the first value ``norm`` refuses, walked as
+        ``conforms`` walks (found again on the error path only: the walk
+        itself keeps no paths)."""
         todo: list[tuple[Any, Fields, tuple[str, ...]]] = [(obj, fields, ())]
         while todo:
             o, fl, at = todo.pop()
-            if type(o) is not dict or len(o) != len(fl):
-                return False
             for name, sub in fl:
-                if name not in o:
-                    return False
+                if type(o) is not dict or name not in o:  # (conforms returned before such a value)
+                    return at
                 try:
-                    v = norm(o[name])
-                except ToonEncodeError as e:  # (where, as dumps says it: the caller adds the row)
-                    e.path = (*at, name) + e.path
-                    raise
-                if sub is None:
-                    if type(v) not in PRIMITIVE:
-                        return False
-                else:
+                    v = self.norm(o[name])
+                except ToonEncodeError:
+                    return (*at, name)
+                if sub is not None and type(v) is dict:
                     todo.append((v, sub, (*at, name)))
-        return True
+        return ()
 
 
 class UnionShape:

@@ -190,7 +190,8 @@ fn fill<'py>(
         }
         match step {
             Step::Key => {
-                if !in_map(stack)? {
+                // (in an array, or after a key still without its value: the reference refuses it)
+                if !in_map(stack)? || !keys.get_item(keys.len() - 1)?.is_none() {
                     return back(ev, done, deepest);
                 }
                 keys.set_item(keys.len() - 1, value)?

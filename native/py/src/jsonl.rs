@@ -14,7 +14,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use toonstream_native::jsonl::{count_values, TableEncoder};
+use toonstream_native::jsonl::{count_values, Decline, TableEncoder};
 
 use crate::guarded;
 
@@ -96,6 +96,22 @@ pub struct JsonlTable {
     inner: TableEncoder,
     broken: bool,
     declined: bool,
+    /// Why it declined (see [`reason_name`]), once it has.
+    reason: Option<&'static str>,
+}
+
+/// A decline's reason for the driver: `"syntax"` and `"utf8"` mean the
+/// input is likely not JSON Lines at all (the reference then reports
+/// where), the others a shape or a value left to the reference.
+fn reason_name(d: Decline) -> &'static str {
+    match d {
+        Decline::Utf8 => "utf8",
+        Decline::Syntax => "syntax",
+        Decline::NotFlat => "not_flat",
+        Decline::Keys => "keys",
+        Decline::Number => "number",
+        Decline::Surrogate => "surrogate",
+    }
 }
 
 #[pymethods]
@@ -118,6 +134,7 @@ impl JsonlTable {
             inner: TableEncoder::new(delim, indent_size).with_threads(threads),
             broken: false,
             declined: false,
+            reason: None,
         })
     }
 
@@ -134,8 +151,9 @@ impl JsonlTable {
             Ok(py.detach(|| inner.feed(chunk, &mut out)))
         })?;
         py.check_signals()?;
-        if r.is_err() {
+        if let Err(d) = r {
             self.declined = true;
+            self.reason = Some(reason_name(d));
             return Ok(None);
         }
         Ok(Some(PyBytes::new(py, out.as_bytes())))
@@ -154,8 +172,9 @@ impl JsonlTable {
         let r = guarded(&mut self.broken, || Ok(inner.finish(&mut out)))?;
         let fields = match (r, self.inner.fields()) {
             (Ok(()), Some(f)) => f.to_vec(),
-            _ => {
+            (r, _) => {
                 self.declined = true;
+                self.reason = Some(r.err().map_or("empty", reason_name));
                 return Ok(None);
             }
         };
@@ -170,6 +189,13 @@ impl JsonlTable {
     #[getter]
     fn declined(&self) -> bool {
         self.declined
+    }
+
+    /// Why it declined (`"syntax"`, `"utf8"`, `"not_flat"`, `"keys"`,
+    /// `"number"`, `"surrogate"`, `"empty"`: no record), or `None`.
+    #[getter]
+    fn reason(&self) -> Option<&'static str> {
+        self.reason
     }
 }
 
