@@ -802,8 +802,17 @@ def check_driver_args(function: str, options: Mapping[str, Any], buf_size: int =
         raise TypeError(f"{function}() buf_size must be an int, not {type(buf_size).__name__}")
     if buf_size < 1:
         raise ValueError(f"{function}() buf_size must be >= 1, got {buf_size}")
+    check_keywords(function, options, DRIVER_OPTIONS)
+
+
+def check_keywords(function: str, options: Mapping[str, Any], allowed: frozenset[str] | set[str]) -> None:
+    """A TypeError naming ``function`` for the first of ``options`` not in
+    ``allowed``, as Python's own for an unknown keyword.
+
+    >>> check_keywords("extract", {"strict": True}, {"strict"})
+    """
     for name in options:
-        if name not in DRIVER_OPTIONS:
+        if name not in allowed:
             raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
 
 

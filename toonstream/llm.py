@@ -10,7 +10,7 @@ from ._reference.events import Event, StartTable
 from ._consumers import check_fields
 from ._engine import VALUE_OPTIONS
 from ._errors import ToonDecodeError
-from .decoder import Decoder
+from .decoder import Decoder, check_keywords
 
 __all__ = ["extract", "find_toon"]
 
@@ -112,9 +112,7 @@ def extract(text: str | bytes, *, expect_fields: Sequence[str] | None = None, **
     >>> extract("Here you go:\\n```toon\\nusers[1]{id,name}:\\n  1,Ada\\n```", expect_fields=["id", "name"])
     {'users': [{'id': 1, 'name': 'Ada'}]}
     """
-    for name in options:  # (the decoder's options; the reply fixes start_line)
-        if name not in VALUE_OPTIONS:
-            raise TypeError(f"extract() got an unexpected keyword argument {name!r}")
+    check_keywords("extract", options, VALUE_OPTIONS)  # (the decoder's options; the reply fixes start_line)
     if isinstance(expect_fields, str):  # (a str is a sequence: of its characters)
         raise TypeError(f"expect_fields takes a sequence of field names, not a str: [{expect_fields!r}]?")
     if isinstance(text, (bytes, bytearray, memoryview)):
