@@ -32,6 +32,21 @@ REQUIRE_NATIVE = os.environ.get("TOONSTREAM_REQUIRE_NATIVE") == "1" or os.enviro
 ENGINES = ("python", "native")
 
 
+@pytest.fixture(autouse=True)
+def _engine_restored() -> Iterator[None]:
+    """Every test leaves the engine in use as it found it: a test that
+    switched it and did not switch back ran the tests after it, in the same
+    worker, on another engine than the run's."""
+    from toonstream import _engine
+
+    before = _engine.current()
+    yield
+    after = _engine.current()
+    if after is not before:
+        _engine.use(before)
+        pytest.fail(f"the test left the engine in use switched ({before.name} -> {after.name})")
+
+
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run the test on each engine in turn (the engine in use is restored after)."""

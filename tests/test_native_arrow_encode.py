@@ -326,13 +326,21 @@ def test_threads_share_the_writer() -> None:
 
     def work(i: int) -> None:
         for _ in range(5):
-            got[i] = run(NATIVE, tables[i], batch_size=5)
+            out = io.BytesIO()
+            encode_arrow(tables[i], out, batch_size=5)
+            got[i] = out.getvalue()
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(tables))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    # (the engine is the process's: set once here, not switched and restored
+    # by each thread, which interleaved and left it switched for later tests)
+    previous = _engine.use(NATIVE)
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(tables))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        _engine.use(previous)
     assert [got[i] for i in range(len(tables))] == want
 
 
