@@ -19,6 +19,7 @@ import toonstream
 from toonstream import ToonEncodeError
 from toonstream.streaming import Encoder, encode_events, encode_jsonl, encode_records
 
+from test_host_types import _events_of as _host_events
 from test_properties import JSON, KEYS, PRIMS
 
 DELIMS = st.sampled_from([",", "\t", "|"])
@@ -716,22 +717,6 @@ def test_encode_records_error_path_is_dumps(records: list[Any]) -> None:
         assert got.value.path == want.value.path and str(got.value) == str(want.value)
 
 
-def _events_with_host_values(v: Any) -> Any:
-    if isinstance(v, dict):
-        yield ("start_map", None)
-        for k, x in v.items():
-            yield ("map_key", k)
-            yield from _events_with_host_values(x)
-        yield ("end_map", None)
-    elif isinstance(v, list):
-        yield ("start_array", None)
-        for x in v:
-            yield from _events_with_host_values(x)
-        yield ("end_array", None)
-    else:
-        yield ("string", v)
-
-
 @pytest.mark.parametrize(
     "value",
     [
@@ -752,14 +737,14 @@ def test_streaming_errors_name_the_path_dumps_names(value: Any) -> None:
 
     def one_by_one() -> None:
         enc = Encoder(io.StringIO())
-        for ev in _events_with_host_values(value):
+        for ev in _host_events(value):
             enc.send(ev)
         enc.close()
 
     with pytest.raises(toonstream.ToonEncodeError) as want:
         toonstream.dumps(value)
     assert want.value.path
-    calls = [lambda: encode_events(_events_with_host_values(value), io.StringIO()), one_by_one]
+    calls = [lambda: encode_events(_host_events(value), io.StringIO()), one_by_one]
     if isinstance(value, list):
         calls += [lambda: encode_records(value, io.StringIO()), lambda: encode_records(iter(value), io.StringIO())]
     for call in calls:
