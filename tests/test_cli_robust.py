@@ -865,3 +865,46 @@ def test_a_raw_form_feed_is_no_json_white_space(tmp_path: Path) -> None:
             r = run(*command, str(src))
             assert r.returncode == 1 and where in one_line(r) and "invalid JSON" in one_line(r), (data, r.stderr)
     assert run("encode", "--from", "json", input=b'{"a": [1, 2]}\t\r\n').stdout == b"a[2]: 1,2"
+
+
+# ---------------------------------------------------------------- descriptors as outputs
+
+
+@pytest.mark.slow  # (subprocesses: CI runs it)
+def test_output_to_an_inherited_descriptor_writes_through_it(tmp_path: Path) -> None:
+    # -o /dev/stdout (/dev/fd/N, /proc/self/fd/N) writes through the descriptor the shell
+    # opened, as -o - does: renaming a file over the one stdout has open lost what the shell
+    # wrote to it before and after (exit 0); with stdout closed, the error is the command's.
+    src = tmp_path / "in.json"
+    src.write_text('{"a": [1, 2]}')
+    log = tmp_path / "log.txt"
+    for out in ("/dev/stdout", "/proc/self/fd/1", "/dev/fd/3"):
+        script = f'echo HEAD; "$@" encode {src} -o {out} 3>&1; echo " rc=$?"; echo FOOT'
+        p = subprocess.run(["sh", "-c", script, "sh", *CLI], stdout=log.open("wb"), stderr=subprocess.PIPE, timeout=120)
+        assert p.returncode == 0 and log.read_text() == "HEAD\na[2]: 1,2 rc=0\nFOOT\n", (out, log.read_text(), p.stderr)
+    p = subprocess.run(["sh", "-c", f'"$@" encode {src} -o /dev/stdout >&-', "sh", *CLI], capture_output=True, timeout=120)
+    assert p.returncode == 1 and one_line(p) == "toonstream: error: /dev/stdout: Bad file descriptor"
+
+
+@pytest.mark.slow  # (subprocesses: CI runs it)
+def test_cli_environment_and_number_arguments(tmp_path: Path) -> None:
+    src = tmp_path / "in.toon"
+    src.write_text("a: 1\n")
+    p = subprocess.run([*CLI, "decode", str(src)], capture_output=True, timeout=120,
+                       env={**os.environ, "TOONSTREAM_ENGINE": "bogus"})
+    assert p.returncode == 2 and "TOONSTREAM_ENGINE must be 'python' or 'native'" in one_line(p)
+    for bad in ("1_000", "+5", " 7", "\u0663", "-1", "x"):
+        p = run("decode", str(src), "--max-line-length", bad)
+        assert p.returncode == 2 and b"expected a whole number >= 0" in p.stderr, (bad, p.stderr)
+    assert run("decode", str(src), "--max-line-length", "100").returncode == 0
+
+
+def test_replacing_a_file_keeps_its_set_id_bits(tmp_path: Path) -> None:
+    from toonstream._atomic import AtomicOutput
+
+    target = tmp_path / "t.toon"
+    target.write_text("old")
+    target.chmod(0o4750)  # (the owner's change, which clears them, comes first now)
+    with AtomicOutput(str(target)) as f:
+        f.write(b"new")
+    assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o4750

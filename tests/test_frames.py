@@ -53,8 +53,8 @@ def _kind(v: Any) -> str:
         return "big" if len(str(abs(v))) <= 38 else "huge"
     if isinstance(v, float):
         return "float"
-    if isinstance(v, Decimal):
-        return "huge"
+    if isinstance(v, Decimal):  # (rows' use_float=False: a non-integer, exact)
+        return "huge" if math.isinf(float(v)) else "float"
     return "str"
 
 
@@ -80,14 +80,15 @@ def ref_value(v: Any, dtype: Any) -> Any:
     if dtype == pl.String:
         return _frames.text_of(v)
     if dtype == pl.Float64:
-        return float(v)
+        return float(v) or 0.0  # (-0.0 as 0.0, as loads reads it)
     if isinstance(dtype, pl.Decimal):
         return Decimal(v)
     return v
 
 
 def reference(text: str, prefix: str = "", **kw: Any) -> tuple[list[str], list[Any], list[tuple[Any, ...]]]:
-    r = toonstream.rows(text, prefix, **kw)
+    # (numbers exact: a String column holds the digits written, not their float's)
+    r = toonstream.rows(text, prefix, use_float=False, **kw)
     got = list(r)
     cols = list(zip(*got)) if got else [() for _ in r.columns or []]
     dtypes = [ref_dtype(list(c)) for c in cols]
@@ -570,7 +571,26 @@ def test_string_column_numbers_after_inference_are_canonical(chunking: Any) -> N
     assert col.to_list()[30:] == ["100000", "1.5", "0", "007", "1e5"]
 
 
+def test_string_column_numbers_keep_their_digits(engine: str, chunking: Any) -> None:
+    # A number in a String column is its exact canonical text (as decode_to_json writes it),
+    # not its float's: in the decoder's rows (a short table, a row with an escape) and the split runs.
+    numbers = ["123456789012345678.99", "1.00000000000000000000001", "-0.0", "1.50", "1e5", "1E-7",
+               "12345678901234567890123e-3", "-1e-400", "1e400", "0.1"]
+    want = ["123456789012345678.99", "1.00000000000000000000001", "0", "1.5", "100000", "1e-7",
+            "12345678901234567890.123", "-1e-400", "1e+400", "0.1"]
+    for lines in (["  w"] + [f"  {n}" for n in numbers],  # (few rows: the decoder's)
+                  [f'  "w\\\\{k}"' if k % 3 else f"  {numbers[k % len(numbers)]}" for k in range(3000)]):
+        text = f"[{len(lines)}]{{a}}:\n" + "\n".join(lines) + "\n"
+        col = tp.read_toon(text.encode(), batch_size=512)["a"]
+        assert col.dtype == pl.String
+        got = [t for t in col.to_list() if not t.startswith("w")]
+        assert got == [want[numbers.index(line.strip())] for line in lines if not line.strip().startswith(('w', '"'))]
+    check_frame("[3]{a}:\n  x\n  123456789012345678.99\n  1e5\n")
+
+
 @pytest.mark.parametrize("column", [0, 1])
+
+
 def test_number_limit_holds_in_every_column_type(column: int, engine: str, chunking: Any) -> None:
     # A number token longer than max_number_length is the decoder's
     # number_too_long wherever it sits: a String column decided from the

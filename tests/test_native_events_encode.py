@@ -305,3 +305,23 @@ def test_cli_json_to_toon(engine: _engine.Engine, tmp_path: Any) -> None:
     finally:
         _engine.use(previous)
     assert toonstream.loads((tmp_path / "out.toon").read_text()) == json.loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    ("evs", "path"),
+    [
+        ([("start_array", S), ("number", 1), ("start_array", S), ("end_map", S)], (1,)),
+        ([("start_array", S), ("start_map", S), ("map_key", "a"), ("start_array", S), ("number", 1),
+          ("start_map", S), ("map_key", "b"), ("bogus", 1)], (0, "a", 1)),
+        ([("start_map", S), ("map_key", "k"), ("start_array", S), ("null", S), ("start_map", S),
+          ("map_key", "x"), ("map_key", "y")], ("k", 1)),
+        ([("start_map", S), ("map_key", "k"), ("start_map", S), ("map_key", "c"), ("start_array", S),
+          ("map_key", "z")], ("k", "c")),
+    ],
+)
+def test_malformed_event_errors_name_their_place(engine: str, evs: list[Any], path: tuple[Any, ...]) -> None:
+    # An event out of place inside an element is reported at the container it came in, named as
+    # dumps names paths (the element's index in the streamed array, or the root member's key).
+    with pytest.raises(toonstream.ToonEncodeError) as e:
+        encode_events(iter(evs), io.StringIO())
+    assert e.value.path == path

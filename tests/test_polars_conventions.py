@@ -795,11 +795,11 @@ def test_decimal_with_a_scale_keeps_the_digits_as_read_csv(decoder_rows: bool, b
 @pytest.mark.parametrize("batch_size", [1_000, 65_536])
 def test_decimal_with_a_scale_in_a_big_table(batch_size: int) -> None:
     """Past the rows that decide the types, the native splitter types runs as it splits them: an
-    exact column keeps each number's token there (its canonical text is its float's), quoted
-    numbers and exponents as the decoder rows have them, and a bad cell is still found."""
+    exact column keeps each number's token there (its canonical text is its float's), exponents
+    as the decoder rows have them, and a bad cell (a string: quoted numbers too) is still found."""
     from decimal import Decimal
 
-    tokens = ["12345678901234567.891", "-0", "1e2", "1E-3", "null", '"1.5"', "0.1234567890123456789",
+    tokens = ["12345678901234567.891", "-0", "1e2", "1E-3", "null", "1.5", "0.1234567890123456789",
               "-99999999999999999.5", "7"]
     n = 30_000  # (about 1 MB: most runs are split once the types are known)
     lines = [f"  {k},{tokens[k % len(tokens)]},w{k}" for k in range(n)]
@@ -809,7 +809,7 @@ def test_decimal_with_a_scale_in_a_big_table(batch_size: int) -> None:
     assert df["d"].to_list() == [want[k % len(tokens)] for k in range(n)]
     assert_frame_equal(df.drop("d"), tp.read_toon(doc, batch_size=batch_size).drop("d"))
     bad = doc.replace(b"  28999,-0,", b'  28999,"x",')
-    with pytest.raises(ToonDecodeError, match="does not convert to Decimal") as e:
+    with pytest.raises(ToonDecodeError, match="holds a string, which does not fit its type Decimal") as e:
         tp.read_toon(bad, schema_overrides={"d": pl.Decimal(38, 19)}, batch_size=batch_size)
     assert (e.value.code, e.value.line, e.value.column) == ("type_mismatch", 29_001, 9)
 
@@ -867,3 +867,29 @@ def test_decimal_with_a_scale_in_selected_columns() -> None:
     df = tp.read_toon(doc, columns=["f", "d"], schema_overrides={"d": pl.Decimal(38, 19)})
     assert df["d"].to_list() == [Decimal("12345678901234567.891"), Decimal("0.1234567890123456789"), Decimal("2.5")]
     assert df["f"].to_list() == tp.read_toon(doc, columns=["f"])["f"].to_list()
+
+
+@pytest.mark.parametrize("cell", ['"007"', '"1.5"', "+5", ".5", "1.", "true", "x"])
+def test_decimal_with_a_scale_takes_numbers_only(engine: str, cell: str) -> None:
+    """A Decimal type with a scale is cast from the numbers' digits, but a string is not a number
+    there either (it was cast: a quoted "007" became 7.00), as every other numeric type refuses it;
+    in the decoder's rows, the split runs and the records of nested arrays alike."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    import toonstream.arrow as ta
+
+    for doc, line in ((f"[3]{{a}}:\n  1.5\n  {cell}\n  2\n", 3),
+                      ("[30001]{a}:\n" + "  1.25\n" * 30_000 + f"  {cell}\n", 30_002)):
+        with pytest.raises(ToonDecodeError, match="holds a (string|boolean), which does not fit") as e:
+            tp.read_toon(doc.encode(), schema_overrides={"a": pl.Decimal(10, 2)})
+        assert (e.value.line, e.value.column) == (line, 3)
+        with pytest.raises(ToonDecodeError) as e:
+            ta.read_table(doc.encode(), schema_overrides={"a": pa.decimal128(10, 2)})
+        assert (e.value.code, e.value.line) == ("type_mismatch", line)
+    with pytest.raises(ToonDecodeError, match="holds a (string|boolean)") as e:
+        tp.read_toon(f"x[2]:\n  - a: 1.5\n  - a: {cell}\n".encode(), schema_overrides={"a": pl.Decimal(10, 2)})
+    assert e.value.line == 3
+    got = tp.read_toon(b"[3]{a}:\n  1.5\n  1e2\n  null\n", schema_overrides={"a": pl.Decimal(10, 2)})
+    assert got["a"].to_list() == [Decimal("1.50"), Decimal("100.00"), None]

@@ -779,3 +779,51 @@ def test_a_line_the_native_engine_finds_not_json_skips_the_workers(tmp_path: Any
     src.write_text("".join(json.dumps({"id": i, "n": [i]}) + "\n" for i in range(1000)))
     with pytest.raises(AssertionError, match="the workers ran"):
         encode_jsonl(src, io.StringIO(), workers=2)
+
+
+@pytest.mark.parametrize("sort_keys", [False, True])
+@pytest.mark.parametrize("as_list", [False, True])
+def test_encode_records_calls_default_once_per_value(engine: str, sort_keys: bool, as_list: bool) -> None:
+    # As dumps and json.dumps: default is called once for each value it converts, although
+    # encode_records reads the records twice (the shape, then the rows), spooled or as a list.
+    class Host:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+    calls: list[int] = []
+
+    def default(o: Any) -> Any:
+        calls.append(o.n)
+        return {"n": o.n, "d": Decimal("1.50")}
+
+    records = [{"b": Host(i), "a": [Host(-i)]} for i in range(50)]
+    out = io.StringIO()
+    assert encode_records(records if as_list else iter(records), out, default=default, sort_keys=sort_keys,
+                          spool_memory=1 << 12) == 50
+    assert sorted(calls) == sorted([i for i in range(50)] + [-i for i in range(50)])
+    calls.clear()
+    assert out.getvalue() == toonstream.dumps(records, default=default, sort_keys=sort_keys)
+    assert len(calls) == 100
+
+
+def test_encoder_as_a_context_manager(engine: str) -> None:
+    # The block's end closes the encoder (the document is written); an exception in the block
+    # discards the events: nothing written, and close() afterwards says why.
+    out = io.StringIO()
+    with Encoder(out) as enc:
+        enc.send_all(ijson.parse(b'[{"id": 1}, {"id": 2}]'))
+    assert out.getvalue() == "[2]{id}:\n  1\n  2"
+    out = io.StringIO()
+    with pytest.raises(KeyError), Encoder(out) as enc:
+        enc.send(("start_array", None))
+        enc.send(("integer", 1))
+        raise KeyError("the producer failed")
+    assert out.getvalue() == ""
+    with pytest.raises(ToonEncodeError, match="the with block raised KeyError"):
+        enc.close()
+    with pytest.raises(ToonEncodeError, match="event after close"):
+        enc.send(("integer", 2))
+    out = io.StringIO()
+    with pytest.raises(ToonEncodeError, match="incomplete event stream"), Encoder(out) as enc:
+        enc.send(("start_array", None))  # (ended without its end_array: close() refuses it)
+    assert out.getvalue() == ""

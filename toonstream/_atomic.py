@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import tempfile
 from typing import IO, Any, Callable
 
@@ -65,6 +66,37 @@ def write_target(path: str) -> str:
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
 
+# The paths of a descriptor this process holds (the links they are, as the kernel
+# makes them: /dev/stdout is /proc/self/fd/1).
+_STANDARD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/dev/fd/(\d+)|/proc/(?:self|thread-self|(\d+))/fd/(\d+)")
+
+
+def inherited_fd(path: str) -> int | None:
+    """The descriptor of this process that ``path`` names (``/dev/stdout``,
+    ``/dev/fd/3``, ``/proc/self/fd/1``, or a link to one of them), or None.
+
+    >>> inherited_fd("/dev/stdout"), inherited_fd("out.toon")
+    (1, None)
+    """
+    target = path
+    for _ in range(40):
+        norm = os.path.normpath(target)
+        if norm in _STANDARD:
+            return _STANDARD[norm]
+        m = _FD_PATH.fullmatch(norm)
+        if m is not None:
+            if m[2] is not None and int(m[2]) != os.getpid():
+                return None  # (another process's: the file it has open, replaced as any other)
+            return int(m[1] or m[3])
+        try:
+            link = os.readlink(target)
+        except OSError:
+            return None
+        target = os.path.join(os.path.dirname(target), link)
+    return None
+
+
 class AtomicOutput:
     """A binary file that becomes ``path`` only if the block succeeds.
 
@@ -78,7 +110,13 @@ class AtomicOutput:
     (SIGKILL, the OOM killer) while writing leaves nothing behind; it gets a
     name (``.NAME.XXXXXXXX.tmp``) only to be renamed, at the end.  Elsewhere
     it is named from the start (``mkstemp``), and only a clean exit or a
-    caught signal removes it."""
+    caught signal removes it.
+
+    What cannot be replaced is written directly, as ``cp`` writes it: a
+    device or a FIFO (``/dev/null``, a named pipe), and a descriptor the
+    process holds (``/dev/stdout``, ``/dev/fd/3``), through that descriptor:
+    its offset and append mode kept, where the file it has open would be
+    replaced by a rename (and what the shell writes to it later lost)."""
 
     def __init__(self, path: str, *, commit: Callable[[Callable[[], None]], None] | None = None) -> None:
         self.path = path
@@ -87,8 +125,17 @@ class AtomicOutput:
         self.target = write_target(path)
         self.tmp: str | None = None  # the named temporary file (None: anonymous, or none yet)
         self.fp: IO[bytes] | None = None
+        self.direct = False  # written in place (see the class)
 
     def __enter__(self) -> IO[bytes]:
+        fd = inherited_fd(self.path)
+        if fd is not None or (os.path.exists(self.target) and not os.path.isfile(self.target)):
+            self.direct = True
+            if fd == 1:
+                flush_stdout()
+            file: str | int = fd if fd is not None else self.path
+            self.fp = io.BufferedWriter(NamedFile(file, "wb", shown=self.path, closefd=fd is None), buffer_size=1 << 16)
+            return self.fp
         directory, name = os.path.split(self.target)
         fd = _anonymous(directory or ".")
         if fd is None:
@@ -102,6 +149,12 @@ class AtomicOutput:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         assert self.fp is not None
         fp = self.fp
+        if self.direct:
+            try:
+                fp.flush()
+            finally:
+                fp.close()
+            return
         try:
             if exc_type is None:
                 try:
@@ -113,12 +166,13 @@ class AtomicOutput:
                     except FileNotFoundError:
                         info = None
                     if info is not None:
-                        # as cp keeps them: the permission bits, and the owner where allowed
-                        os.fchmod(fd, info.st_mode & 0o7777)
+                        # as cp keeps them: the owner where allowed, and the permission bits
+                        # (after: a change of owner clears the set-user-ID and set-group-ID bits)
                         try:
                             os.fchown(fd, info.st_uid, info.st_gid)
                         except OSError:
                             pass
+                        os.fchmod(fd, info.st_mode & 0o7777)
                     else:
                         umask = os.umask(0)
                         os.umask(umask)
@@ -151,6 +205,16 @@ class AtomicOutput:
                     os.unlink(self.tmp)
                 except OSError:
                     pass
+
+
+def flush_stdout() -> None:
+    """Flush ``sys.stdout`` (before writing its descriptor directly)."""
+    import sys
+
+    try:
+        sys.stdout.flush()
+    except (AttributeError, OSError, ValueError):  # (closed, or none)
+        pass
 
 
 def _anonymous(directory: str) -> int | None:

@@ -19,17 +19,19 @@ Who owns what:
   (:class:`NativeRows`): a batch's columns come from its Arrow buffers
   wherever ``convert_values`` would give the same column
   (``FrameReader._typed_native``); what it does not decide (an odd
-  number, a Decimal column, a number beyond float range in a String
-  column (its ``encode_decimal`` text), a value that does not fit) is
+  number, a Decimal column, a value that does not fit) is
   typed from the same cells' tokens as the reference's are;
-- every other row comes from the decoder as a tuple; both kinds of pieces
-  are typed the same way and put back in order.
+- every other row comes from the decoder as a tuple, its non-integers as
+  exact ``Decimal``s (made floats once the column's type is known: a
+  String column keeps the digits written); both kinds of pieces are
+  typed the same way and put back in order.
 
 Typing (one dtype per column; see the README table): null-only -> Null,
 true/false -> Boolean, integers -> Int64 (beyond int64: Decimal(38, 0), beyond
 38 digits: String), numbers with a fraction or exponent (and integers that a
 float holds exactly) -> Float64, anything mixed with strings -> String (numbers
-written in their canonical TOON form).  Quoted tokens are always strings.
+written in their canonical TOON form, exact: ``1.50`` is ``"1.5"``, a number
+with more digits than a float holds keeps them).  Quoted tokens are always strings.
 With ``try_parse_dates``, a String column of ISO dates or datetimes is Date
 or Datetime (see ``iso_dtype``).
 """
@@ -57,6 +59,7 @@ from ._errors import ToonDecodeError
 from ._reference.events import Fields, StartTable
 from ._reference.numbers import (
     MAX_NUMBER_LENGTH,
+    decimal_float,
     decimal_value_text,
     encode_float,
     int_value_text,
@@ -811,7 +814,8 @@ def _run_end(prefix: bytes) -> re.Pattern[bytes]:
 
 
 def text_of(value: Any) -> str | None:
-    """A decoded primitive as the text a String column holds (numbers canonical)."""
+    """A decoded primitive as the text a String column holds (numbers canonical;
+    a non-integer is exact where it is the decoder's ``Decimal``)."""
     t = type(value)
     if value is None or t is str:
         return value  # type: ignore[no-any-return]
@@ -832,7 +836,7 @@ K_NULL, K_BOOL, K_INT, K_BIG, K_FLOAT, K_HUGE, K_STR, K_WIDE = 1, 2, 4, 8, 16, 3
 _KIND_NAMES = [
     (K_STR, "a string"),
     (K_HUGE, "a number beyond float/decimal range"),
-    (K_FLOAT, "a non-integer number"),
+    (K_FLOAT, "a number with a fraction or an exponent"),
     (K_BIG, "an integer beyond int64"),
     (K_WIDE, "an integer of more than 15 digits"),
     (K_INT, "an integer"),
@@ -860,7 +864,9 @@ def value_kind(v: Any) -> int:
         return (K_HUGE if digits > 38 else K_BIG) | wide
     if t is float:
         return K_FLOAT
-    return K_HUGE  # Decimal: a number beyond float range
+    # A Decimal: a non-integer read exactly (parse_float=Decimal), or one
+    # beyond float range (the decoder's value for 1e400 either way).
+    return K_HUGE if math.isinf(float(v)) else K_FLOAT
 
 
 def values_kinds(values: Sequence[Any]) -> int:
@@ -882,6 +888,13 @@ def values_kinds(values: Sequence[Any]) -> int:
             elif not k & K_INT and any(-_I64 <= v < _I64 for v in ints):
                 k |= K_INT  # (both extremes beyond int64, so wide: WIDE is set)
             bits |= k
+        elif t is Decimal:
+            # (a float's range ends below 1e309: only those beyond 1e308 are looked at)
+            decimals = values if len(types) == 1 else [v for v in values if type(v) is Decimal]
+            huge = [v for v in decimals if v.adjusted() >= 308]
+            bits |= K_FLOAT if len(huge) < len(decimals) else 0
+            for v in huge:
+                bits |= value_kind(v)
         else:
             bits |= value_kind(next(v for v in values if type(v) is t))
     return bits
@@ -922,10 +935,15 @@ def base_dtype(dtype: pl.DataType) -> pl.DataType:
     return pl.String()
 
 
-def allowed_kinds(base: pl.DataType, forced: bool) -> int:
-    """Kinds a column of dtype ``base`` takes without losing anything.
+def allowed_kinds(dtype: pl.DataType, forced: bool) -> int:
+    """Kinds a column of dtype ``dtype`` takes without losing anything.
     ``forced``: the user chose the dtype (a float column then takes any
     integer, rounding it as asked)."""
+    if is_scaled_decimal(dtype):
+        # Numbers only, cast from their digits (its base is String): a string is not one, even
+        # where the cast would read it ("007" quoted, or +5 and .5, which §4 makes strings).
+        return K_NULL | K_INT | K_BIG | K_WIDE | K_FLOAT | K_HUGE
+    base = base_dtype(dtype)
     if base == pl.String:
         return ~0
     ok = K_NULL
@@ -967,11 +985,13 @@ def convert_values(name: str, values: Sequence[Any], base: pl.DataType) -> pl.Se
 
 def _float(v: Any) -> float:
     """A number as a float; an int beyond float range is ±inf, as a Decimal is (and as read_csv
-    reads it in a float column; ``float(int)`` raises OverflowError)."""
+    reads it in a float column; ``float(int)`` raises OverflowError); a Decimal as the decoder's
+    float of it (-0.0 as 0.0, see ``as_float``)."""
     try:
-        return float(v)
+        f = float(v)
     except OverflowError:
         return math.inf if v > 0 else -math.inf
+    return f if f else 0.0
 
 
 def _native_kind(base: pl.DataType) -> str | None:
@@ -1254,13 +1274,14 @@ class FrameReader:
 
         # (kept for a second read: an array of records is read by _nested
         # once this reader finds no table)
-        chunks, self.reopen = replayable(source, lambda: not self.scan.adapter.found)
+        chunks, self.reopen, self.rereadable = replayable(source, lambda: not self.scan.adapter.found)
         # A Decimal type with a scale takes a number's exact digits, as read_csv does (a float
-        # would round 12345678901234567.891): the decoder then makes every non-integer a
-        # Decimal, which _project makes a float again in the other columns.
+        # would round 12345678901234567.891), and a String column the number written
+        # (12345678901234567.891, not 12345678901234568): the decoder makes every
+        # non-integer a Decimal, which convert_values makes a float in a float column.
         self.decimal_rows = _scaled_decimal(schema, schema_overrides)
         self.exact: frozenset[int] = frozenset()  # selected leaves of such a type (_layout)
-        scan_options = {**(options or {}), "parse_float": Decimal} if self.decimal_rows else options
+        scan_options = {**(options or {}), "parse_float": Decimal}
         self.scan = TableScan(chunks, path, key_field=key_field, limit=n_rows, options=scan_options)
         self.batch_size = batch_size
         self.columns = list(columns) if columns is not None else None
@@ -1586,8 +1607,7 @@ class FrameReader:
             yield self._batch(pieces)
 
     def _project(self, piece: Piece) -> Piece:
-        """The piece's selected columns (its decoder rows' numbers as floats
-        but in an exact Decimal column, where the decoder made Decimals)."""
+        """The piece's selected columns."""
         sel = self.selected
         assert sel is not None and self.scan.names is not None
         if len(sel) != len(self.scan.names) or sel != list(range(len(sel))):
@@ -1598,8 +1618,6 @@ class FrameReader:
                 frame, rows, piece.pos, piece.line,
                 gaps=piece.gaps, texts=piece.texts, full=piece.full, src=piece.src, skip=piece.skip,
             )
-        if self.decimal_rows and piece.rows:
-            piece.rows = [_floats_but(r, self.exact) for r in piece.rows]
         return piece
 
     def _batch(self, pieces: list[Piece]) -> _Batch:
@@ -1704,7 +1722,7 @@ class FrameReader:
                 # (a Decimal type with a scale, cast from the String column: a number's
                 # token keeps its digits, where its canonical text is its float's)
                 layout = "t"
-            allowed = allowed_kinds(base, self.forced[i]) & 0xFF
+            allowed = allowed_kinds(self.dtypes[i], self.forced[i]) & 0xFF
             plan[leaf] = (layout, allowed)
         return plan
 
@@ -1763,6 +1781,14 @@ class FrameReader:
         batch.values[i] = values
         return values
 
+    def _exact_floats(self, batch: _Batch, i: int, values: list[Any]) -> list[Any]:
+        """Column i's fast values, its floats as the exact Decimals of their
+        tokens (a String column holds the number written, as the decoder
+        rows' Decimals give it; the fast path's converter makes floats)."""
+        assert batch.fast is not None
+        tokens = batch.fast.to_series(i).to_list()
+        return [decimal_float(t) if type(v) is float else v for v, t in zip(values, tokens)]
+
     def _column_bits(self, batch: _Batch, i: int) -> int:
         self._clean(batch)
         bits = 0
@@ -1797,16 +1823,18 @@ class FrameReader:
                 except ToonDecodeError as e:  # (a bad number: the document's first error wins, below)
                     misfits[i] = e
                     continue
-                allowed = allowed_kinds(bases[i], self.forced[i])
+                allowed = allowed_kinds(self.dtypes[i], self.forced[i])
                 misfit = self._misfit(batch, i, values_kinds(values), allowed, self.dtypes[i], fast=values)
                 if misfit is not None:
                     misfits[i] = misfit
                     continue
+                if bases[i] == pl.String and float in set(map(type, values)):
+                    values = self._exact_floats(batch, i, values)
                 fast_cols[i] = convert_values(n, values, bases[i])
         # The decoder rows' values, a list per column (checked, then converted)
         exact_cols = [list(col) for col in zip(*batch.rows)] if batch.rows else []
         for i, values in enumerate(exact_cols):
-            misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(bases[i], self.forced[i]), self.dtypes[i], exact=values)
+            misfit = self._misfit(batch, i, values_kinds(values), allowed_kinds(self.dtypes[i], self.forced[i]), self.dtypes[i], exact=values)
             if misfit is not None and (i not in misfits or (misfit.line or 0) < (misfits[i].line or 0)):
                 misfits[i] = misfit
         leaves: list[pl.Series] = []
@@ -1840,7 +1868,7 @@ class FrameReader:
         leaves: list[pl.Series] = []
         for i, dtype in enumerate(self.dtypes):
             base = base_dtype(dtype)
-            allowed = allowed_kinds(base, self.forced[i])
+            allowed = allowed_kinds(dtype, self.forced[i])
             bits = 0
             for v in views:
                 bits |= v.bits(i)
@@ -2090,15 +2118,6 @@ def _scaled_decimal(schema: Mapping[str, Any] | None, overrides: Mapping[str, An
             if any(is_scaled_decimal(d) for _, d in _dtype_leaves(dtype)):
                 return True
     return False
-
-
-def _floats_but(row: tuple[Any, ...], exact: frozenset[int]) -> tuple[Any, ...]:
-    """A (projected) decoder row read with ``parse_float=Decimal``, its Decimals
-    made what the decoder gives without it (see ``make_converter``) except in
-    the ``exact`` columns."""
-    if Decimal not in set(map(type, row)):
-        return row
-    return tuple(as_float(v) if type(v) is Decimal and j not in exact else v for j, v in enumerate(row))
 
 
 def _dtype_leaves(dtype: Any) -> list[tuple[tuple[str, ...], Any]]:

@@ -7,7 +7,11 @@ the same records written as JSON Lines.
 Who owns what: :class:`~toonstream._frames.FrameReader` looks for a table
 first; when there is none (``not_tabular``) it hands its source and options
 to :class:`RecordReader`, which reads the source again (see
-:func:`replayable`) with the exact decoder, a batch of records at a time.
+:func:`replayable`), a batch of records at a time: built by the native
+engine's ``items`` decoder where it can (``_native_feeds``), else by the
+reference's decoder and :class:`_Records`, which also name the line of
+what only they check (an item that is no record, a value at the path that
+is no array).
 
 - Schema: inferred from the first ``infer_schema_length`` records as Polars
   infers JSON: columns in order of first appearance; a key's values merged
@@ -30,7 +34,6 @@ to :class:`RecordReader`, which reads the source again (see
 
 from __future__ import annotations
 
-import json
 import os
 from bisect import bisect_right
 from collections import deque
@@ -80,6 +83,7 @@ from ._frames import (
     values_kinds,
 )
 from .decoder import Decoder, driver_decoder
+from .tojson import value_json
 
 __all__ = ["RecordReader", "RecordsAhead", "replayable", "KEEP", "MAX_NESTING"]
 
@@ -104,10 +108,10 @@ _CONTAINERS = (dict, list)
 # ------------------------------------------------------------------ reading a source twice
 
 
-def replayable(source: Any, wanted: Callable[[], bool]) -> tuple[Iterator[bytes], Callable[[], Iterator[bytes] | None]]:
+def replayable(source: Any, wanted: Callable[[], bool]) -> tuple[Iterator[bytes], Callable[[], Iterator[bytes] | None], bool]:
     """The bytes of ``source`` (as :func:`~toonstream._frames.byte_chunks`
-    gives them) and a function that gives them again from the start (None
-    when it cannot).
+    gives them), a function that gives them again from the start (None
+    when it cannot), and whether it always can (else: once, at most).
 
     A path or bytes are read again; a seekable file is rewound to where it
     stood; any other file (a pipe) has the bytes read from it kept while
@@ -122,7 +126,7 @@ def replayable(source: Any, wanted: Callable[[], bool]) -> tuple[Iterator[bytes]
             _close(first)  # (a path's file is closed now, not when collected)
             return byte_chunks(source)
 
-        return first, reread
+        return first, reread, True
     start: int | None = None
     try:
         if source.seekable():
@@ -137,7 +141,7 @@ def replayable(source: Any, wanted: Callable[[], bool]) -> tuple[Iterator[bytes]
             source.seek(at)
             return byte_chunks(source)
 
-        return first, rewound
+        return first, rewound, True
     kept: deque[bytes] | None = deque()
     size = 0
 
@@ -166,7 +170,7 @@ def replayable(source: Any, wanted: Callable[[], bool]) -> tuple[Iterator[bytes]
 
         return chain(drained(), chunks)
 
-    return chunks, again
+    return chunks, again, False
 
 
 def _close(chunks: Iterator[bytes]) -> None:
@@ -250,6 +254,7 @@ class _Records:
         self.table: Callable[[tuple[Any, ...]], dict[str, Any]] | None = None
         self.found = 0  # target arrays opened
         self.count = 0  # records so far
+        self.error: ToonDecodeError | None = None  # (see push)
 
     def _fail(self, message: str) -> ToonDecodeError:
         return ToonDecodeError(message, code="not_tabular", line=max(self.line, 1), column=1, line_text="")
@@ -273,10 +278,23 @@ class _Records:
         out: list[dict[str, Any]] = []
         for self.line, part in self.decoder.line_batches(events):
             out += self.push(part)
+            if self.error is not None:
+                break
+        return out
+
+    def _stop(self, out: list[dict[str, Any]], error: ToonDecodeError) -> list[dict[str, Any]]:
+        """The records before an error (``out``); the error kept in ``error`` for the
+        caller to raise after them."""
+        self.error = error
         return out
 
     def push(self, events: list[Any]) -> list[dict[str, Any]]:
+        """The records the events complete; on a value at the path that is no
+        array or an item that is no record, those before it, and ``error`` set
+        (nothing more is taken)."""
         out: list[dict[str, Any]] = []
+        if self.error is not None:
+            return out
         i, n = 0, len(events)
         while i < n:
             if self.builder is not None:
@@ -286,7 +304,7 @@ class _Records:
                 value = self.builder.value
                 self.builder = None
                 if type(value) is not dict:
-                    raise self._item_error(value)
+                    return self._stop(out, self._item_error(value))
                 out.append(value)
                 self.count += 1
                 i = j
@@ -312,11 +330,11 @@ class _Records:
                     self.inside = False
                     self._close()
                 elif t is Scalar:
-                    raise self._item_error(ev.value)
+                    return self._stop(out, self._item_error(ev.value))
                 elif t is Values:
-                    raise self._item_error(ev.values[0] if ev.values else None)
+                    return self._stop(out, self._item_error(ev.values[0] if ev.values else None))
                 else:  # an array or a table as an item
-                    raise self._item_error([])
+                    return self._stop(out, self._item_error([]))
             elif t is Key:
                 self.child[-1] = self.prefixes[-1] + ("." if len(self.prefixes) > 1 else "") + ev.key
             elif t is StartObject or t is StartArray or t is StartTable:
@@ -327,14 +345,14 @@ class _Records:
                         # arrays of uniform records so, the others as list items)
                         self.table = row_maker(ev.fields)
                     elif t is not StartArray:
-                        raise self._not_array()
+                        return self._stop(out, self._not_array())
                     else:
                         self.inside = True
                     self.found += 1
                 self._open(t is not StartObject, vp)
             elif t is Scalar:
                 if (self.child[-1] if self.child else "") == self.path:
-                    raise self._not_array()
+                    return self._stop(out, self._not_array())
             elif t is EndObject or t is EndArray or t is EndTable:
                 self._close()
             # (Values, Rows, Entries outside the targets: not records)
@@ -504,14 +522,13 @@ class RecordReader:
     # -- the records, in batches
 
     def _batches(self) -> Iterator[list[dict[str, Any]]]:
-        options = dict(self.options)
-        options.pop("parse_float", None)
-        if self.owner.decimal_rows:
-            # (a Decimal type with a scale takes the numbers' exact digits: every non-integer is
-            # then a Decimal, typed as its float (_type_of) and made one in the other leaves (_leaf))
-            options["parse_float"] = Decimal
-        decoder = driver_decoder(True, options, line_marks=True)
-        adapter = self.adapter = _Records(self.path, decoder)
+        # (a Decimal type with a scale takes the numbers' exact digits, a String leaf the number
+        # written: every non-integer is a Decimal, typed as its float (_type_of) and made one in
+        # the other leaves (_leaf))
+        options = {**self.options, "parse_float": Decimal}
+        feeds = self._native_feeds(options)
+        if feeds is None:
+            feeds = self._reference_feeds(options)
         size = self.owner.batch_size
         left = self.limit
         batch: list[dict[str, Any]] = []
@@ -530,24 +547,18 @@ class RecordReader:
                     batch = []
 
         try:
-            for chunk in self.chunks:
-                for at in range(0, len(chunk), _FEED):
-                    yield from take(adapter.push_lines(decoder.feed(chunk[at : at + _FEED])))
-                    if left is not None and left <= 0:
-                        break
+            for records in feeds:
+                yield from take(records)
                 if left is not None and left <= 0:
                     break
-            else:
-                yield from take(adapter.push_lines(decoder.flush()))
-                yield from take(adapter.push_lines(decoder.close()))
         except ToonDecodeError:
             # The records before the bad line first (a bad value among them
             # comes earlier in the document); the error after them.
-            yield from take(adapter.push_lines(decoder.events_before_error()))
             if batch:
                 yield batch
             raise
-        if not adapter.found and (left is None or left > 0):
+        assert self.adapter is not None
+        if not self.adapter.found and (left is None or left > 0):
             e = self.first_error  # (nothing at the path: where the table reader said so)
             raise ToonDecodeError(
                 f"no tabular array, keyed table or array of records at path {self.path!r}",
@@ -555,6 +566,88 @@ class RecordReader:
             )
         if batch:
             yield batch
+
+    def _reference_feeds(self, options: dict[str, Any], chunks: Iterator[bytes] | None = None) -> Iterator[list[dict[str, Any]]]:
+        """The records of each feed of ``chunks`` (the source's) by the reference's
+        decoder and :class:`_Records`: then an error (the decoder's, or an item that is
+        no record) names its line; on one, the records before it come first."""
+        decoder = driver_decoder(True, dict(options), line_marks=True)
+        adapter = self.adapter = _Records(self.path, decoder)
+
+        def records(events: list[Any]) -> Iterator[list[dict[str, Any]]]:
+            yield adapter.push_lines(events)
+            if adapter.error is not None:
+                raise adapter.error
+
+        try:
+            for chunk in self.chunks if chunks is None else chunks:
+                for at in range(0, len(chunk), _FEED):
+                    yield from records(decoder.feed(chunk[at : at + _FEED]))
+            yield from records(decoder.flush())
+            yield from records(decoder.close())
+        except ToonDecodeError:
+            if adapter.error is None:  # (the decoder's: the records of the lines before it first)
+                yield from records(decoder.events_before_error())
+            raise
+
+    def _native_feeds(self, options: dict[str, Any]) -> Iterator[list[dict[str, Any]]] | None:
+        """The records of each feed built by the engine's ``items`` decoder (at
+        ``path + ".item"``), or None where the reference's way must read them: no
+        such decoder or an option it does not take, several values at the path
+        (an ``item`` in it, or repeated keys in non-strict mode: one of them may
+        not be an array, which is an error), or a source that cannot be read
+        again for the reference to name an item that is no record.  With no
+        record at all (an empty array, or none at the path, or a value there
+        that is no array), the reference reads the source again and says which."""
+        from . import _engine
+        from .decoder import engine_options, native_push
+
+        make = _engine.current().items_decoder
+        if make is None or not self.owner.rereadable or not options.get("strict", True):
+            return None
+        if "item" in self.path.split("."):
+            return None
+        native_options = engine_options(self.chunks, True, dict(options))
+        native = None if native_options is None else native_push(
+            make, f"{self.path}.item" if self.path else "item", kv=False, **native_options
+        )
+        if native is None:
+            return None
+        self.adapter = _Records(self.path)
+        self.adapter.found = 1
+
+        def feeds() -> Iterator[list[dict[str, Any]]]:
+            n = 0
+            for chunk in self.chunks:
+                for records in self._records_only(native.feed(chunk)):
+                    n += len(records)
+                    yield records
+            while out := native.close():  # (the outputs before an error, then the error)
+                for records in self._records_only(out):
+                    n += len(records)
+                    yield records
+            if not n:  # (an empty array, or none at the path, or a value that is none: the reference says)
+                again = self.locate()
+                if again is not None:
+                    yield from self._reference_feeds(options, again)
+
+        return feeds()
+
+    def _records_only(self, out: list[Any]) -> Iterator[list[dict[str, Any]]]:
+        """``out``, unless an item in it is no record (an object): then the
+        records before it, and the reference's error for it, from a second
+        read (its line is where the reference's decoder meets it)."""
+        if all(type(r) is dict for r in out):
+            yield out
+            return
+        k = next(k for k, r in enumerate(out) if type(r) is not dict)
+        yield out[:k]
+        again = self.locate()
+        if again is not None:
+            for _ in self._reference_feeds({**self.options, "parse_float": Decimal}, again):
+                pass
+        assert self.adapter is not None
+        raise self.adapter._item_error(out[k])  # (not met: the reference raised it)
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         owner = self.owner
@@ -743,6 +836,8 @@ class RecordReader:
         owner = self.owner
         if owner.schema is not None:
             return "the schema's"
+        if path and self._forced(path):
+            return "the dtype of schema_overrides"
         how = f"inferred from the first {self.window} records"
         if path and path[0] in owner.inferred and path[0] not in owner.overrides:
             how = owner.inferred_how  # (an earlier read's: the first source's, a scan's probe)
@@ -812,24 +907,19 @@ class RecordReader:
         base = base_dtype(dtype)
         forced = self._forced(path)
         types = set(map(type, values))
-        if Decimal in types and self.owner.decimal_rows and not is_scaled_decimal(dtype):
+        if Decimal in types and base != pl.String:  # (a String base: text, exact; a scaled Decimal's too)
             values = [as_float(v) if type(v) is Decimal else v for v in values]
             types = set(map(type, values))
         if types & {dict, list}:
             if base != pl.String:
                 i = next(i for i, v in enumerate(values) if type(v) in _CONTAINERS)
                 raise self._misfit(values[i], dtype, path, start + record(i))
-            try:  # objects and arrays in a String column: their JSON text (as Polars)
-                values = [json.dumps(v, ensure_ascii=False) if type(v) in _CONTAINERS else v for v in values]
-            except RecursionError:  # (deeper than json can write)
-                i = next(i for i, v in enumerate(values) if type(v) in _CONTAINERS)
-                raise self._error(
-                    start + record(i), path, f"a value at {_describe(path)!r} is nested too deep", "max_depth"
-                ) from None
-        s = _plain(values, types, base)
+            # objects and arrays in a String column: their JSON text (as Polars), numbers exact
+            values = [value_json(v) if type(v) in _CONTAINERS else v for v in values]
+        s = None if is_scaled_decimal(dtype) else _plain(values, types, base)  # (that one takes numbers only)
         if s is None:
             bits = values_kinds(values)
-            bad = bits & ~allowed_kinds(base, forced)
+            bad = bits & ~allowed_kinds(dtype, forced)
             if bad:
                 i = next(i for i, v in enumerate(values) if value_kind(v) & bad)
                 raise self._misfit(values[i], dtype, path, start + record(i))

@@ -102,11 +102,12 @@ def check_max_depth(max_depth: int) -> int:
     return max_depth
 
 
-def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
+def sorted_keys(obj: Any, default: Default | None, max_depth: int, *, sort: bool = True) -> Any:
     """``obj`` with every object's keys in sorted order (``sort_keys=True``,
     as ``json.dumps`` sorts them): a copy of its containers, host types
     normalized on the way (``default`` called for them here, once, as the
-    encoder would), scalars shared.
+    encoder would), scalars shared.  ``sort=False``: the keys in their order
+    (the copy a two-pass encoder reads twice, calling ``default`` once).
 
     Iterative (depth costs list entries).  What the encoder refuses is left
     as it is for the encoder to report, with the same message and path: a
@@ -132,7 +133,7 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
         if type(v) is dict:
             if not all(isinstance(k, str) for k in v):
                 return v, None
-            return {}, iter(sorted(v.items(), key=itemgetter(0)))
+            return {}, iter(sorted(v.items(), key=itemgetter(0)) if sort else v.items())
         if type(v) is list:
             return [], enumerate(v)
         return v, None
@@ -166,6 +167,17 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
         else:
             copy[key] = value
     return root
+
+
+def _walked(obj: Any, default: Default | None, max_depth: int, sort_keys: bool) -> Any:
+    """``obj`` as the reference's walk takes it: with a ``default`` (and not
+    already sorted), a copy with host values normalized (``sorted_keys``), so
+    that ``default`` is called once per value, as ``json.dumps`` calls it:
+    the walk looks at an array's elements to plan its shape, then again to
+    write them.  (After the native engine declined: it calls no ``default``.)"""
+    if default is None or sort_keys:
+        return obj
+    return sorted_keys(obj, default, max_depth, sort=False)
 
 
 def check_delimiter(delimiter: str) -> str:
@@ -579,8 +591,8 @@ def encode_lines(
     """
     check_indent_size(indent_size)
     check_max_depth(max_depth)
-    if sort_keys:
-        obj = sorted_keys(obj, default, max_depth)
+    if sort_keys or default is not None:
+        obj = sorted_keys(obj, default, max_depth, sort=sort_keys)  # (see _walked)
     walk = Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
@@ -641,6 +653,7 @@ def dumps(
     text = _engine_text(obj, indent_size, delimiter, default, max_depth, missing_as_null)
     if text is not None:
         return text
+    obj = _walked(obj, default, max_depth, sort_keys)
     walk = Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )
@@ -680,6 +693,7 @@ def dump(
             sink.part(text[start : start + _DUMP_PIECE])
         sink.flush()
         return
+    obj = _walked(obj, default, max_depth, sort_keys)
     walk = Walk(
         indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
     )

@@ -865,7 +865,12 @@ class Encoder:
                 f"an event is a (prefix, event, value) triple or an (event, value) pair, not {_shown(event)}"
             ) from None
         if self._stack:
-            self._build(ev, value)
+            try:
+                self._build(ev, value)
+            except ToonEncodeError as e:
+                if not e.path and self._stack:  # (an event out of place: where, as dumps names paths)
+                    e.path = self._open_path()
+                raise
             return
         if self._done:
             raise ToonEncodeError(f"event {ev!r} after the end of the document")
@@ -1061,11 +1066,44 @@ class Encoder:
         plan.maybe_flush()
         self._spool.put(("m", self._key, value) if top == _OBJ else ("e", value))
 
+    def _open_path(self) -> tuple[Any, ...]:
+        """The path of the innermost container of the element being built."""
+        top = self._levels[-1]
+        plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
+        path = list(self._at(top, plan.n))  # (the element's: it is not in the plan yet)
+        for parent in self._stack[:-1]:  # (each open child is its parent's last: a repeated key is refused)
+            path.append(len(parent) - 1 if type(parent) is list else next(reversed(parent)))
+        return tuple(path)
+
     def _at(self, top: int, n: int) -> tuple[Any, ...]:
         """The path of the ``n``-th child of the streamed level ``top``, as ``dumps`` names it."""
         if top == _OBJ:
             return (self._key,)
         return (self._key, n) if top == _MEMBER else (n,)
+
+    def __enter__(self) -> Encoder:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        """``with Encoder(out) as enc:`` closes it at the end of the block
+        (writing the document); an exception in the block discards the
+        events instead, writing nothing (a later ``close()`` says why).
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> with Encoder(out) as enc:
+        ...     enc.send_all([("start_array", None), ("integer", 1), ("end_array", None)])
+        >>> out.getvalue()
+        '[1]: 1'
+        """
+        if exc_type is None:
+            self.close()
+        elif not self._closed:
+            self._closed = True
+            self._failed = f"the with block raised {exc_type.__name__}; nothing was written"
+            self._spool.close()
+            for plan in (self._root_plan, *self._member_plans):
+                plan.drop_rows()
 
     def close(self) -> None:
         """End of events: write the document (pass two) and flush."""
@@ -1247,13 +1285,13 @@ def _keyed_walk(key: str | None, **options: Any) -> Walk:
     return walk
 
 
-def _sorted_records(records: Iterable[Any], walk: Walk, key: str | None) -> Iterator[Any]:
-    """``sort_keys`` for records: each as ``sorted_keys`` copies it inside
-    ``dumps([...])`` (or ``dumps({key: [...]})``), a record at level 2 of
-    ``walk``, and an error at its path there."""
+def _copied_records(records: Iterable[Any], walk: Walk, key: str | None, *, sort: bool) -> Iterator[Any]:
+    """Records copied as ``sorted_keys`` copies them inside ``dumps([...])``
+    (or ``dumps({key: [...]})``), with their keys sorted if ``sort``: a
+    record at level 2 of ``walk``, and an error at its path there."""
     for i, record in enumerate(records):
         try:
-            yield sorted_keys(record, walk.default, walk.max_depth - 1)
+            yield sorted_keys(record, walk.default, walk.max_depth - 1, sort=sort)
         except ToonEncodeError as err:
             err.path = (i, *err.path)
             _under_key(err, key)
@@ -1365,11 +1403,11 @@ def encode_records(
     """
     walk = _keyed_walk(key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
                        missing_as_null=missing_as_null)
-    if sort_keys:
-        if isinstance(records, (list, tuple)):
-            records = list(_sorted_records(records, walk, key))
-        else:
-            records = _sorted_records(records, walk, key)
+    if sort_keys or default is not None:
+        # Copies (spooled: a list is then not read twice), so that both passes read the
+        # sorted keys, and host values normalized once: default is called once per value,
+        # as json.dumps calls it, not once per pass.
+        records = _copied_records(records, walk, key, sort=sort_keys)
     if isinstance(records, (list, tuple)):
         seq = records
         return _encode_array_stream(iter([(list(seq), False)]), lambda: iter(seq), out, key, walk, spool_memory)

@@ -37,7 +37,7 @@ from . import _engine
 from ._consumers import ParseAdapter
 from .decoder import DEFAULT_BUF_SIZE, Source, driver_decoder, engine_options, native_push, read_chunks
 
-__all__ = ["decode_to_json", "decode_to_jsonl"]
+__all__ = ["decode_to_json", "decode_to_jsonl"]  # (and value_json, for the frame readers)
 
 # The C function behind ``json.JSONEncoder(ensure_ascii=False).encode`` for a str.
 _dump_str: Callable[[str], str] = encode_basestring
@@ -58,6 +58,48 @@ def _scalar(v: Any) -> str:
     if t is Decimal:
         return decimal_value_text(v)
     return repr(float(v))
+
+
+def value_json(value: Any) -> str:
+    """A decoded value's JSON text, as ``json.dumps(value, ensure_ascii=False)``
+    writes it (``", "`` and ``": "`` between members), but with its numbers
+    as ``_scalar`` writes them (a ``Decimal``'s exact digits, an int of any
+    size) and without recursion (the decoder's ``max_depth`` bounds the
+    depth, not Python's stack).
+
+    >>> value_json({"a": [1, Decimal("0.10"), None], "b": {}})
+    '{"a": [1, 0.1, null], "b": {}}'
+    """
+    out: list[str] = []
+    stack: list[tuple[Any, bool]] = []  # (the open containers' item iterators, is an object)
+    v = value
+    while True:
+        t = type(v)
+        if (t is dict or t is list) and v:
+            out.append("{" if t is dict else "[")
+            stack.append((iter(v.items()) if t is dict else iter(v), t is dict))
+        else:
+            out.append(("{}" if t is dict else "[]") if t is dict or t is list else _scalar(v))
+        while stack:  # the next member, or the end of containers
+            items, is_object = stack[-1]
+            item = next(items, _DONE)
+            if item is _DONE:
+                stack.pop()
+                out.append("}" if is_object else "]")
+                continue
+            if out[-1] not in ("{", "["):  # (only an opening is written as a lone brace)
+                out.append(", ")
+            if is_object:
+                key, v = item
+                out.append(_dump_str(key) + ": ")
+            else:
+                v = item
+            break
+        else:
+            return "".join(out)
+
+
+_DONE: Any = object()
 
 
 _BOOL_TEXT = {True: "true", False: "false"}

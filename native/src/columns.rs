@@ -2241,9 +2241,10 @@ mod tests {
 
     #[test]
     fn numbers_as_text() {
-        // A string column's numbers, as the reference's `text_of` writes their values; a
-        // quoted cell as written; both paths (cells, and a planned split).
-        let cells: [(&[u8], &[u8]); 17] = [
+        // A string column's numbers, as the reference's `text_of` writes their exact values
+        // (the digits written, in canonical form: not their floats'); a quoted cell as
+        // written; both paths (cells, and a planned split).
+        let cells: [(&[u8], &[u8]); 18] = [
             (b"1.50", b"1.5"),
             // (beyond float range: the decoder's exact Decimal, as encode_decimal writes it;
             // beyond 38 digits, an int as it is)
@@ -2261,7 +2262,11 @@ mod tests {
             (b"1E-7", b"1e-7"),
             (b"2.5e+10", b"25000000000"),
             (b"-12345678901234567890", b"-12345678901234567890"),
-            (b"0.1000000000000000055511151231257827", b"0.1"),
+            (
+                b"0.1000000000000000055511151231257827",
+                b"0.1000000000000000055511151231257827",
+            ),
+            (b"123456789012345678.990", b"123456789012345678.99"),
             (b"7", b"7"),
             (b"x", b"x"),
             (b"true", b"true"),
@@ -2277,8 +2282,8 @@ mod tests {
         let plan = [Plan {
             layout: Layout::Views,
             allowed: 0xff,
-        }; 17];
-        let Split::Columns(mut planned) = split_planned(&data, 2, b',', 17, usize::MAX, &plan)
+        }; 18];
+        let Split::Columns(mut planned) = split_planned(&data, 2, b',', 18, usize::MAX, &plan)
         else {
             panic!("not planned");
         };

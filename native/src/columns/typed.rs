@@ -253,17 +253,15 @@ fn unsigned_zero(f: f64) -> f64 {
 }
 
 /// The text a String column holds for the plain cell `c` whose token is
-/// `tok`, as the reference's `text_of` writes its decoded value: a
-/// number's canonical text, any other token as it is.  Returns None for
-/// the token itself, or Some(written) with the text in `buf`: `-0` is `0`,
-/// a decimal or an exponent is `encode_float`'s text of its float (the
-/// decoder's value, -0.0 as 0; an integer token is already canonical);
-/// one beyond float range (`K_HUGE`: the decoder's value is its exact
-/// `Decimal`) is `encode_decimal`'s text of it (`format::decimal_text`),
-/// and an integer of more than 38 digits its token.  Err: a text the
-/// reference must write (not met: `kind` leaves tokens of more than 40
-/// characters or exponents of 17+ digits to it, and those are the only
-/// ones `decimal_text` refuses).
+/// `tok`, as the reference's `text_of` writes its exact value: a number's
+/// canonical text, any other token as it is.  Returns None for the token
+/// itself, or Some(written) with the text in `buf`: `-0` is `0`, a token
+/// with a fraction or an exponent (`K_FLOAT`, or `K_HUGE` beyond float
+/// range) is `format::decimal_value_text` of it, the exact digits in §2
+/// form (`1.50` is `1.5`, `1e5` is `100000`, `123456789012345678.99`
+/// stays so: a String column keeps what was written, not its float), an
+/// integer token is already canonical.  Err: not met (a token that is not
+/// UTF-8 is not a number).
 fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Result<Option<()>, ()> {
     if c.quoted {
         return Ok(None);
@@ -274,14 +272,9 @@ fn number_text(tok: &[u8], c: &Cell, buf: &mut String) -> Result<Option<()>, ()>
             buf.push('0');
             Some(())
         }
-        K_FLOAT => {
-            buf.clear();
-            crate::format::write_float(buf, float(tok));
-            Some(())
-        }
-        K_HUGE if tok.iter().any(|&b| matches!(b, b'.' | b'e' | b'E')) => {
+        K_FLOAT | K_HUGE if tok.iter().any(|&b| matches!(b, b'.' | b'e' | b'E')) => {
             let token = std::str::from_utf8(tok).map_err(|_| ())?;
-            *buf = crate::format::decimal_text(token).map_err(|_| ())?;
+            *buf = crate::format::decimal_value_text(token);
             Some(())
         }
         _ => None,
