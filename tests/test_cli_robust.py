@@ -908,3 +908,14 @@ def test_replacing_a_file_keeps_its_set_id_bits(tmp_path: Path) -> None:
     with AtomicOutput(str(target)) as f:
         f.write(b"new")
     assert target.read_text() == "new" and stat.S_IMODE(target.stat().st_mode) == 0o4750
+
+
+@pytest.mark.slow  # (subprocesses: CI runs it)
+def test_decode_type_error_names_the_cli_options(tmp_path: Path) -> None:
+    src = tmp_path / "m.toon"
+    src.write_text("[3]{x}:\n  1\n  2\n  2.5\n")
+    p = run("decode", str(src), "--to", "csv", "--infer-schema-length", "1")
+    line = one_line(p)
+    assert p.returncode == 1 and line.startswith(f"{src}:4:3: ") and line.endswith(
+        "pass --schema-overrides or a larger --infer-schema-length)"
+    ), line

@@ -285,7 +285,12 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from toonstream._reference.columns import format_column  # noqa: E402
+from toonstream._reference.normalize import normalize  # noqa: E402
 from toonstream._reference.writer import primitive_formatter  # noqa: E402
+
+
+def _plain_norm(v: Any) -> Any:
+    return normalize(v, None)  # (the encoders' host types, no default)
 
 _CELL_TEXT = st.one_of(
     st.text(st.sampled_from(list("ab 09-+.eE#:,|\t\"\\[]{}\x01\né")), max_size=6),
@@ -304,7 +309,7 @@ _CELL_TEXT = st.one_of(
     st.sampled_from([",", "\t", "|"]),
 )
 def test_column_formatting_equals_per_value(col: list[Any], delimiter: str) -> None:
-    prim = primitive_formatter(delimiter, None)
+    prim = primitive_formatter(delimiter, _plain_norm)
     assert format_column(col, delimiter, prim) == [prim(v) for v in col]
 
 
@@ -504,7 +509,7 @@ _ANY_CELL = st.one_of(_NUMBERS, st.booleans(), st.none(), _TEXT, _DEC)
     st.sampled_from([",", "\t", "|"]),
 )
 def test_mixed_columns_equal_per_value(col: list[Any], delimiter: str) -> None:
-    prim = primitive_formatter(delimiter, None)
+    prim = primitive_formatter(delimiter, _plain_norm)
     assert format_column(col, delimiter, prim) == [prim(v) for v in col]
     assert format_column(tuple(col), delimiter, prim) == [prim(v) for v in col]
 
@@ -522,7 +527,7 @@ def test_mixed_columns_fixed_cases() -> None:
     ]
     for col in cases:
         for d in (",", "\t", "|"):
-            prim = primitive_formatter(d, None)
+            prim = primitive_formatter(d, _plain_norm)
             want = _outcome(lambda: [prim(v) for v in col])
             assert _outcome(lambda: format_column(col, d, prim)) == want, (col, d)
 
@@ -542,7 +547,7 @@ def _outcome(fn: Any) -> Any:
     st.sampled_from([",", "\t", "|"]),
 )
 def test_string_columns_equal_per_value(col: list[str], delimiter: str) -> None:
-    prim = primitive_formatter(delimiter, None)
+    prim = primitive_formatter(delimiter, _plain_norm)
     assert _outcome(lambda: format_strings(col, delimiter, prim)) == _outcome(lambda: [prim(v) for v in col])
 
 
@@ -553,7 +558,7 @@ def test_string_columns_lead_and_keyword_checks() -> None:
         for pos in (0, 37, len(base)):
             col = base[:pos] + extra + base[pos:]
             for d in (",", "\t", "|"):
-                prim = primitive_formatter(d, None)
+                prim = primitive_formatter(d, _plain_norm)
                 assert format_strings(col, d, prim) == [prim(v) for v in col]
 
 
@@ -566,7 +571,7 @@ def test_long_string_columns() -> None:
         for pos in (0, 61, len(base)):
             col = base[:pos] + extra + base[pos:]
             for d in (",", "\t", "|"):
-                prim = primitive_formatter(d, None)
+                prim = primitive_formatter(d, _plain_norm)
                 assert format_strings(col, d, prim) == [prim(v) for v in col], (extra, d)
                 flags = flag_strings(col, d)
                 needs = {i for i, s in enumerate(col) if NEEDS_QUOTE[d].search(s) is not None}

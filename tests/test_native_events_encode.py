@@ -317,6 +317,9 @@ def test_cli_json_to_toon(engine: _engine.Engine, tmp_path: Any) -> None:
           ("map_key", "x"), ("map_key", "y")], ("k", 1)),
         ([("start_map", S), ("map_key", "k"), ("start_map", S), ("map_key", "c"), ("start_array", S),
           ("map_key", "z")], ("k", "c")),
+        # (a repeated key, whose value is the last but whose place is the first's)
+        ([("start_array", S), ("start_map", S), ("map_key", "a"), ("integer", 1), ("map_key", "b"), ("integer", 2),
+          ("map_key", "a"), ("start_map", S), ("map_key", "x"), ("end_array", S)], (0, "a")),
     ],
 )
 def test_malformed_event_errors_name_their_place(engine: str, evs: list[Any], path: tuple[Any, ...]) -> None:

@@ -656,6 +656,18 @@ def _frames_and_error(text: bytes, source: Any, **kw: Any) -> tuple[list[Any], A
         "x: 5\n",  # no array at the path
         "y[2]:\n  - a: 1\n    o:\n      p: 1\n  - a: 2\n",  # nothing at the path
         "[2]:\n  - a: 1.50\n    s: 123456789012345678.99\n  - a: 2\n    s: x\n",  # the root
+        # an item that is no record, ended by a count mismatch (the fuzzer's: the reference
+        # names the item, the engine's decoder met the mismatch first)
+        "x[2]:\n  - a: 1\n  - [3]:\n    - 1\n",
+        "a[1]:\n  - [1444444444441]:\n44?(\x00    1",
+        # values at the records' prefix that are objects' members (the engine's items decoder
+        # matched them by their prefix: a member named item, a key with dots)
+        "x:\n  item:\n    a: 1\n    b:\n      c: 2\n",
+        "x.item:\n  a: 1\n",
+        "x.item: 5\n",
+        "x[1]:\n  - a: 1\n    b:\n      c: 2\nx.item:\n  a: 5\n",
+        "x[300]:\n" + "".join(f"  - a: {i}\n    b:\n      c: {i}\n" for i in range(300)) + 'x.item:\n  a: 5\n"x.item"[1]: 7\n',
+        "x[300]:\n" + "".join(f"  - a: {i}\n    b:\n      c: {i}\n" for i in range(300)) + "y:\n  x.item: 1\n",
     ],
 )
 def test_records_read_by_each_engine_agree(text: str, tmp_path: Path) -> None:

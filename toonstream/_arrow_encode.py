@@ -52,6 +52,7 @@ from ._optional import requires
 from ._reference.quoting import ESCAPES, NAMED_ESCAPES, char_class, needs_quote_re2, quote_checked
 from ._reference.shape import ShapePlan, leaf_paths
 from ._reference.writer import Fields, header, key_text, primitive_formatter
+from ._reference.normalize import normalize
 from .encoder import DEFAULT_MAX_DEPTH, check_delimiter, check_indent_size, check_max_depth, check_spool_memory
 
 with requires("encoding Arrow data (encode_arrow, toonstream.polars.write_toon)"):
@@ -474,7 +475,7 @@ class _Formatter:
 
     def __init__(self, delimiter: str, default: Any) -> None:
         self.d = delimiter
-        self.prim = primitive_formatter(delimiter, default)
+        self.prim = primitive_formatter(delimiter, lambda v: normalize(v, default))
         self.L = pa.large_string()
         self.needs_quote = needs_quote_re2(delimiter)
         self.s_null = pa.scalar("null", self.L)

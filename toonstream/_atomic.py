@@ -5,6 +5,7 @@ library's writers that take a path."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -131,8 +132,8 @@ class AtomicOutput:
         fd = inherited_fd(self.path)
         if fd is not None or (os.path.exists(self.target) and not os.path.isfile(self.target)):
             self.direct = True
-            if fd == 1:
-                flush_stdout()
+            if fd in (1, 2):
+                flush_standard(fd)
             file: str | int = fd if fd is not None else self.path
             self.fp = io.BufferedWriter(NamedFile(file, "wb", shown=self.path, closefd=fd is None), buffer_size=1 << 16)
             return self.fp
@@ -150,6 +151,10 @@ class AtomicOutput:
         assert self.fp is not None
         fp = self.fp
         if self.direct:
+            if exc_type is not None:  # (the block's error is the one to see, not a flush's)
+                with contextlib.suppress(OSError):
+                    fp.close()
+                return
             try:
                 fp.flush()
             finally:
@@ -168,11 +173,12 @@ class AtomicOutput:
                     if info is not None:
                         # as cp keeps them: the owner where allowed, and the permission bits
                         # (after: a change of owner clears the set-user-ID and set-group-ID bits)
+                        mode = info.st_mode & 0o7777
                         try:
                             os.fchown(fd, info.st_uid, info.st_gid)
                         except OSError:
-                            pass
-                        os.fchmod(fd, info.st_mode & 0o7777)
+                            mode &= ~0o6000  # (as cp -p: no set-id bits on a file of another owner)
+                        os.fchmod(fd, mode)
                     else:
                         umask = os.umask(0)
                         os.umask(umask)
@@ -207,14 +213,13 @@ class AtomicOutput:
                     pass
 
 
-def flush_stdout() -> None:
-    """Flush ``sys.stdout`` (before writing its descriptor directly)."""
+def flush_standard(fd: int) -> None:
+    """Flush ``sys.stdout`` (fd 1) or ``sys.stderr`` (2), before writing the
+    descriptor directly."""
     import sys
 
-    try:
-        sys.stdout.flush()
-    except (AttributeError, OSError, ValueError):  # (closed, or none)
-        pass
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # (closed, or none)
+        (sys.stdout if fd == 1 else sys.stderr).flush()
 
 
 def _anonymous(directory: str) -> int | None:

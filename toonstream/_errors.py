@@ -232,3 +232,21 @@ def _rebuild_encode_error(
     msg: str, path: tuple[str | int, ...], line: int | None, column: int | None
 ) -> ToonEncodeError:
     return ToonEncodeError(msg, path=path, line=line, column=column)
+
+
+#: The fix an error of an inferred column type suggests, in the library's words; the command
+#: line and the Spark source say it in theirs (:func:`rehinted`).
+SCHEMA_HINT = "pass schema_overrides (or a schema) or a larger infer_schema_length"
+
+
+def rehinted(e: ToonDecodeError, hint: str) -> ToonDecodeError:
+    """``e`` with :data:`SCHEMA_HINT` in its message said as ``hint`` (the options'
+    names where the reader was called: ``--schema-overrides``, ``.schema(...)``).
+
+    >>> str(rehinted(ToonDecodeError(f"x ({SCHEMA_HINT})", code="type_mismatch"), "pass -s"))
+    'x (pass -s)'
+    """
+    if SCHEMA_HINT in e.msg:
+        e.msg = e.msg.replace(SCHEMA_HINT, hint)
+        e.args = (e.msg,)
+    return e

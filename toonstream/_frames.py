@@ -55,7 +55,7 @@ with requires("reading TOON tables (toonstream.polars, toonstream.arrow.iter_bat
     import polars as pl
 
 from ._reference.build import leaf_names
-from ._errors import ToonDecodeError
+from ._errors import SCHEMA_HINT, ToonDecodeError
 from ._reference.events import Fields, StartTable
 from ._reference.numbers import (
     MAX_NUMBER_LENGTH,
@@ -509,7 +509,12 @@ class TableScan:
                     raise self._not_found()  # an array of records comes first (read by _nested)
                 rows = adapter.push(events)
             except ToonDecodeError as e:  # the rows before the bad line first (as above)
-                rows = adapter.push(decoder.events_before_error())
+                before = decoder.events_before_error()
+                if self.ahead is not None and self.ahead.push(before):
+                    # (an array of records came first: _nested reads it, and meets this
+                    # error after the records before it, or not at all past n_rows)
+                    raise self._not_found() from None
+                rows = adapter.push(before)
                 if rows:
                     first = max(1, e.line - len(rows)) if adapter.in_target() and e.line else 0
                     yield from self._emit(Piece(None, rows, None, first, src=self._after_feed(src, chunk)))
@@ -1747,7 +1752,7 @@ class FrameReader:
         how = f"inferred from the first {self.inferred_from} rows"
         if self.known[i] is not None:
             how = self.inferred_how
-        return f"{how}; pass schema_overrides or a larger infer_schema_length"
+        return f"{how}; {SCHEMA_HINT}"
 
     def _fast_values(self, batch: _Batch, i: int) -> list[Any]:
         """The fast rows' tokens of column i, decoded by the grammar's

@@ -35,11 +35,13 @@ is no array).
 from __future__ import annotations
 
 import os
+import tempfile
 from bisect import bisect_right
 from collections import deque
 from decimal import Decimal
+from functools import partial
 from itertools import accumulate, chain, repeat
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ._optional import requires
 
@@ -59,7 +61,7 @@ def _pyarrow() -> Any:
     return pyarrow
 
 from ._reference.build import ValueBuilder, row_maker
-from ._errors import ToonDecodeError
+from ._errors import SCHEMA_HINT, ToonDecodeError
 from ._reference.events import (
     Columns, EndArray, EndObject, EndTable, Field, Key, Rows, Scalar, StartArray, StartObject, StartTable, Values,
 )
@@ -171,6 +173,27 @@ def replayable(source: Any, wanted: Callable[[], bool]) -> tuple[Iterator[bytes]
         return chain(drained(), chunks)
 
     return chunks, again, False
+
+
+def _skipped(feeds: Iterator[list[dict[str, Any]]], n: int) -> Iterator[list[dict[str, Any]]]:
+    """The records of ``feeds`` after the first ``n``."""
+    for records in feeds:
+        if n >= len(records):
+            n -= len(records)
+            continue
+        yield records[n:]
+        n = 0
+
+
+def _teed(chunks: Iterator[bytes], spool: IO[bytes]) -> Iterator[bytes]:
+    """``chunks``, each written to ``spool`` first (a pipe's bytes, for a second read)."""
+    for chunk in chunks:
+        spool.write(chunk)
+        yield chunk
+
+
+# A pipe's bytes kept in memory up to this, then in a temporary file (see _native_feeds).
+_SPOOL_MEMORY = 8 << 20
 
 
 def _close(chunks: Iterator[bytes]) -> None:
@@ -593,61 +616,104 @@ class RecordReader:
     def _native_feeds(self, options: dict[str, Any]) -> Iterator[list[dict[str, Any]]] | None:
         """The records of each feed built by the engine's ``items`` decoder (at
         ``path + ".item"``), or None where the reference's way must read them: no
-        such decoder or an option it does not take, several values at the path
-        (an ``item`` in it, or repeated keys in non-strict mode: one of them may
-        not be an array, which is an error), or a source that cannot be read
-        again for the reference to name an item that is no record.  With no
-        record at all (an empty array, or none at the path, or a value there
-        that is no array), the reference reads the source again and says which."""
+        such decoder or an option it does not take, or several values at the
+        path (an ``item`` in it, or repeated keys in non-strict mode: one of
+        them may not be an array, which is an error).  On an error, and with no
+        record at all (an empty array, none at the path, or a value there that
+        is no array), the reference reads what was read again and says what it
+        meets first: from the source, or (a pipe, read once) from a spool of
+        it kept on the way (memory, then a temporary file)."""
         from . import _engine
         from .decoder import engine_options, native_push
 
         make = _engine.current().items_decoder
-        if make is None or not self.owner.rereadable or not options.get("strict", True):
-            return None
-        if "item" in self.path.split("."):
+        if make is None or not options.get("strict", True) or "." in self.path or self.path == "item":
             return None
         native_options = engine_options(self.chunks, True, dict(options))
         native = None if native_options is None else native_push(
-            make, f"{self.path}.item" if self.path else "item", kv=False, **native_options
+            make, f"{self.path}.item" if self.path else "item", kv=False, array_items=True, **native_options
         )
         if native is None:
             return None
         self.adapter = _Records(self.path)
         self.adapter.found = 1
+        chunks = self.chunks
+        spool = None if self.owner.rereadable else tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY)  # noqa: SIM115
+        if spool is not None:
+            chunks = _teed(chunks, spool)
+
+        def again(rest: Iterator[bytes] | None = None) -> Iterator[bytes]:
+            """The input from its start: read again, or the spool's (then ``rest``)."""
+            if spool is None:
+                chunks = self.locate()
+                if chunks is None:  # (not met: the source was found re-readable)
+                    raise ToonDecodeError("the source cannot be read again", code="not_tabular", line=1, column=1, line_text="")
+                return chunks
+            spool.seek(0)
+            return chain(iter(partial(spool.read, 1 << 20), b""), rest or ())
+
+        def ambiguous() -> bool:  # (the engine's flag: see ItemsDecoder(array_items=True))
+            return bool(getattr(native, "ambiguous", False))
+
+        def native_records() -> Iterator[list[dict[str, Any]]]:
+            try:
+                for chunk in chunks:
+                    yield from self._records_only(native.feed(chunk))
+                    if ambiguous():
+                        return
+                while out := native.close():  # (the outputs before an error, then the error)
+                    yield from self._records_only(out)
+            except ToonDecodeError as e:
+                # (the records before it are given; the error is the one the reference's
+                # way names, in its order: an item that is no record, which it finds as
+                # soon as the item ends, comes before the decoder's error that ends it)
+                raise self._reference_error(e, options, again()) from None
 
         def feeds() -> Iterator[list[dict[str, Any]]]:
             n = 0
-            for chunk in self.chunks:
-                for records in self._records_only(native.feed(chunk)):
+            try:
+                for records in native_records():
                     n += len(records)
                     yield records
-            while out := native.close():  # (the outputs before an error, then the error)
-                for records in self._records_only(out):
-                    n += len(records)
-                    yield records
-            if not n:  # (an empty array, or none at the path, or a value that is none: the reference says)
-                again = self.locate()
-                if again is not None:
-                    yield from self._reference_feeds(options, again)
+                if ambiguous():
+                    # A value at the records' prefix that is an object's member (a key "item",
+                    # or one with dots, say): what the reference's way makes of the input (an
+                    # error, or nothing), after the n records given.
+                    yield from _skipped(self._reference_feeds(options, again(self.chunks)), n)
+                elif not n:
+                    # (an empty array, none at the path, or no array there: the reference says)
+                    yield from self._reference_feeds(options, again())
+            finally:
+                if spool is not None:
+                    spool.close()
 
         return feeds()
 
     def _records_only(self, out: list[Any]) -> Iterator[list[dict[str, Any]]]:
         """``out``, unless an item in it is no record (an object): then the
-        records before it, and the reference's error for it, from a second
-        read (its line is where the reference's decoder meets it)."""
+        records before it, and that item's error (ToonDecodeError)."""
         if all(type(r) is dict for r in out):
             yield out
             return
         k = next(k for k, r in enumerate(out) if type(r) is not dict)
         yield out[:k]
-        again = self.locate()
-        if again is not None:
-            for _ in self._reference_feeds({**self.options, "parse_float": Decimal}, again):
-                pass
         assert self.adapter is not None
-        raise self.adapter._item_error(out[k])  # (not met: the reference raised it)
+        raise self.adapter._item_error(out[k])
+
+    def _reference_error(
+        self, found: ToonDecodeError, options: dict[str, Any], chunks: Iterator[bytes] | None
+    ) -> ToonDecodeError:
+        """The first error the reference's way meets reading ``chunks`` (the input
+        again: its code, message and line), or ``found`` where there are none or
+        it meets none (not met: the engines agree on the errors)."""
+        if chunks is None:
+            return found
+        try:
+            for _ in self._reference_feeds(options, chunks):
+                pass
+        except ToonDecodeError as e:
+            return e
+        return found
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
         owner = self.owner
@@ -837,11 +903,11 @@ class RecordReader:
         if owner.schema is not None:
             return "the schema's"
         if path and self._forced(path):
-            return "the dtype of schema_overrides"
+            return "the schema's dtype"
         how = f"inferred from the first {self.window} records"
         if path and path[0] in owner.inferred and path[0] not in owner.overrides:
             how = owner.inferred_how  # (an earlier read's: the first source's, a scan's probe)
-        return f"the schema was {how}; pass a larger infer_schema_length, schema or schema_overrides"
+        return f"the schema was {how}; {SCHEMA_HINT}"
 
     def _build(self, values: list[Any], dtype: pl.DataType, path: _Path, record: Callable[[int], int], start: int) -> pa.Array:
         """``values`` (those at ``path`` of a batch; ``record(i)``: the record

@@ -793,7 +793,7 @@ _INFER_DEFAULT = 100
 
 # The library's option names in its error messages, as the CLI spells them.
 _CLI_SPELLING = (
-    (", schema or schema_overrides", " or --schema-overrides"),  # (the command line has no schema option)
+    (" (or a schema)", ""),  # (the command line has no schema option: see _errors.SCHEMA_HINT)
     ("schema_overrides", "--schema-overrides"),
     ("infer_schema_length", "--infer-schema-length"),
     ("key_field", "--key-field"),
@@ -833,16 +833,36 @@ def _write_table(source: Any, out: IO[bytes], args: argparse.Namespace, options:
         raise _Usage(f"--schema-overrides: {e}") from None
 
 
-def _check_override_names(reader: Any, overrides: dict[str, Any]) -> None:
+def _check_override_names(reader: Any, overrides: dict[str, Any], schema: Any = None) -> None:
     """--schema-overrides naming no column of the table is a usage error
-    (the library ignores such names, as polars.read_csv does)."""
+    (the library ignores such names, as polars.read_csv does); ``schema``: the
+    output's Arrow schema, whose struct fields are named ``group.field``."""
     scan = reader.scan
     if not overrides or scan.names is None:
         return
     names = set(scan.names) | {t[0] for t in reader.tops} | {f.name for f in scan.fields or ()}
+    if schema is not None:
+        names |= _field_paths(schema)
     unknown = [n for n in overrides if n not in names]
     if unknown:
         raise _Usage(f"--schema-overrides: no column {unknown[0]!r} in the table (columns: {', '.join(scan.names)})")
+
+
+def _field_paths(schema: Any) -> set[str]:
+    """Every column of an Arrow schema and, inside structs (in lists too), every
+    field as ``group.field`` (how an override names it)."""
+    import pyarrow as pa
+
+    out: set[str] = set()
+    todo = [(f.name, f.type) for f in schema]
+    while todo:
+        name, t = todo.pop()
+        out.add(name)
+        while pa.types.is_list(t) or pa.types.is_large_list(t):
+            t = t.value_type
+        if pa.types.is_struct(t):
+            todo.extend((f"{name}.{t.field(i).name}", t.field(i).type) for i in range(t.num_fields))
+    return out
 
 
 def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Namespace, overrides: dict[str, Any]) -> None:
@@ -851,7 +871,7 @@ def _write_batches(reader: Any, batches: Any, out: IO[bytes], args: argparse.Nam
     first = next(batches, None)
     if first is None:
         raise ToonDecodeError("no rows", code="not_tabular", line=1, column=1, line_text="")
-    _check_override_names(reader, overrides)
+    _check_override_names(reader, overrides, first.schema)
     sink = pa.PythonFile(out, mode="w")
     if args.to == "parquet":
         import pyarrow.parquet as pq

@@ -102,12 +102,11 @@ def check_max_depth(max_depth: int) -> int:
     return max_depth
 
 
-def sorted_keys(obj: Any, default: Default | None, max_depth: int, *, sort: bool = True) -> Any:
+def sorted_keys(obj: Any, default: Default | None, max_depth: int) -> Any:
     """``obj`` with every object's keys in sorted order (``sort_keys=True``,
     as ``json.dumps`` sorts them): a copy of its containers, host types
     normalized on the way (``default`` called for them here, once, as the
-    encoder would), scalars shared.  ``sort=False``: the keys in their order
-    (the copy a two-pass encoder reads twice, calling ``default`` once).
+    encoder would), scalars shared.
 
     Iterative (depth costs list entries).  What the encoder refuses is left
     as it is for the encoder to report, with the same message and path: a
@@ -133,7 +132,7 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int, *, sort: bool
         if type(v) is dict:
             if not all(isinstance(k, str) for k in v):
                 return v, None
-            return {}, iter(sorted(v.items(), key=itemgetter(0)) if sort else v.items())
+            return {}, iter(sorted(v.items(), key=itemgetter(0)))
         if type(v) is list:
             return [], enumerate(v)
         return v, None
@@ -169,17 +168,6 @@ def sorted_keys(obj: Any, default: Default | None, max_depth: int, *, sort: bool
     return root
 
 
-def _walked(obj: Any, default: Default | None, max_depth: int, sort_keys: bool) -> Any:
-    """``obj`` as the reference's walk takes it: with a ``default`` (and not
-    already sorted), a copy with host values normalized (``sorted_keys``), so
-    that ``default`` is called once per value, as ``json.dumps`` calls it:
-    the walk looks at an array's elements to plan its shape, then again to
-    write them.  (After the native engine declined: it calls no ``default``.)"""
-    if default is None or sort_keys:
-        return obj
-    return sorted_keys(obj, default, max_depth, sort=False)
-
-
 def check_delimiter(delimiter: str) -> str:
     """The delimiter character for a ``delimiter`` option (a character or
     its name); ValueError for anything else.
@@ -202,7 +190,12 @@ class Walk:
         default: Default | None,
         max_depth: int,
         missing_as_null: bool = False,
+        once: bool = False,
     ) -> None:
+        """``once``: ``default``'s result for each value is kept for the walk, so
+        that it is called once per value (as ``json.dumps`` calls it), though
+        the walk looks at an array's elements to plan its shape, then again to
+        write them: for one value in memory (``dumps``), not a stream of them."""
         self.missing_as_null = missing_as_null
         self.unit = " " * check_indent_size(indent_size)
         self.d = check_delimiter(delimiter)
@@ -212,13 +205,23 @@ class Walk:
         # writing records under a key lowers max_depth by one (the key's
         # object is not on its stack) but not this.
         self.depth_shown = max_depth
-        self.prim = primitive_formatter(self.d, default)
+        # id -> (the value, held so that its id stays its own; what normalize made of it)
+        self._normalized: dict[int, tuple[Any, Any]] | None = {} if once and default is not None else None
+        self.prim = primitive_formatter(self.d, self.norm)
         self.shape = ShapePlan(self.norm, max_depth)
 
     def norm(self, v: Any) -> Any:
         if type(v) in NATIVE_TYPES:
             return v
-        return normalize(v, self.default)
+        kept = self._normalized
+        if kept is None:
+            return normalize(v, self.default)
+        hit = kept.get(id(v))
+        if hit is not None:
+            return hit[1]
+        out = normalize(v, self.default)
+        kept[id(v)] = (v, out)
+        return out
 
     def _norm_all(self, arr: list[Any]) -> list[Any]:
         norm = self.norm
@@ -591,10 +594,11 @@ def encode_lines(
     """
     check_indent_size(indent_size)
     check_max_depth(max_depth)
-    if sort_keys or default is not None:
-        obj = sorted_keys(obj, default, max_depth, sort=sort_keys)  # (see _walked)
+    if sort_keys:
+        obj = sorted_keys(obj, default, max_depth)
     walk = Walk(
-        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null,
+        once=True,
     )
     for chunk in walk.lines(obj):
         if "\n" in chunk:  # a batch of table rows
@@ -612,7 +616,9 @@ def _engine_text(
 ) -> str | None:
     """The engine's text of ``obj`` where it has a ``dumps`` that takes it, else None (the walk's turn)."""
     engine = _engine.current()
-    if engine.dumps is None or default is not None:  # a hook is called by the walk, once per value
+    # (with a default too: the engine declines a value of a type it has no mapping for, the
+    # only ones default is called for, and the walk then calls it, once per value)
+    if engine.dumps is None:
         return None
     text = engine.dumps(obj, indent_size=indent_size, delimiter=delimiter, max_depth=max_depth, missing_as_null=missing_as_null)
     return None if text is NotImplemented else text
@@ -653,9 +659,9 @@ def dumps(
     text = _engine_text(obj, indent_size, delimiter, default, max_depth, missing_as_null)
     if text is not None:
         return text
-    obj = _walked(obj, default, max_depth, sort_keys)
     walk = Walk(
-        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null,
+        once=True,
     )
     return "\n".join(walk.lines(obj))  # pieces are lines or batches of row lines
 
@@ -693,9 +699,9 @@ def dump(
             sink.part(text[start : start + _DUMP_PIECE])
         sink.flush()
         return
-    obj = _walked(obj, default, max_depth, sort_keys)
     walk = Walk(
-        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null
+        indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth, missing_as_null=missing_as_null,
+        once=True,
     )
     for piece in walk.lines(obj):
         sink.line(piece)

@@ -56,13 +56,16 @@ with requires("toonstream.spark"):
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
     from pyspark.sql.types import StructType
 
-    from ._errors import ToonDecodeError
+    from ._errors import ToonDecodeError, rehinted
     from ._frames import expand_sources
     from .ranges import RangeReader, parse_size, plan_files, write_part
 
 __all__ = ["ToonDataSource", "register"]
 
 _DEFAULT_BLOCKSIZE = 64 << 20
+# (a type error's fix, in the reader's words: see _errors.rehinted)
+_HINT = 'give .schema(...) or a larger .option("infer_schema_length", N)'
+
 _TRUE = frozenset(("true", "1", "yes"))
 
 
@@ -135,7 +138,10 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
         return readers
 
     def schema(self) -> StructType:
-        return from_arrow_schema(self._plan()[0].schema)
+        try:
+            return from_arrow_schema(self._plan()[0].schema)
+        except ToonDecodeError as e:
+            raise rehinted(e, _HINT) from None
 
     def reader(self, schema: StructType) -> DataSourceReader:
         blocksize = parse_size(self.options.get("blocksize", _DEFAULT_BLOCKSIZE))
@@ -190,15 +196,18 @@ class _Reader(DataSourceReader):  # type: ignore[misc, unused-ignore]  # (Any wi
         assert isinstance(partition, _Range)
         reader = partition.reader
         rows = 0
-        for batch in reader.iter_batches(partition.start, partition.end):
-            rows += batch.num_rows
-            if batch.schema.names != self.target.names:  # (a given schema's order)
-                batch = batch.select(self.target.names)
-            yield batch.cast(self.target)
-        if partition.last and reader.strict:
-            # (the rows before this range counted without decoding: their
-            # own partitions decode and check them)
-            reader.check_count(reader.count_rows(reader.header.rows_offset, partition.start) + rows)
+        try:
+            for batch in reader.iter_batches(partition.start, partition.end):
+                rows += batch.num_rows
+                if batch.schema.names != self.target.names:  # (a given schema's order)
+                    batch = batch.select(self.target.names)
+                yield batch.cast(self.target)
+            if partition.last and reader.strict:
+                # (the rows before this range counted without decoding: their
+                # own partitions decode and check them)
+                reader.check_count(reader.count_rows(reader.header.rows_offset, partition.start) + rows)
+        except ToonDecodeError as e:
+            raise rehinted(e, _HINT) from None
 
 
 @dataclass

@@ -1071,8 +1071,14 @@ class Encoder:
         top = self._levels[-1]
         plan = self._root_plan if top != _MEMBER else self._member_plans[-1]
         path = list(self._at(top, plan.n))  # (the element's: it is not in the plan yet)
-        for parent in self._stack[:-1]:  # (each open child is its parent's last: a repeated key is refused)
-            path.append(len(parent) - 1 if type(parent) is list else next(reversed(parent)))
+        stack = self._stack
+        for parent, child in zip(stack, stack[1:]):
+            # (found by identity, from the end: an open child is its parent's latest, but
+            # a repeated key keeps the first one's place in the dict, its value the last)
+            if type(parent) is list:
+                path.append(next(i for i in range(len(parent) - 1, -1, -1) if parent[i] is child))
+            else:
+                path.append(next(k for k, v in reversed(parent.items()) if v is child))
         return tuple(path)
 
     def _at(self, top: int, n: int) -> tuple[Any, ...]:
@@ -1285,13 +1291,13 @@ def _keyed_walk(key: str | None, **options: Any) -> Walk:
     return walk
 
 
-def _copied_records(records: Iterable[Any], walk: Walk, key: str | None, *, sort: bool) -> Iterator[Any]:
-    """Records copied as ``sorted_keys`` copies them inside ``dumps([...])``
-    (or ``dumps({key: [...]})``), with their keys sorted if ``sort``: a
-    record at level 2 of ``walk``, and an error at its path there."""
+def _copied_records(records: Iterable[Any], walk: Walk, key: str | None) -> Iterator[Any]:
+    """``sort_keys`` for records: each as ``sorted_keys`` copies it inside
+    ``dumps([...])`` (or ``dumps({key: [...]})``), a record at level 2 of
+    ``walk``, and an error at its path there."""
     for i, record in enumerate(records):
         try:
-            yield sorted_keys(record, walk.default, walk.max_depth - 1, sort=sort)
+            yield sorted_keys(record, walk.default, walk.max_depth - 1)
         except ToonEncodeError as err:
             err.path = (i, *err.path)
             _under_key(err, key)
@@ -1403,11 +1409,12 @@ def encode_records(
     """
     walk = _keyed_walk(key, indent_size=indent_size, delimiter=delimiter, default=default, max_depth=max_depth,
                        missing_as_null=missing_as_null)
-    if sort_keys or default is not None:
-        # Copies (spooled: a list is then not read twice), so that both passes read the
-        # sorted keys, and host values normalized once: default is called once per value,
-        # as json.dumps calls it, not once per pass.
-        records = _copied_records(records, walk, key, sort=sort_keys)
+    if sort_keys:
+        # Copies with sorted keys (spooled: a list is then not read twice), made once: their
+        # host values normalized there, default called once per value.  (Without sort_keys,
+        # the two passes each normalize a record's host values: default is called once per
+        # value in each, since keeping its results between them would keep every record's.)
+        records = _copied_records(records, walk, key)
     if isinstance(records, (list, tuple)):
         seq = records
         return _encode_array_stream(iter([(list(seq), False)]), lambda: iter(seq), out, key, walk, spool_memory)

@@ -22,8 +22,9 @@ Fields = list[tuple[str, Any]]  # (name, nested Fields or None), encoder side
 _LITERALS = {True: "true", False: "false", None: "null"}
 
 
-def primitive_formatter(delimiter: str, default: Callable[[Any], Any] | None) -> Callable[[Any], str]:
-    """A function that writes one primitive with quoting for ``delimiter`` (§7.2, §11.1)."""
+def primitive_formatter(delimiter: str, norm: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """A function that writes one primitive with quoting for ``delimiter`` (§7.2, §11.1);
+    ``norm`` makes a host value one (``normalize`` with the encoder's ``default``)."""
     needs_quote = NEEDS_QUOTE[delimiter].search
 
     def fmt(v: Any) -> str:
@@ -40,7 +41,7 @@ def primitive_formatter(delimiter: str, default: Callable[[Any], Any] | None) ->
             return _LITERALS[v]
         if t is Decimal:
             return encode_decimal(v)
-        v = normalize(v, default)
+        v = norm(v)
         if type(v) not in PRIMITIVE:
             raise ToonEncodeError(f"expected a primitive, got {type(v).__name__}")
         return fmt(v)

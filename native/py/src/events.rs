@@ -658,6 +658,12 @@ pub(crate) struct ItemsState {
     scopes: Vec<Scope<Mark>>,
     target: String,
     kv: bool,
+    /// `items` of arrays only (the frame readers' records): a value at the
+    /// target that is an object's member (a key `item`, or one with dots,
+    /// or a keyed table's entry) is not output but sets `ambiguous`, for
+    /// the caller to read the input its own way
+    array_items: bool,
+    ambiguous: bool,
     /// `kvitems`: the key of the member being read
     key: Option<Py<PyString>>,
     /// builds each value at the target (reused: its key cache stays warm)
@@ -691,7 +697,7 @@ impl<'py> ItemsSink<'_, 'py> {
 
     /// Whether the next value is output: a member of a `kvitems` target
     /// object, or (`items`) a value at the target.
-    fn wanted(&self) -> bool {
+    fn wanted(&mut self) -> bool {
         if self.s.kv {
             matches!(
                 self.s.scopes.last(),
@@ -700,8 +706,21 @@ impl<'py> ItemsSink<'_, 'py> {
                     ..
                 })
             )
+        } else if value_prefix(&self.s.scopes) != self.s.target {
+            false
+        } else if self.s.array_items
+            && !matches!(
+                self.s.scopes.last(),
+                Some(Scope {
+                    mark: Mark::Array | Mark::Table(_),
+                    ..
+                })
+            )
+        {
+            self.s.ambiguous = true;
+            false
         } else {
-            value_prefix(&self.s.scopes) == self.s.target
+            true
         }
     }
 
@@ -728,18 +747,19 @@ impl<'py> ItemsSink<'_, 'py> {
     }
 
     /// Finished values (rows) at `at`: what of them is at the target (the
-    /// Python engine's `_ItemsAdapter._values`).
-    fn values(&mut self, at: &str, v: Bound<'py, PyAny>) -> PyResult<()> {
+    /// Python engine's `_ItemsAdapter._values`).  `member`: `at` is an
+    /// object's member (a keyed table's entry), not an array's item.
+    fn values(&mut self, at: &str, v: Bound<'py, PyAny>, member: bool) -> PyResult<()> {
         let target = self.s.target.clone();
         if at == target {
-            return self.found(v);
+            return self.found_at(v, member);
         }
         // Inside a row: the walk compares prefixes (never splits them), so
         // keys with dots match as in ijson.
-        let mut todo: Vec<(String, Bound<'py, PyAny>)> = vec![(at.to_string(), v)];
-        while let Some((p, v)) = todo.pop() {
+        let mut todo: Vec<(String, Bound<'py, PyAny>, bool)> = vec![(at.to_string(), v, member)];
+        while let Some((p, v, member)) = todo.pop() {
             if p == target {
-                self.found(v)?;
+                self.found_at(v, member)?;
             } else if target.len() > p.len()
                 && target.starts_with(&p)
                 && target.as_bytes()[p.len()] == b'.'
@@ -748,17 +768,27 @@ impl<'py> ItemsSink<'_, 'py> {
                     let kids: Vec<_> = d.iter().collect();
                     for (k, sub) in kids.into_iter().rev() {
                         let k = k.cast::<PyString>()?.to_cow()?.into_owned();
-                        todo.push((format!("{p}.{k}"), sub));
+                        todo.push((format!("{p}.{k}"), sub, true));
                     }
                 } else if let Ok(l) = v.cast::<PyList>() {
                     let kids: Vec<_> = l.iter().collect();
                     for sub in kids.into_iter().rev() {
-                        todo.push((format!("{p}.item"), sub));
+                        todo.push((format!("{p}.item"), sub, false));
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// A value at the target, `member` of an object or an array's item (see
+    /// `array_items`).
+    fn found_at(&mut self, v: Bound<'py, PyAny>, member: bool) -> PyResult<()> {
+        if member && self.s.array_items && !self.s.kv {
+            self.s.ambiguous = true;
+            return Ok(());
+        }
+        self.found(v)
     }
 
     /// A value at the target: itself (`items`), or its members if it is an
@@ -896,7 +926,7 @@ impl Sink for ItemsSink<'_, '_> {
         }
         let (shape, at) = (shape.clone(), child.clone());
         let row = self.s.builder.row(self.py, &shape, cells)?;
-        Ok(self.values(&at, row.into_any())?)
+        Ok(self.values(&at, row.into_any(), false)?)
     }
 
     fn entry(&mut self, key: &str, cells: &Cells<'_>) -> Result<(), BindError> {
@@ -919,7 +949,7 @@ impl Sink for ItemsSink<'_, '_> {
         let at = top.key(key);
         if self.s.target.starts_with(top.prefix.as_str()) && self.reaches(&at) {
             let row = self.s.builder.row(py, &shape, cells)?;
-            self.values(&at, row.into_any())?;
+            self.values(&at, row.into_any(), true)?;
         }
         Ok(())
     }
@@ -937,12 +967,19 @@ impl Sink for ItemsSink<'_, '_> {
 #[pyclass(module = "toonstream._native")]
 pub struct ItemsDecoder(Push<ItemsState>);
 
+// (not formatted: rustfmt would put a comma between the two methods given)
+#[rustfmt::skip]
 push_class!(
     ItemsDecoder,
     "values",
     #[new]
-    #[pyo3(signature = (prefix, *, kv, **options))]
-    fn new(prefix: String, kv: bool, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    #[pyo3(signature = (prefix, *, kv, array_items = false, **options))]
+    fn new(
+        prefix: String,
+        kv: bool,
+        array_items: bool,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let (decoder, parse_float) = crate::decoder(options)?;
         Ok(ItemsDecoder(Push::new(
             decoder,
@@ -950,6 +987,8 @@ push_class!(
                 scopes: Vec::new(),
                 target: prefix,
                 kv,
+                array_items,
+                ambiguous: false,
                 key: None,
                 builder: Builder::new(parse_float),
                 building: false,
@@ -957,6 +996,12 @@ push_class!(
                 ticker: Ticker::default(),
             },
         )))
+    }
+    /// An `array_items` decoder met a value at its target that is an
+    /// object's member, which it left out (see `ItemsState::array_items`).
+    #[getter]
+    fn ambiguous(&self) -> bool {
+        self.0.state.ambiguous
     }
 );
 
