@@ -693,3 +693,17 @@ def test_records_read_by_each_engine_agree(text: str, tmp_path: Path) -> None:
         finally:
             _engine.use(previous)
     assert all(g == got[0] for g in got), got
+
+
+@pytest.mark.parametrize(
+    ("text", "kw", "where"),
+    [
+        ("[3]:\n  - a: 1\n  - 5\n  - a: 2\n", {}, (3, 3, "  - 5")),
+        ("[2]:\n  - a: 1\n  - [2]: 1,2\n", {}, (3, 3, "  - [2]: 1,2")),
+        ("x: 1\na: 5\n", {"path": "a"}, (2, 1, "a: 5")),
+    ],
+)
+def test_an_item_that_is_no_record_is_named_with_its_line(engine: str, text: str, kw: Any, where: Any) -> None:
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(text.encode(), **kw)
+    assert e.value.code == "not_tabular" and (e.value.line, e.value.column, e.value.line_text) == where

@@ -280,7 +280,12 @@ class _Records:
         self.error: ToonDecodeError | None = None  # (see push)
 
     def _fail(self, message: str) -> ToonDecodeError:
-        return ToonDecodeError(message, code="not_tabular", line=max(self.line, 1), column=1, line_text="")
+        """The error at the line being pushed (its first character's column)."""
+        line = max(self.line, 1)
+        text = self.decoder.line_text(line) if self.decoder is not None else ""
+        return ToonDecodeError(
+            message, code="not_tabular", line=line, column=len(text) - len(text.lstrip(" ")) + 1, line_text=text
+        )
 
     def _not_array(self) -> ToonDecodeError:
         return self._fail(f"the value at prefix {self.path!r} is not a tabular array, keyed table or array of records")

@@ -473,7 +473,11 @@ class Decoder:
         >>> d.event_line_text(len(d.feed(b"a: 1\\nb:\\n  c: 2\\n")) - 1)
         '  c: 2'
         """
-        line = self.event_line(index)
+        return self.line_text(self.event_line(index))
+
+    def line_text(self, line: int) -> str:
+        """The text of line ``line`` if the batch last returned read it, else "" (see
+        :meth:`event_line_text`)."""
         for first, lines in reversed(self._texts):
             if first <= line < first + len(lines):
                 return lines[line - first]
