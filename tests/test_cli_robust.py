@@ -919,3 +919,12 @@ def test_decode_type_error_names_the_cli_options(tmp_path: Path) -> None:
     assert p.returncode == 1 and line.startswith(f"{src}:4:3: ") and line.endswith(
         "pass --schema-overrides or a larger --infer-schema-length)"
     ), line
+
+
+@pytest.mark.slow  # (subprocesses: CI runs it)
+def test_a_struct_field_override_that_does_not_fit_is_the_type_error(tmp_path: Path) -> None:
+    # (the override's name was refused as no column on the error path, hiding the error)
+    src = tmp_path / "t.toon"
+    src.write_text("data[2]:\n  - a: 1\n    b:\n      c: 2\n  - a: 2\n    b:\n      c: hello\n")
+    p = run("decode", str(src), "--to", "parquet", "-o", str(tmp_path / "o.parquet"), "--schema-overrides", "b.c=Int64")
+    assert p.returncode == 1 and "'b.c' holds a string" in one_line(p)

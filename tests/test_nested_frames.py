@@ -707,3 +707,38 @@ def test_an_item_that_is_no_record_is_named_with_its_line(engine: str, text: str
     with pytest.raises(ToonDecodeError) as e:
         tp.read_toon(text.encode(), **kw)
     assert e.value.code == "not_tabular" and (e.value.line, e.value.column, e.value.line_text) == where
+
+
+@pytest.mark.parametrize(
+    ("text", "kw"),
+    [
+        # a value that does not fit the type of the first record's: its record's line, from a
+        # pipe as from a file (a pipe's bytes are kept for it)
+        ("data[3]:\n  - a: 1\n    b:\n      c: 2\n  - a: 2\n    b:\n      c: hello\n  - a: 3\n", {"infer_schema_length": 1}),
+        ("data[3]:\n  - a: 1\n  - a: 2\n    z: 1\n  - a: 3\n", {"infer_schema_length": 1}),
+        # n_rows=0: the first record's columns, and an error in it, as a table's header
+        ("d[1]:\n  - a:\n      b: 1\n     c: 2\n", {"n_rows": 0}),
+        ("d[2]:\n  - a: 1\n    b:\n      c: 2\n  - a: x\n", {"n_rows": 0}),
+    ],
+)
+def test_record_errors_and_limits_from_a_pipe_agree(text: str, kw: Any) -> None:
+    from toonstream import _engine
+
+    got = []
+    for name in ("python", "native"):
+        previous = _engine.use(_engine.select(name))
+        try:
+            for pipe in (False, True):
+                src: Any = io.BufferedReader(io.BytesIO(text.encode()))
+                if pipe:
+                    src.seekable = lambda: False
+                try:
+                    df = tp.read_toon(src, **kw)
+                    got.append((df.columns, df.rows()))
+                except ToonDecodeError as e:
+                    got.append((e.code, e.line, e.column, e.line_text))
+        finally:
+            _engine.use(previous)
+    assert all(g == got[0] for g in got), got
+    if "n_rows" in kw and not isinstance(got[0][0], str):
+        assert got[0][0] and got[0][1] == []  # (the columns, no rows)

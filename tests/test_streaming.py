@@ -835,3 +835,18 @@ def test_encoder_as_a_context_manager(engine: str) -> None:
     with pytest.raises(ToonEncodeError, match="incomplete event stream"), Encoder(out) as enc:
         enc.send(("start_array", None))  # (ended without its end_array: close() refuses it)
     assert out.getvalue() == ""
+
+
+def test_a_default_that_changes_between_the_passes_is_an_encode_error(engine: str) -> None:
+    # encode_records calls default in each of its two passes: one whose value for an object
+    # changes (a dict, then an int) made a row that no longer fits the planned table, which
+    # raised a bare TypeError.
+    import itertools
+
+    class Host:
+        pass
+
+    count = itertools.count()
+    with pytest.raises(ToonEncodeError, match="a row changed after the table was planned"):
+        encode_records([{"a": Host()}, {"a": Host()}], io.StringIO(),
+                       default=lambda o: {"x": 1} if next(count) < 2 else 5)

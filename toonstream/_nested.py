@@ -188,6 +188,7 @@ def _skipped(feeds: Iterator[list[dict[str, Any]]], n: int) -> Iterator[list[dic
 def _teed(chunks: Iterator[bytes], spool: IO[bytes]) -> Iterator[bytes]:
     """``chunks``, each written to ``spool`` first (a pipe's bytes, for a second read)."""
     for chunk in chunks:
+        spool.seek(0, os.SEEK_END)  # (a read of it for an error's line may have moved it)
         spool.write(chunk)
         yield chunk
 
@@ -534,9 +535,19 @@ class RecordReader:
                 f"(a pipe, with more than {KEEP >> 20} MiB before it); pass a path or a seekable file",
                 code="not_tabular", line=e.line, column=e.column, line_text=e.line_text,
             )
-        self.chunks = chunks
         self.owner = owner
         self.locate = locate
+        self.spool: IO[bytes] | None = None
+        if not owner.rereadable:
+            # A pipe, read once more here: its bytes kept on the way (memory, then a temporary
+            # file), so that an error is named as from a file (the line of a record whose value
+            # does not fit, what the reference's way meets where the engine's did not read).
+            self.spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY)  # noqa: SIM115
+            rest = chunks
+            chunks = _teed(chunks, self.spool)
+            self.locate = lambda: self._spooled(rest)
+        self.chunks = chunks
+        self.first: list[dict[str, Any]] = []  # (n_rows=0: the first record, for the columns)
         self.first_error = first_error
         self.path = path
         self.limit: int | None = owner.scan.limit
@@ -549,6 +560,14 @@ class RecordReader:
 
     # -- the records, in batches
 
+    def _spooled(self, rest: Iterator[bytes]) -> Iterator[bytes]:
+        """A pipe's bytes from the start: those kept, then the rest (not kept: the
+        reads that ask for them end the read)."""
+        assert self.spool is not None
+        self.spool.flush()
+        self.spool.seek(0)
+        return chain(iter(partial(self.spool.read, 1 << 20), b""), rest)
+
     def _batches(self) -> Iterator[list[dict[str, Any]]]:
         # (a Decimal type with a scale takes the numbers' exact digits, a String leaf the number
         # written: every non-integer is a Decimal, typed as its float (_type_of) and made one in
@@ -560,6 +579,14 @@ class RecordReader:
         size = self.owner.batch_size
         left = self.limit
         batch: list[dict[str, Any]] = []
+        if left == 0:
+            # As a table's header with a limit of 0: the first record gives the columns, and
+            # an error before it is raised, as with a limit of 1.
+            for records in feeds:
+                if records:
+                    self.first = records[:1]
+                    break
+            return
 
         def take(records: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
             nonlocal batch, left
@@ -643,19 +670,13 @@ class RecordReader:
         self.adapter = _Records(self.path)
         self.adapter.found = 1
         chunks = self.chunks
-        spool = None if self.owner.rereadable else tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY)  # noqa: SIM115
-        if spool is not None:
-            chunks = _teed(chunks, spool)
 
-        def again(rest: Iterator[bytes] | None = None) -> Iterator[bytes]:
-            """The input from its start: read again, or the spool's (then ``rest``)."""
-            if spool is None:
-                chunks = self.locate()
-                if chunks is None:  # (not met: the source was found re-readable)
-                    raise ToonDecodeError("the source cannot be read again", code="not_tabular", line=1, column=1, line_text="")
-                return chunks
-            spool.seek(0)
-            return chain(iter(partial(spool.read, 1 << 20), b""), rest or ())
+        def again() -> Iterator[bytes]:
+            """The input from its start (a pipe's: see ``spool``)."""
+            chunks = self.locate()
+            if chunks is None:  # (not met: a pipe is spooled)
+                raise ToonDecodeError("the source cannot be read again", code="not_tabular", line=1, column=1, line_text="")
+            return chunks
 
         def ambiguous() -> bool:  # (the engine's flag: see ItemsDecoder(array_items=True))
             return bool(getattr(native, "ambiguous", False))
@@ -676,21 +697,17 @@ class RecordReader:
 
         def feeds() -> Iterator[list[dict[str, Any]]]:
             n = 0
-            try:
-                for records in native_records():
-                    n += len(records)
-                    yield records
-                if ambiguous():
-                    # A value at the records' prefix that is an object's member (a key "item",
-                    # or one with dots, say): what the reference's way makes of the input (an
-                    # error, or nothing), after the n records given.
-                    yield from _skipped(self._reference_feeds(options, again(self.chunks)), n)
-                elif not n:
-                    # (an empty array, none at the path, or no array there: the reference says)
-                    yield from self._reference_feeds(options, again())
-            finally:
-                if spool is not None:
-                    spool.close()
+            for records in native_records():
+                n += len(records)
+                yield records
+            if ambiguous():
+                # A value at the records' prefix that is an object's member (a key "item",
+                # or one with dots, say): what the reference's way makes of the input (an
+                # error, or nothing), after the n records given.
+                yield from _skipped(self._reference_feeds(options, again()), n)
+            elif not n:
+                # (an empty array, none at the path, or no array there: the reference says)
+                yield from self._reference_feeds(options, again())
 
         return feeds()
 
@@ -721,6 +738,13 @@ class RecordReader:
         return found
 
     def __iter__(self) -> Iterator[pl.DataFrame]:
+        try:
+            yield from self._frames()
+        finally:
+            if self.spool is not None:
+                self.spool.close()
+
+    def _frames(self) -> Iterator[pl.DataFrame]:
         owner = self.owner
         infer = owner.infer
         held: list[list[dict[str, Any]]] = []
@@ -759,7 +783,7 @@ class RecordReader:
         """The records the schema comes from (with infer_schema_length=0, the
         first one, for its column names only)."""
         infer = self.owner.infer
-        records = [r for b in held for r in b]
+        records = [r for b in held for r in b] or self.first
         return records[: 1 if infer == 0 else infer]
 
     def _decide(self, records: list[dict[str, Any]], *, complete: bool) -> None:

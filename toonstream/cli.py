@@ -843,7 +843,8 @@ def _check_override_names(reader: Any, overrides: dict[str, Any], schema: Any = 
     names = set(scan.names) | {t[0] for t in reader.tops} | {f.name for f in scan.fields or ()}
     if schema is not None:
         names |= _field_paths(schema)
-    unknown = [n for n in overrides if n not in names]
+    # (without the schema, an error's: a struct field's group.field is taken on its group's name)
+    unknown = [n for n in overrides if n not in names and (schema is not None or n.split(".")[0] not in names)]
     if unknown:
         raise _Usage(f"--schema-overrides: no column {unknown[0]!r} in the table (columns: {', '.join(scan.names)})")
 

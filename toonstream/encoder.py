@@ -181,6 +181,15 @@ def check_delimiter(delimiter: str) -> str:
     return delimiter
 
 
+def _changed() -> ToonEncodeError:
+    """A row that no longer fits the table planned from it (the plan looked at every row
+    first): its values changed between the two looks."""
+    return ToonEncodeError(
+        "a row changed after the table was planned from it (a default that gives another value "
+        "for the same object, records that differ when read again, or a value changed while it was encoded)"
+    )
+
+
 class Walk:
     def __init__(
         self,
@@ -474,6 +483,10 @@ class Walk:
         def row(o: Any) -> str:
             if type(o) is not dict:
                 o = norm(o)
+            try:
+                cells = get(o)
+            except (TypeError, KeyError, IndexError) as e:
+                raise _changed() from e
             # Inline fast paths for the commonest cells (plain strings, small
             # ints); everything else goes through the full formatter.
             return ind + join(
@@ -483,7 +496,7 @@ class Walk:
                     else str(v)
                     if type(v) is int and -_SMALL_INT < v < _SMALL_INT
                     else prim(v)
-                    for v in get(o)
+                    for v in cells
                 ]
             )
 
@@ -506,6 +519,8 @@ class Walk:
             except ToonEncodeError as e:
                 self._locate_row(e, fields, depth, part, start, lenient=lenient)
                 raise
+            except (TypeError, KeyError, IndexError) as e:
+                raise _changed() from e
 
     def _table_rows(
         self, objs: list[Any], fields: Fields, leaves: list[tuple[list[Any], set[type]]], depth: int
