@@ -15,14 +15,12 @@ benchmarks/results/keyed_tables_<rows>.json.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from toon_to_polars import RESULTS, WORK, best  # noqa: E402
+from toon_to_polars import WORK, best, save  # noqa: E402
 
 
 def main() -> None:
@@ -83,15 +81,7 @@ def main() -> None:
     for r in results:
         r["x_read_csv"] = round(r["seconds"] / csv_s, 2)
         print(f"| {r['name']} | {r['seconds']:.3f} | {r['x_read_csv']:.2f} |")
-    out = {
-        "rows": n,
-        "repeat": args.repeat,
-        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-        "polars": pl.__version__,
-        "results": results,
-    }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"keyed_tables_{n}.json").write_text(json.dumps(out, indent=2))
+    save(f"keyed_tables_{n}", rows=n, repeat=args.repeat, results=results)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from toon_to_polars import RESULTS, WORK, best  # noqa: E402
+from toon_to_polars import WORK, best, save  # noqa: E402
 
 
 def main() -> None:
@@ -79,15 +78,7 @@ def main() -> None:
             r["x_read_ndjson"] = round(r["seconds"] / base, 2)
             print(f"| {r['dataset']} | {r['reader']} | {r['seconds']:.3f} | {r['x_read_ndjson']:.2f} |")
         results += rows
-    out = {
-        "rows": args.rows,
-        "repeat": args.repeat,
-        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-        "polars": pl.__version__,
-        "results": results,
-    }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"nested_frames_{args.rows}.json").write_text(json.dumps(out, indent=2))
+    save(f"nested_frames_{args.rows}", rows=args.rows, repeat=args.repeat, results=results)
 
 
 if __name__ == "__main__":

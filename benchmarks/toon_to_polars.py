@@ -43,6 +43,16 @@ WORK = HERE / "work"
 RESULTS = HERE / "results"
 
 
+def save(name: str, **fields: Any) -> None:
+    """Write ``results/<name>.json``: ``fields``, the machine and the Polars version."""
+    import polars as pl
+
+    out = {**fields, "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+           "polars": pl.__version__}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2))
+
+
 def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     times = []
     out = None

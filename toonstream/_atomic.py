@@ -11,7 +11,7 @@ import io
 import os
 import re
 import tempfile
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterator
 
 
 class NamedFile(io.FileIO):
@@ -58,11 +58,21 @@ def write_target(path: str) -> str:
     file they name (a dangling link: the file it would name), as ``cp`` does,
     so that a link stays a link."""
     target = path
-    for _ in range(40):  # Linux's limit of links followed in one look-up
+    for target in _links(path):
+        pass
+    return target
+
+
+def _links(path: str) -> Iterator[str]:
+    """``path``, then each file its symbolic links name in turn (OSError ELOOP past
+    Linux's limit of 40 links followed in one look-up)."""
+    target = path
+    for _ in range(40):
+        yield target
         try:
             link = os.readlink(target)
         except OSError:  # not a link, or nothing there
-            return target
+            return
         target = os.path.join(os.path.dirname(target), link)
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
@@ -80,21 +90,18 @@ def inherited_fd(path: str) -> int | None:
     >>> inherited_fd("/dev/stdout"), inherited_fd("out.toon")
     (1, None)
     """
-    target = path
-    for _ in range(40):
-        norm = os.path.normpath(target)
-        if norm in _STANDARD:
-            return _STANDARD[norm]
-        m = _FD_PATH.fullmatch(norm)
-        if m is not None:
-            if m[2] is not None and int(m[2]) != os.getpid():
-                return None  # (another process's: the file it has open, replaced as any other)
-            return int(m[1] or m[3])
-        try:
-            link = os.readlink(target)
-        except OSError:
-            return None
-        target = os.path.join(os.path.dirname(target), link)
+    try:
+        for target in _links(path):
+            norm = os.path.normpath(target)
+            if norm in _STANDARD:
+                return _STANDARD[norm]
+            m = _FD_PATH.fullmatch(norm)
+            if m is not None:
+                if m[2] is not None and int(m[2]) != os.getpid():
+                    return None  # (another process's: the file it has open, replaced as any other)
+                return int(m[1] or m[3])
+    except OSError:  # (a loop of links: write_target reports it)
+        pass
     return None
 
 

@@ -722,14 +722,10 @@ class RecordReader:
         assert self.adapter is not None
         raise self.adapter._item_error(out[k])
 
-    def _reference_error(
-        self, found: ToonDecodeError, options: dict[str, Any], chunks: Iterator[bytes] | None
-    ) -> ToonDecodeError:
+    def _reference_error(self, found: ToonDecodeError, options: dict[str, Any], chunks: Iterator[bytes]) -> ToonDecodeError:
         """The first error the reference's way meets reading ``chunks`` (the input
-        again: its code, message and line), or ``found`` where there are none or
-        it meets none (not met: the engines agree on the errors)."""
-        if chunks is None:
-            return found
+        again: its code, message and line), or ``found`` where it meets none (not
+        met: the engines agree on the errors)."""
         try:
             for _ in self._reference_feeds(options, chunks):
                 pass
