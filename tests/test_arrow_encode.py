@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import math
+import re
 import struct
 from decimal import Decimal
 from pathlib import Path
@@ -30,6 +31,18 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 def expected(table: pa.Table, key: str | None = None, **kw: Any) -> str:
     rows = table.to_pylist()
+    if not rows and table.num_columns:
+        # No rows: a table's header with [0] (its columns kept), where dumps([]) writes [];
+        # the header is the one a row of nulls would have, if that row makes a table.
+        def nulls(t: pa.DataType) -> Any:
+            return {f.name: nulls(f.type) for f in t} if pa.types.is_struct(t) else None
+
+        row = {f.name: nulls(f.type) for f in table.schema}
+        one = toonstream.dumps([row] if key is None else {key: [row]}, **kw)
+        head, _, _ = one.partition("\n")
+        empty, found = re.subn(r"\[1([\t|]?)\]\{", r"[0\1]{", head, count=1)
+        if found and head.endswith(":"):
+            return empty
     return toonstream.dumps(rows if key is None else {key: rows}, **kw)
 
 
@@ -361,11 +374,14 @@ def test_non_tabular_columns_fall_back(arr: pa.Array) -> None:
 
 def test_zero_columns_and_empty_tables() -> None:
     check(pa.table({"a": [1, 2]}).drop_columns(["a"]))
-    check(pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string())}))
+    # No rows: the header keeps the columns (read back as an empty frame of them), where
+    # dumps([]) writes []; no columns, or no schema at all: an empty array.
+    assert encoded(pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string())})) == "[0]{a,s}:"
     assert encoded(pa.table({})) == "[]"
-    assert encoded(pa.table({"a": pa.array([], pa.int64())}), key="k") == "k: []"
+    assert encoded(pa.table({"a": pa.array([], pa.int64())}), key="k") == "k[0]{a}:"
+    assert toonstream.loads("k[0]{a}:") == {"k": []}
     assert encoded([]) == "[]"
-    assert encoded(pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]), [])) == "[]"
+    assert encoded(pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]), [])) == "[0]{a}:"
 
 
 def test_duplicate_and_odd_names() -> None:
@@ -611,3 +627,115 @@ def test_an_unknown_time_zone_is_a_toon_encode_error(zone: str) -> None:
     with pytest.raises(ToonEncodeError, match=f"unknown time zone '{zone}'") as e:
         encode_arrow(table, io.StringIO())
     assert e.value.path == (0, "t")
+
+
+NANOS = [1704416523000000001, -1, 1704416523123456789, 1704416523000001000, None, 1704416523000000000, -1000001]
+
+
+@pytest.mark.parametrize("tz", [None, "UTC", "America/New_York", "+05:30"])
+def test_nanosecond_timestamps_keep_every_digit_as_pandas_writes_them(engine: str, tz: str | None) -> None:
+    t = pa.table({"ts": pa.array(NANOS, pa.timestamp("ns", tz))})
+    out = toonstream.loads(encoded(t))
+    want = [None if v is None else v.isoformat() for v in pa.array(NANOS, pa.timestamp("ns", tz)).to_pylist()] \
+        if _has_pandas() else None
+    naive = ["2024-01-05T01:02:03.000000001", "1969-12-31T23:59:59.999999999", "2024-01-05T01:02:03.123456789",
+             "2024-01-05T01:02:03.000001", None, "2024-01-05T01:02:03", "1969-12-31T23:59:59.998999999"]
+    if tz is None:
+        assert [r["ts"] for r in out] == naive
+    if want is not None:
+        assert [r["ts"] for r in out] == want
+
+
+def _has_pandas() -> bool:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_nanosecond_times_are_not_cut_to_microseconds(engine: str) -> None:
+    t = pa.table({"t": pa.array([3723000000001, 3723123456789, 3723000001000, None, 0, 86399999999999], pa.time64("ns"))})
+    assert [r["t"] for r in toonstream.loads(encoded(t))] == [
+        "01:02:03.000000001", "01:02:03.123456789", "01:02:03.000001", None, "00:00:00", "23:59:59.999999999"]
+
+
+_NO_PANDAS = """
+import io, sys
+import pyarrow as pa
+class Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("blocked for the test")
+sys.meta_path.insert(0, Blocked())
+import toonstream, toonstream.arrow as ta
+from toonstream import ToonEncodeError
+out = io.BytesIO()
+ta.encode_arrow(pa.table({"ts": pa.array([1704416523000000001], pa.timestamp("ns"))}), out)
+print(out.getvalue().decode())
+try:
+    ta.encode_arrow(pa.table({"l": pa.array([[1704416523000000001]], pa.list_(pa.timestamp("ns")))}), io.BytesIO())
+except ToonEncodeError as e:
+    print("ToonEncodeError", e.path)
+"""
+
+
+def test_nanosecond_timestamps_without_pandas() -> None:
+    # A table's own columns are formatted without pandas; inside a list (the per-row
+    # path, to_pylist) a clear ToonEncodeError, not pyarrow's ValueError.
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _NO_PANDAS], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == '[1]{ts}:\n  "2024-01-05T01:02:03.000000001"\nToonEncodeError (0,)\n'
+
+
+def test_a_file_that_cannot_be_read_as_its_format_is_a_toon_encode_error(tmp_path: Path) -> None:
+    t = pa.table({"a": [1, 2]})
+    good = tmp_path / "good.parquet"
+    pq.write_table(t, good)
+    cases = {
+        "trunc.parquet": good.read_bytes()[:-20],
+        "empty.parquet": b"",
+        "ragged.csv": b"a,b\n1,2\n3,4,5\n",
+        "notes.arrow": b"not an arrow file at all\n",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ToonEncodeError, match="^cannot read (Parquet|CSV|Arrow IPC) input: "):
+            encode_arrow(str(tmp_path / name), io.StringIO())
+    with pytest.raises(FileNotFoundError):  # (an I/O error stays one)
+        encode_arrow(str(tmp_path / "missing.parquet"), io.StringIO())
+
+
+def test_input_format_reads_the_file_as_that_format(tmp_path: Path) -> None:
+    csv = tmp_path / "t.parquet"  # (a CSV file with a Parquet name)
+    csv.write_bytes(b"a,b\n1,x\n")
+    with pytest.raises(ToonEncodeError, match="cannot read Parquet input"):
+        encode_arrow(str(csv), io.StringIO())
+    out = io.StringIO()
+    encode_arrow(str(csv), out, input_format="csv")
+    assert out.getvalue() == "[1]{a,b}:\n  1,x"
+    pq.write_table(pa.table({"a": [1]}), tmp_path / "p.csv")
+    with pytest.raises(ToonEncodeError, match="cannot read Arrow IPC input"):
+        encode_arrow(str(tmp_path / "p.csv"), io.StringIO(), input_format="arrow")
+    with pytest.raises(ValueError, match="input_format must be one of"):
+        encode_arrow(str(csv), io.StringIO(), input_format="json")
+    with pytest.raises(TypeError, match="path only"):
+        encode_arrow(pa.table({"a": [1]}), io.StringIO(), input_format="csv")
+
+
+def test_nanoseconds_on_the_per_row_path(engine: str) -> None:
+    # Beside a list column the table goes row by row (to_pylist): its own and its structs'
+    # nanosecond columns keep their digits there too; inside the list, to_pylist's (cut).
+    t = pa.table({
+        "t": pa.array([1, 3723000001000, None], pa.time64("ns")),
+        "s": pa.array([{"ts": 1704416523000000001}, None, {"ts": -1}], pa.struct([("ts", pa.timestamp("ns", "UTC"))])),
+        "l": pa.array([[1], [], None], pa.list_(pa.time64("ns"))),
+    })
+    assert toonstream.loads(encoded(t)) == [
+        {"t": "00:00:00.000000001", "s": {"ts": "2024-01-05T01:02:03.000000001+00:00"}, "l": ["00:00:00"]},
+        {"t": "01:02:03.000001", "s": None, "l": []},
+        {"t": None, "s": {"ts": "1969-12-31T23:59:59.999999999+00:00"}, "l": None},
+    ]

@@ -440,3 +440,21 @@ def test_max_line_length_option(tmp_path: Path) -> None:
         assert r.returncode == 0, (args, r.stderr)
     r = run("decode", "--max-line-length", "-1", str(src))
     assert r.returncode == 2
+
+
+def test_from_reads_a_table_file_as_that_format(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,b\n1,x\n")
+    pq.write_table(pa.table({"a": [1]}), tmp_path / "p.parquet")
+    r = run("encode", "--from", "parquet", str(csv))
+    assert r.returncode == 1 and b"Traceback" not in r.stderr
+    assert r.stderr.decode().startswith(f"{csv}: cannot read Parquet input: ")
+    r = run("encode", "--from", "arrow", str(tmp_path / "p.parquet"))
+    assert r.returncode == 1 and b": cannot read Arrow IPC input: " in r.stderr
+    renamed = tmp_path / "t.parquet"
+    csv.rename(renamed)
+    r = run("encode", "--from", "csv", str(renamed))
+    assert (r.returncode, r.stdout) == (0, b"[1]{a,b}:\n  1,x"), r.stderr

@@ -928,3 +928,31 @@ def test_a_struct_field_override_that_does_not_fit_is_the_type_error(tmp_path: P
     src.write_text("data[2]:\n  - a: 1\n    b:\n      c: 2\n  - a: 2\n    b:\n      c: hello\n")
     p = run("decode", str(src), "--to", "parquet", "-o", str(tmp_path / "o.parquet"), "--schema-overrides", "b.c=Int64")
     assert p.returncode == 1 and "'b.c' holds a string" in one_line(p)
+
+
+# ---------------------------------------------------------------- reading its own output
+
+
+def test_an_input_that_stdout_appends_to_is_refused(tmp_path: Path) -> None:
+    # `decode f >> f` would read its own output back as input, without end: GNU
+    # cat's check refuses it; `> f` truncated the input first (nothing to read).
+    f = tmp_path / "f.toon"
+    original = b"a: 1\nb[2]: x,y\n"
+    f.write_bytes(original)
+    for args, stdin in ((["decode", str(f)], None), (["decode"], f), (["encode", "--from", "json", str(f)], None)):
+        with open(f, "ab") as out:
+            r = subprocess.run([*CLI, *args], stdin=open(stdin, "rb") if stdin else None, stdout=out,
+                               stderr=subprocess.PIPE, timeout=120)
+        assert r.returncode == 2, r.stderr
+        assert b"the input is the file stdout writes to" in r.stderr
+        assert f.read_bytes() == original
+    j = tmp_path / "j.json"
+    j.write_bytes(b'{"a": 1}\n')
+    with open(j, "ab") as out:  # stats reads it all before its one report: not refused
+        r = subprocess.run([*CLI, "stats", str(j)], stdout=out, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert j.read_bytes().startswith(b'{"a": 1}\n') and len(j.read_bytes()) > 9
+    g = tmp_path / "g.json"
+    with open(g, "wb") as out:  # another file: written
+        assert subprocess.run([*CLI, "decode", str(f)], stdout=out, timeout=120).returncode == 0
+    assert json.loads(g.read_bytes()) == {"a": 1, "b": ["x", "y"]}

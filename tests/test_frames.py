@@ -1007,3 +1007,19 @@ def test_the_last_line_with_or_without_its_line_end(engine: str, doc: bytes) -> 
 
 def _same(a: Any, b: Any) -> bool:
     return a.equals(b) if isinstance(a, pl.DataFrame) and isinstance(b, pl.DataFrame) else a == b
+
+
+@pytest.mark.parametrize(
+    ("doc", "options", "named"),
+    [
+        (b"t[2]{a,b}:\n  1,x\n  2.5,y\n", {"schema_overrides": {"a": pl.Int64}}, "(the dtype given in schema_overrides)"),
+        (b"t[2]{a,b}:\n  1,x\n  2.5,y\n", {"schema_overrides": [pl.Int64, pl.String]}, "(the dtype given in schema_overrides)"),
+        (b"t[2]{a,b}:\n  1,x\n  2.5,y\n", {"schema": {"a": pl.Int64, "b": pl.String}}, "(the schema's dtype)"),
+        (b"t[2]:\n  - a: 1\n    b: x\n  - a: 2.5\n    b: y\n", {"schema_overrides": {"a": pl.Int64}},
+         "(the dtype given in schema_overrides)"),
+    ],
+)
+def test_a_misfit_names_the_argument_that_gave_its_dtype(engine: str, doc: bytes, options: dict[str, Any], named: str) -> None:
+    with pytest.raises(ToonDecodeError) as e:
+        tp.read_toon(doc, **options)
+    assert named in e.value.msg and e.value.line in (3, 4)

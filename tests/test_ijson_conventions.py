@@ -168,8 +168,10 @@ def test_coroutine_target_may_be_a_coroutine() -> None:
 
 def test_coroutine_errors_as_ijson() -> None:
     """A truncated document fails at close() (as ijson's coroutines do); an
-    error inside the data fails the send that brings it; after either, the
-    coroutine is finished (send raises StopIteration, in ijson too)."""
+    error inside the data fails the send that brings it; after it, send and
+    close raise it again (ijson's C backend raises an error again; its python
+    backend a StopIteration, which a generator would turn into RuntimeError);
+    a send after close() is a ValueError; one dropped unclosed is silent."""
     sink: Any = ijson.sendable_list()
     coro = toonstream.items_coro(sink, "a.item")
     coro.send(b"a[3]: 1,2")
@@ -182,10 +184,28 @@ def test_coroutine_errors_as_ijson() -> None:
         theirs.close()
 
     coro = toonstream.items_coro(sink, "a.item")
-    with pytest.raises(ToonDecodeError):
+    with pytest.raises(ToonDecodeError) as first:
         coro.send(b"a: 1\n  b: 2\n")  # an indented line under a scalar
-    with pytest.raises(StopIteration):
-        coro.send(b"more")
+    for again in (lambda: coro.send(b"more"), coro.close):
+        with pytest.raises(ToonDecodeError) as e:
+            again()
+        assert e.value is first.value
+
+    coro = toonstream.items_coro(sink, "a.item")
+    coro.send(b"a[1]: 1")
+    coro.close()
+    coro.close()  # (again: nothing)
+    with pytest.raises(ValueError, match="after close"):
+        coro.send(b"b: 2")
+
+    import gc
+
+    got: Any = ijson.sendable_list()
+    coro = toonstream.items_coro(got, "a.item")
+    coro.send(b"a[3]: 1,2")
+    del coro  # unclosed: the input did not end, so no error and no output at collection
+    gc.collect()
+    assert got == []
 
 
 class AsyncFile:
@@ -296,3 +316,51 @@ def test_drivers_check_their_arguments_when_called(name: str) -> None:
             with pytest.raises(error, match=rf"^{name}\(\) buf_size must be"):
                 function(*args, buf_size=size)
         function(*args, buf_size=1, strict=True, max_depth=5, start_line=3)  # (the options it takes)
+
+
+@pytest.mark.parametrize("driver", ["items", "parse", "rows", "items_coro"])
+def test_a_row_is_given_as_soon_as_its_line_ends(engine: str, driver: str) -> None:
+    # As ijson, and as a pipe stage must: a driver fed one row at a time gives
+    # each row before the next is read (the reference Decoder's hold_rows,
+    # which batches small chunks, is off in the drivers).
+    read: list[int] = []
+
+    def chunks() -> Any:
+        yield b"t[50]{a,b}:\n"
+        for i in range(50):
+            read.append(i)
+            yield b"  %d,x\n" % i
+
+    if driver == "items_coro":
+        got: list[Any] = []
+
+        class Target:
+            def send(self, value: Any) -> None:
+                got.append(value)
+
+        coro = toonstream.items_coro(Target(), "t.item")
+        coro.send(b"t[3]{a,b}:\n")
+        for i in range(3):
+            coro.send(b"  %d,x\n" % i)
+            assert got == [{"a": k, "b": "x"} for k in range(i + 1)]
+        coro.close()
+        return
+    if driver == "items":
+        it: Any = toonstream.items(chunks(), "t.item")
+        assert next(it) == {"a": 0, "b": "x"}
+    elif driver == "rows":
+        it = toonstream.rows(chunks(), "t")
+        assert next(it) == (0, "x")
+    else:
+        it = (e for e in toonstream.parse(chunks()) if e[0] == "t.item.a")
+        assert next(it) == ("t.item.a", "number", 0)
+    assert len(read) <= 2, read
+
+
+def test_an_empty_iterable_is_an_empty_document() -> None:
+    # No element: the chunks of an empty document (its value does not depend on how it is
+    # cut), which holds {} at prefix "" (section 5); ijson.items of no events gives nothing.
+    empty = (e for e in toonstream.parse("a: 1") if e[0].startswith("zzz"))
+    assert list(toonstream.items(empty, "")) == list(toonstream.items(b"", "")) == [{}]
+    assert list(ijson.items(iter([]), "")) == []
+    assert list(toonstream.kvitems(iter([]), "")) == []

@@ -38,6 +38,7 @@ the command line's Parquet/Arrow/CSV input) import this module.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
 import re
@@ -151,7 +152,9 @@ def _project(batch: Any, columns: list[str] | None) -> Any:
     return batch if columns is None else batch.select(columns)
 
 
-def _open(data: Any, batch_size: int) -> _Source:
+def _open(data: Any, batch_size: int, input_format: str | None = None) -> _Source:
+    if input_format is not None and not isinstance(data, (str, os.PathLike)):
+        raise TypeError("input_format applies to a path only")
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
@@ -172,7 +175,7 @@ def _open(data: Any, batch_size: int) -> _Source:
         reader = data
         return _Source(reader.schema, None, lambda cols: _sliced(reader, batch_size), reiterable=False)
     if isinstance(data, (str, os.PathLike)):
-        return _open_path(os.fspath(data), batch_size)
+        return _open_path(os.fspath(data), batch_size, input_format)
     dataset = _as_dataset(data, batch_size)
     if dataset is not None:
         return dataset
@@ -292,11 +295,60 @@ def _small_dictionaries(pf: Any) -> list[str]:
     return names
 
 
-def _open_path(path: str, batch_size: int) -> _Source:
+#: what ``input_format`` names, and the words of a read error
+INPUT_FORMATS = {"parquet": "Parquet", "arrow": "Arrow IPC", "csv": "CSV"}
+
+
+@contextlib.contextmanager
+def read_errors(what: str) -> Iterator[None]:
+    """pyarrow's errors reading an input file as ``ToonEncodeError`` (its
+    I/O errors with an errno, a missing file say, stay ``OSError``): a
+    truncated Parquet file, a ragged CSV row."""
+    try:
+        yield
+    except pa.ArrowException as e:
+        if isinstance(e, OSError) and e.errno is not None:
+            raise
+        lines = str(e).strip().splitlines()
+        reason = lines[0] if lines else type(e).__name__
+        if not reason.isprintable():  # (pyarrow quotes the bad row as it is: never raw to a terminal)
+            reason = repr(reason)[1:-1]
+        if len(reason) > 400:
+            reason = reason[:397] + "..."
+        raise ToonEncodeError(f"cannot read {what} input: {reason}") from None
+
+
+def _read_through(what: str, batches: Iterator[Any]) -> Iterator[Any]:
+    with read_errors(what):
+        yield from batches
+
+
+def _open_path(path: str, batch_size: int, input_format: str | None = None) -> _Source:
+    """A Parquet, Arrow IPC (file or stream) or CSV file, by ``input_format``
+    when given, else by its first bytes and its name."""
+    if input_format is not None and input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, not {input_format!r}")
     with open(path, "rb") as f:
         magic = f.read(8)
     lower = path.lower()
-    if magic[:4] == b"PAR1" or (lower.endswith(_PARQUET_EXT) and not magic.startswith(b"ARROW1")):
+    kind = input_format
+    if kind is None:
+        if magic[:4] == b"PAR1" or (lower.endswith(_PARQUET_EXT) and not magic.startswith(b"ARROW1")):
+            kind = "parquet"
+        elif magic[:6] == b"ARROW1" or not lower.endswith(_CSV_EXT):
+            kind = "arrow"
+        else:
+            kind = "csv"
+    what = INPUT_FORMATS[kind]
+    with read_errors(what):
+        source = _open_kind(path, batch_size, kind, magic)
+    batches = source._batches
+    source._batches = lambda cols: _read_through(what, batches(cols))
+    return source
+
+
+def _open_kind(path: str, batch_size: int, kind: str, magic: bytes) -> _Source:
+    if kind == "parquet":
         import pyarrow.parquet as pq
 
         pf = pq.ParquetFile(path)  # schema and row count from the footer
@@ -314,7 +366,7 @@ def _open_path(path: str, batch_size: int) -> _Source:
                 f.close()
 
         return _Source(pf.schema_arrow, pf.metadata.num_rows, parquet_batches, reiterable=True, cleanup=pf.close)
-    if magic[:6] == b"ARROW1":
+    if kind == "arrow" and magic[:6] == b"ARROW1":  # (an IPC file; else a stream)
         source = pa.memory_map(path)
         reader = pa.ipc.open_file(source)
         n = reader.count_rows() if hasattr(reader, "count_rows") else sum(
@@ -325,7 +377,7 @@ def _open_path(path: str, batch_size: int) -> _Source:
             return _sliced((_project(reader.get_batch(i), cols) for i in range(reader.num_record_batches)), batch_size)
 
         return _Source(reader.schema, n, file_batches, reiterable=True, cleanup=source.close)
-    if lower.endswith(_CSV_EXT):
+    if kind == "csv":
         from ._csv import CsvInput
 
         opened = [CsvInput(path)]  # (the schema: the first batch's types; its batches serve the first read)
@@ -346,6 +398,8 @@ def _open_path(path: str, batch_size: int) -> _Source:
 
         return _Source(opened[0].schema, None, csv_batches, reiterable=True, cleanup=close, raw_text=True)
     # an IPC stream (no magic number at the start)
+    assert kind == "arrow"
+
     def stream_batches(cols: list[str] | None) -> Iterator[Any]:
         return _sliced((_project(b, cols) for b in pa.ipc.open_stream(pa.memory_map(path))), batch_size)
 
@@ -513,10 +567,8 @@ class _Formatter:
                 return self._strings(arr if arr.type == self.L else pc.cast(arr, self.L))
             if kind == "raw":
                 s = arr  # (text already in TOON form)
-            elif kind == "timestamp":
-                s = self._timestamps(arr)
-            elif kind == "time":
-                s = self._times(arr)
+            elif kind in ("timestamp", "time"):
+                s = self._temporal(arr, leaf, offset, kind)
             elif kind == "int":
                 s = pc.cast(arr, self.L)
             elif kind == "float":
@@ -642,6 +694,25 @@ class _Formatter:
             return None
         return pc.cast(d32, self.L)  # "2024-01-02" (never quoted)
 
+    def _temporal(self, arr: Any, leaf: _Leaf, offset: int, kind: str) -> Any:
+        """A timestamp or time column.  Nanoseconds: the microseconds' text
+        (the column floored to them), then, in the cells with more, the three
+        digits after them (:func:`_with_nanos`)."""
+        fmt = self._timestamps if kind == "timestamp" else self._times
+        if arr.type.unit != "ns":
+            return fmt(arr)
+        micro, rem = _nano_parts(arr)
+        s = fmt(micro)
+        s = self.per_value(micro, leaf, offset) if s is None else self._no_nulls(s)
+        more = pc.fill_null(pc.not_equal(rem, 0), False)
+        if not pc.any(more).as_py():
+            return s
+        idx = pc.indices_nonzero(more)
+        picked: list[int] = idx.to_pylist()
+        values = python_values(pc.take(micro, idx), lambda i: (offset + picked[i],) + leaf.path)
+        texts = [self.prim(_with_nanos(v, r)) for v, r in zip(values, pc.take(rem, idx).to_pylist())]
+        return pc.replace_with_mask(s, more, pa.array(texts, self.L))
+
     def _timestamps(self, arr: Any) -> Any:
         tz = arr.type.tz
         us = arr if arr.type.unit == "us" else pc.cast(arr, pa.timestamp("us", tz))  # safe: ns must be whole us
@@ -664,6 +735,62 @@ class _Formatter:
         if lo is not None and (lo < 0 or hi >= _DAY_US):
             return None
         return self._iso(pc.cast(us, self.L), _TIME, r'"\1\2"')
+
+
+def _is_nanos(t: Any) -> bool:
+    return bool((pt.is_timestamp(t) or pt.is_time64(t)) and t.unit == "ns")
+
+
+def _nano_parts(arr: Any) -> tuple[Any, Any]:
+    """A nanosecond timestamp or time column as the microseconds (floored,
+    in the type of that unit) and the nanoseconds after them (0-999)."""
+    ns = pc.cast(arr, pa.int64())
+    us = pc.divide(ns, 1000)  # (toward zero: a time before 1970 is floored below)
+    rem = pc.subtract(ns, pc.multiply(us, 1000))
+    below = pc.fill_null(pc.less(rem, 0), False)
+    if pc.any(below).as_py():
+        us, rem = pc.if_else(below, pc.subtract(us, 1), us), pc.if_else(below, pc.add(rem, 1000), rem)
+    unit = pa.timestamp("us", arr.type.tz) if pt.is_timestamp(arr.type) else pa.time64("us")
+    return pc.cast(us, unit), rem
+
+
+def _with_nanos(v: Any, nanos: int) -> str:
+    """``v`` (a datetime or time) and ``nanos`` more as pandas'
+    ``Timestamp.isoformat()`` writes them: nine digits of fraction when there
+    are nanoseconds, else ``isoformat()`` (``to_pylist`` needs pandas for such a
+    timestamp, and cuts a time's to microseconds)."""
+    if not nanos:
+        return v.isoformat()  # type: ignore[no-any-return]
+    t = v.isoformat(timespec="microseconds")
+    cut = t.index(".") + 7
+    return f"{t[:cut]}{nanos:03d}{t[cut:]}"
+
+
+def _nanos_as_text(batch: Any, offset: int) -> Any:
+    """``batch`` with its nanosecond timestamp and time columns (struct fields
+    too) as their text (:func:`_with_nanos`), for the per-row path's
+    ``to_pylist``; lists, maps and unions holding them are left to it."""
+    def texts(arr: Any, path: tuple[str, ...]) -> Any:
+        t = arr.type
+        if _is_nanos(t):
+            micro, rem = _nano_parts(arr)
+            values = python_values(micro, lambda i: (offset + i, *path))
+            return pa.array([None if v is None else _with_nanos(v, r) for v, r in zip(values, rem.to_pylist())], pa.string())
+        if pt.is_struct(t) and any(_holds_nanos(t.field(i).type) for i in range(t.num_fields)):
+            children = [texts(c, (*path, t.field(i).name)) for i, c in enumerate(arr.flatten())]
+            fields = [pa.field(t.field(i).name, c.type) for i, c in enumerate(children)]
+            return pa.StructArray.from_arrays(children, fields=fields, mask=arr.is_null() if arr.null_count else None)
+        return arr
+
+    if not any(_holds_nanos(f.type) for f in batch.schema):
+        return batch
+    columns = [texts(c, (f.name,)) for c, f in zip(batch.columns, batch.schema)]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+def _holds_nanos(t: Any) -> bool:
+    """A nanosecond timestamp or time, or a struct holding one (not a list's)."""
+    return _is_nanos(t) or (pt.is_struct(t) and any(_holds_nanos(t.field(i).type) for i in range(t.num_fields)))
 
 
 def _min_max(arr: Any) -> tuple[Any, Any]:
@@ -767,6 +894,7 @@ def encode_arrow(
     delimiter: str = ",",
     indent_size: int = 2,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    input_format: str | None = None,
     **options: Any,
 ) -> None:
     """Write Arrow data as TOON: the same text as ``dumps(table.to_pylist())``
@@ -778,7 +906,9 @@ def encode_arrow(
     LazyFrame (collected in streaming batches), any object with
     ``__arrow_c_stream__`` or ``__arrow_c_array__`` (the Arrow PyCapsule
     interface: DuckDB results, nanoarrow, ...), or a path to a Parquet,
-    Arrow IPC (file or stream) or CSV file.  ``out``: a text or binary file.  The row count comes from
+    Arrow IPC (file or stream) or CSV file, read as ``input_format``
+    (``"parquet"``, ``"arrow"`` or ``"csv"``) when given, else by its first
+    bytes and its name.  ``out``: a text or binary file.  The row count comes from
     metadata when the source has it (Table, Parquet, IPC file, Parquet/IPC
     dataset); otherwise the row text is spooled to a temporary file first.
     Memory is bounded by ``batch_size`` rows.  ``options``: ``default``,
@@ -786,7 +916,9 @@ def encode_arrow(
     ``streaming.encode_records`` (they matter only on the per-row path).
 
     Errors are ``dumps``' (``ToonEncodeError`` with ``.path`` = (row, field...),
-    e.g. a binary cell without ``default``), or pyarrow's read errors.  Nothing
+    e.g. a binary cell without ``default``); a file that cannot be read as its
+    format (a truncated Parquet file, a ragged CSV row) is a ``ToonEncodeError``
+    too, and its I/O errors are ``OSError``.  Nothing
     is written before the first batch is formatted, and a spooled or per-row
     conversion writes only at the end; but with a known row count the rows go
     out batch by batch, so a failure in a later batch leaves partial output:
@@ -816,7 +948,7 @@ def encode_arrow(
         write_toon(data, out, key=key, delimiter=delimiter, indent_size=indent_size, batch_size=batch_size, **options)
         return
     head = "" if key is None else key_text(key)
-    source = _open(data, batch_size)
+    source = _open(data, batch_size, input_format)
     try:
         _unique_names(source.schema)
         shape = schema_shape(source.schema, has_default=default is not None, max_depth=max_depth, under_key=key is not None)
@@ -863,7 +995,13 @@ def _unique_names(schema: Any) -> None:
                 todo.append((path + (f.name,), [f.type.field(i) for i in range(f.type.num_fields)]))
 
 
-def _empty(head: str) -> str:
+def _empty(head: str, d: str, shape: _Shape) -> str:
+    """No rows: the table's header with ``[0]`` and its fields, so that the
+    columns are kept (``read_toon`` reads them back as an empty frame of
+    these columns, as from the Spark and Dask writers' empty parts), where
+    ``dumps([])`` writes ``[]``; an empty array when there are no fields."""
+    if shape.fields:
+        return header(head, 0, d, shape.fields)
     return "[]" if not head else f"{head}: []"
 
 
@@ -871,7 +1009,7 @@ def _write_direct(source: _Source, sink: _Out, head: str, shape: _Shape, rows: _
     n = source.num_rows
     assert n is not None
     if n == 0:
-        sink.text(_empty(head))
+        sink.text(_empty(head, d, shape))
         return
     done = 0
     started = False
@@ -895,7 +1033,7 @@ def _write_spooled(source: _Source, sink: _Out, head: str, shape: _Shape, rows: 
             spool.write(rows(batch, done))
             done += batch.num_rows
         if done == 0:
-            sink.text(_empty(head))
+            sink.text(_empty(head, d, shape))
             return
         sink.text(header(head, done, d, shape.fields))
         spool.seek(0)
@@ -975,6 +1113,20 @@ def python_values(data: Any, path: Callable[[int], tuple[str | int, ...]]) -> li
         if zone is None:
             raise
         raise ToonEncodeError(f"unknown time zone {zone!r} (Python's zoneinfo has no such zone)", path=path(0)) from None
+    except ValueError as e:
+        # (pyarrow's: a timestamp with nanoseconds inside a list, map or union, without
+        # pandas; a table's own timestamp columns are formatted without it, see _temporal)
+        if "anosecond" not in str(e):
+            raise
+        for i in range(len(data)):
+            try:
+                data.slice(i, 1).to_pylist()
+            except ValueError:
+                raise ToonEncodeError(
+                    "a timestamp with nanoseconds inside a list, map or union column has no Python value "
+                    "without pandas (install pandas, or cast the column to microseconds)", path=path(i),
+                ) from None
+        raise
 
 
 def _time_zone(t: Any) -> str | None:
@@ -1037,7 +1189,7 @@ def _per_row(source: _Source, out: IO[str] | IO[bytes], key: str | None, d: str,
     def records() -> Iterator[Any]:
         done = 0
         for batch in source.batches():
-            yield from python_values(batch, lambda i: (done + i,))
+            yield from python_values(_nanos_as_text(batch, done), lambda i: (done + i,))
             done += batch.num_rows
 
     encode_records(records(), out, key=key, delimiter=d, indent_size=indent_size, **options)

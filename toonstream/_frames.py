@@ -1399,7 +1399,8 @@ class FrameReader:
         for k, p in enumerate(paths):
             dotted.setdefault(".".join(p), []).append(k)
         given: dict[int, Any] = {}
-        for mapping in (self.schema or {}, self.overrides):
+        by: dict[int, str] = {}  # (which argument gave it: error messages name it)
+        for mapping, argument in ((self.schema or {}, "schema"), (self.overrides, "schema_overrides")):
             for name, dtype in mapping.items():
                 for rel, leaf_dtype in _dtype_leaves(dtype):
                     if name in top_names:
@@ -1414,11 +1415,13 @@ class FrameReader:
                         )
                     for k in hits:
                         given[k] = leaf_dtype
+                        by[k] = argument
         if self.schema is not None:
             absent = [n for k, n in enumerate(self.leaf_names) if k not in given]
             if absent:
                 raise DtypeNameError(f"schema does not give a dtype for column(s) {absent}")
         self.given = [given.get(k) for k in range(len(paths))]
+        self.given_by = [by.get(k, "") for k in range(len(paths))]
         self.exact = frozenset(k for k, d in enumerate(self.given) if is_scaled_decimal(d))
         known: dict[int, Any] = {}
         for name, dtype in self.inferred.items():
@@ -1748,7 +1751,7 @@ class FrameReader:
     def _how(self, i: int) -> str:
         """Where column i's dtype came from, and the fix (error messages)."""
         if self.forced[i]:
-            return "the schema's dtype"
+            return "the dtype given in schema_overrides" if self.given_by[i] == "schema_overrides" else "the schema's dtype"
         how = f"inferred from the first {self.inferred_from} rows"
         if self.known[i] is not None:
             how = self.inferred_how

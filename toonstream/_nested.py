@@ -927,8 +927,8 @@ class RecordReader:
         owner = self.owner
         if owner.schema is not None:
             return "the schema's"
-        if path and self._forced(path):
-            return "the schema's dtype"
+        if path and self._forced(path):  # (with no schema, only schema_overrides forces one)
+            return "the dtype given in schema_overrides"
         how = f"inferred from the first {self.window} records"
         if path and path[0] in owner.inferred and path[0] not in owner.overrides:
             how = owner.inferred_how  # (an earlier read's: the first source's, a scan's probe)

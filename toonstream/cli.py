@@ -528,6 +528,27 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _reads_own_output(path: str) -> bool:
+    """GNU cat's check: the input (``-``: stdin) is the regular file stdout
+    writes to and has bytes left to read (``decode f >> f``), so the output
+    would be read back as input, without end.  ``> f`` truncated it first:
+    nothing to read, no loop, no refusal (as cat)."""
+    try:
+        out = os.fstat(sys.stdout.fileno())
+        if not stat.S_ISREG(out.st_mode):
+            return False
+        if path == "-":
+            fd = sys.stdin.fileno()
+            st = os.fstat(fd)
+            at = os.lseek(fd, 0, os.SEEK_CUR) if stat.S_ISREG(st.st_mode) else 0
+        else:
+            st = os.stat(path)
+            at = 0
+    except (AttributeError, OSError, ValueError):  # (no descriptor, a closed stream, a missing input: said later)
+        return False
+    return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (out.st_dev, out.st_ino) and at < st.st_size
+
+
 # ---------------------------------------------------------------------- commands
 
 
@@ -641,7 +662,7 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
     with requires(f"toonstream encode of {fmt} input"):
         import pyarrow as pa
 
-    from ._arrow_encode import encode_arrow
+    from ._arrow_encode import INPUT_FORMATS, encode_arrow, read_errors
 
     out_stats = TokenCounter(exact=args.exact) if args.stats else None
     src_stats = TokenCounter(exact=args.exact) if args.stats and fmt == "csv" else None
@@ -681,15 +702,15 @@ def _cmd_encode_table(args: argparse.Namespace, fmt: str) -> int:
             encode_arrow(
                 data, sink, key=args.key, delimiter=_DELIMS[args.delimiter], indent_size=args.indent_size,
                 missing_as_null=args.missing_as_null,
+                # (--from reads the file as that format, whatever its name and first bytes)
+                input_format=args.input_format if isinstance(data, str) and args.input_format else None,
             )
             sink.flush()
 
         _write_output(args.output, write)
-    except pa.ArrowException as e:
-        if isinstance(e, OSError) and e.errno is not None:
+    except pa.ArrowException:
+        with read_errors(INPUT_FORMATS[fmt]):  # (CSV from a stream, a spooled file: as the library says it)
             raise
-        reason = _shown_text(str(e).strip().splitlines()[0], 400)  # (pyarrow quotes the bad row as it is)
-        raise ToonEncodeError(f"cannot read {fmt} input: {reason}") from None
     finally:
         progress.close()
         if raw_in is not None and raw_in is not sys.stdin.buffer:
@@ -1289,6 +1310,9 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.error("-o/--output needs a file name ('-' for stdout)")
     if getattr(args, "output", None) and getattr(args, "input", None) and _same_file(args.input, args.output):
         parser.error("the output path is the input path (refusing to overwrite the input)")
+    # (commands that write as they read: stats and validate read all before their one report)
+    if hasattr(args, "output") and args.output in (None, "-") and getattr(args, "input", None) and _reads_own_output(args.input):
+        parser.error("the input is the file stdout writes to (refusing to read its own output, as cat does)")
     try:
         _engine.current()  # (TOONSTREAM_ENGINE: a bad value, or a native engine not built, in one line)
     except (ValueError, ImportError) as e:

@@ -829,6 +829,9 @@ def driver_decoder(
     ``line_marks``: :meth:`Decoder.event_line` is exact (for a driver's own errors)."""
     if "parse_float" not in options:
         options["parse_float"] = None if use_float else decimal_float
+    # A driver gives each row as soon as its line ends, as ijson and the native engine do:
+    # a pipe's rows must not wait for 16 KiB more (hold_rows=True, if given, batches them).
+    options.setdefault("hold_rows", False)
     return Decoder(batches=batches, _value_runs=value_runs, _line_marks=line_marks, **options)
 
 
@@ -972,6 +975,8 @@ def _events_or(
             build = ijson.kvitems if kv else ijson.items
             inner.append(build(chain((first,), it), prefix, map_type=map_type))
         else:
+            # (no element: no chunk of an empty document, whatever it was meant as: a
+            # document's value does not depend on how it is cut, into no chunks too)
             inner.append(on_text(it if first is _NOTHING else chain((first,), it)))
         yield inner[0]
 
@@ -1185,12 +1190,11 @@ async def _native_adrive(source: AsyncSource, native: _engine.OutputDecoder, buf
             yield item
 
 
-def _native_coro(target: Sendable, native: _engine.OutputDecoder) -> PushCoroutine:
+def _native_coro(target: Sendable, native: _engine.OutputDecoder) -> _Feeder:
     send = target.send
     while True:
-        try:
-            chunk = yield
-        except GeneratorExit:
+        chunk = yield
+        if chunk is _END:  # (see PushCoroutine)
             while batch := native.close():
                 for out in batch:
                     send(out)
@@ -1369,18 +1373,18 @@ class Sendable(Protocol):
     def send(self, value: Any, /) -> Any: ...
 
 
-#: what the ``*_coro`` functions return: a started generator taking chunks by ``send``
-PushCoroutine = Generator[None, Chunk, None]
+#: the end of the input, sent by PushCoroutine.close() (a generator's own close(), which the
+#: garbage collector calls on one dropped, ends it without a word)
+_END: Any = object()
 
 
-def _coro(target: Sendable, decoder: Decoder, push: Callable[[list[Event]], list[Any]]) -> PushCoroutine:
-    """Feed each chunk ``send()`` brings; ``close()`` ends the input (its
-    errors, a truncated document say, are raised by ``close()``)."""
+def _coro(target: Sendable, decoder: Decoder, push: Callable[[list[Event]], list[Any]]) -> _Feeder:
+    """Feed each chunk ``send()`` brings; :data:`_END` ends the input (its
+    errors, a truncated document say, are raised then)."""
     send = target.send
     while True:
-        try:
-            chunk = yield
-        except GeneratorExit:
+        chunk = yield
+        if chunk is _END:
             try:
                 for out in push(decoder.flush()):  # (held rows before a possible error at the end)
                     send(out)
@@ -1402,9 +1406,76 @@ def _coro(target: Sendable, decoder: Decoder, push: Callable[[list[Event]], list
             send(out)
 
 
-def _started(coro: PushCoroutine) -> PushCoroutine:
-    next(coro)  # (to the first yield: ready for send(), as ijson's coroutines are)
-    return coro
+_Feeder = Generator[None, Any, None]
+
+
+class PushCoroutine:
+    """What the ``*_coro`` functions return, ready for ``send``, as ijson's
+    coroutines (its C backend's): ``send(chunk)`` (bytes or str, split
+    anywhere) decodes it and sends what it completes to the target;
+    ``close()`` ends the input (a truncated document raises there).  After an
+    error, ``send`` and ``close`` raise it again (as ijson's C backend raises
+    an error again); after ``close()``, ``send`` is a ``ValueError`` (a
+    generator's ``StopIteration`` would become a ``RuntimeError`` inside
+    another generator) and ``close()`` does nothing.  One dropped without
+    ``close()`` does nothing more (the input was not ended: no last outputs,
+    no error), as ijson's C coroutines.
+
+    >>> got = []
+    >>> class Target:
+    ...     def send(self, value): got.append(value)
+    >>> coro = items_coro(Target(), "a.item")
+    >>> coro.send(b"a[2]: 1,2\\n")
+    >>> coro.close()
+    >>> got
+    [1, 2]
+    """
+
+    __slots__ = ("_feeder", "_error", "_trace", "_closed")
+
+    def __init__(self, feeder: _Feeder) -> None:
+        next(feeder)  # (to the first yield: ready for send())
+        self._feeder = feeder
+        self._error: BaseException | None = None
+        self._trace: Any = None
+        self._closed = False
+
+    def _failed(self, e: BaseException) -> None:
+        self._error, self._trace = e, e.__traceback__
+
+    def _again(self) -> None:
+        """The first error again, with its own traceback (not one more frame per call)."""
+        if self._error is not None:
+            raise self._error.with_traceback(self._trace)
+
+    def send(self, chunk: Chunk) -> None:
+        self._again()
+        if self._closed:
+            raise ValueError("send() after close(): the coroutine's input has ended")
+        try:
+            self._feeder.send(chunk)
+        except StopIteration:  # pragma: no cover - (ends only at _END)
+            self._closed = True
+        except BaseException as e:
+            self._failed(e)
+            raise
+
+    def close(self) -> None:
+        self._again()
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._feeder.send(_END)
+        except StopIteration:
+            pass
+        except BaseException as e:
+            self._failed(e)
+            raise
+
+
+def _started(feeder: _Feeder) -> PushCoroutine:
+    return PushCoroutine(feeder)
 
 
 def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> PushCoroutine:

@@ -49,6 +49,7 @@ pub mod jsontree;
 pub mod keys;
 mod lines;
 mod machine;
+pub mod pool;
 pub mod prefix;
 pub mod scalars;
 mod split;

@@ -31,6 +31,7 @@ use toonstream_native::arrow::{
 };
 
 use crate::guarded;
+use toonstream_native::pool;
 
 /// The Arrow C data interface's structs and safe views of them.
 #[allow(unsafe_code)]
@@ -331,6 +332,21 @@ pub(crate) enum Buffer {
     Int64(Vec<i64>),
     Float64(Vec<f64>),
     Int128(Vec<i128>),
+}
+
+/// A released column's buffers go back to the core's pool for the next
+/// runs (memory already mapped: see `toonstream_native::pool`).
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        match self {
+            Buffer::Absent | Buffer::Offsets(_) => {}
+            Buffer::Bytes(v) => pool::give(std::mem::take(v)),
+            Buffer::Wide(v) => pool::give(std::mem::take(v)),
+            Buffer::Int64(v) => pool::give(std::mem::take(v)),
+            Buffer::Float64(v) => pool::give(std::mem::take(v)),
+            Buffer::Int128(v) => pool::give(std::mem::take(v)),
+        }
+    }
 }
 
 impl Buffer {

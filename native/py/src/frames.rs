@@ -28,6 +28,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use toonstream_native::columns::{self, Columns, Fixed, Layout, Plan, Split, Typed, Values};
 use toonstream_native::keys::KeyIndex;
+use toonstream_native::pool;
 
 use crate::arrow::{ArrowColumn, Buffer};
 use crate::guarded;
@@ -72,11 +73,11 @@ impl Export {
             Values::Int64(v) => ("int64", c"l", vec![validity, Buffer::Int64(v)]),
             Values::Float64(v) => ("float64", c"g", vec![validity, Buffer::Float64(v)]),
             Values::Decimal128(v) => ("decimal128", c"d:38,0", vec![validity, Buffer::Int128(v)]),
-            Values::Bool(v) => (
-                "bool",
-                c"b",
-                vec![validity, Buffer::bytes(columns::pack_bits(&v))],
-            ),
+            Values::Bool(v) => {
+                let bits = Buffer::bytes(columns::pack_bits(&v));
+                pool::give(v);
+                ("bool", c"b", vec![validity, bits])
+            }
             Values::Views { views, long } => {
                 // (the variadic buffers, then their int64 sizes)
                 let sizes: Vec<i64> = long.iter().map(|b| b.len() as i64).collect();

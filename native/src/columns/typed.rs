@@ -6,18 +6,19 @@
 
 use super::{find_delim, float, int, int128, kind, Cell, Layout, Plan, Typed, Values, POW10};
 use super::{FLOAT_EXACT, K_BOOL, K_FLOAT, K_HUGE, K_INT, K_NULL, K_STR, K_WIDE};
+use crate::pool;
 
 impl Values {
     /// Room for `rows` values of `layout`, zeroed (slices of it are written
-    /// in place; fresh pages from the system cost nothing until written).
+    /// in place): memory a released column gave back, if any ([`pool`]).
     pub(super) fn room(layout: Layout, rows: usize) -> Values {
         match layout {
-            Layout::Int64 => Values::Int64(vec![0; rows]),
-            Layout::Float64 => Values::Float64(vec![0.0; rows]),
-            Layout::Decimal128 => Values::Decimal128(vec![0; rows]),
-            Layout::Bool => Values::Bool(vec![0; rows]),
+            Layout::Int64 => Values::Int64(pool::take_zeroed(rows)),
+            Layout::Float64 => Values::Float64(pool::take_zeroed(rows)),
+            Layout::Decimal128 => Values::Decimal128(pool::take_zeroed(rows)),
+            Layout::Bool => Values::Bool(pool::take_zeroed(rows)),
             Layout::Views | Layout::Tokens => Values::Views {
-                views: vec![0; rows],
+                views: pool::take_zeroed(rows),
                 long: Vec::new(),
             },
             Layout::Skip => Values::Skip,
@@ -329,7 +330,7 @@ fn view_of(data: &[u8], start: usize, tok: &[u8], long: &mut Vec<u8>, buffer: u3
     let prefix = u32::from_le_bytes([tok[0], tok[1], tok[2], tok[3]]);
     let view =
         len as u128 | (prefix as u128) << 32 | (buffer as u128) << 64 | (long.len() as u128) << 96;
-    long.extend_from_slice(tok);
+    pool::push_bytes(long, tok);
     view
 }
 
