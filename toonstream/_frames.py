@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import threading
 from bisect import bisect_left
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -1521,7 +1522,11 @@ class FrameReader:
         finally:
             for f in queue:
                 f.cancel()
-            pool.shutdown(wait=True)
+            # A read abandoned early (a scan's slice or head) may be finalized by the garbage
+            # collector on the pool's own worker, whose last job held the reader: it cannot
+            # wait for itself (RuntimeError: cannot join current thread).
+            own = threading.current_thread() in getattr(pool, "_threads", ())
+            pool.shutdown(wait=not own, cancel_futures=True)
 
     def _submit(self, pool: ThreadPoolExecutor, batch: _Batch | None) -> Future[pl.DataFrame]:
         """Type ``batch`` on the worker (native columns) or here (see _table_frames)."""
