@@ -161,3 +161,40 @@ def test_schema_of_an_empty_table() -> None:
     src = CsvInput(io.BytesIO(b"a,b\n"))
     assert src.schema == pa.schema([("a", pa.null()), ("b", pa.null())])
     assert list(src.batches()) == []
+
+
+def test_no_read_of_the_source_after_it_is_closed() -> None:
+    # pyarrow's CSV reader reads ahead on its own thread and goes on after its reader is
+    # closed: once CsvInput is closed (here: a consumer that stops after the first batch),
+    # the source is not read again (a late read of a closed file could take the bytes of
+    # another file opened under its descriptor number: rows lost or garbled). A read in
+    # flight is waited for.
+    import threading
+    import time
+
+    from toonstream._csv import CsvInput
+
+    reads: list[tuple[str, float]] = []
+    closed = threading.Event()
+
+    class Slow(io.BytesIO):
+        def read(self, n: int | None = -1) -> bytes:
+            reads.append(("after" if closed.is_set() else "before", time.perf_counter()))
+            if len(reads) > 3:
+                time.sleep(0.1)  # (reads ahead in flight when the consumer stops)
+            return super().read(n)
+
+    rows = 1_500_000  # (about 20 of pyarrow's 1 MiB blocks: more than it reads ahead)
+    body = "".join(f"{i},{'true' if i % 2 == 0 else 'false'}\n" for i in range(rows))
+    src = CsvInput(Slow(("n,b\n" + body).encode()))
+    batches = src.batches()
+    first = next(batches)
+    assert first.column(0).to_pylist()[:3] == [0, 1, 2]
+    batches.close()  # (closes the input)
+    closed.set()
+    time.sleep(0.5)
+    assert [when for when, _ in reads].count("after") == 0, reads
+    # and a whole read through a slow source keeps every row, in order
+    reads.clear()
+    whole = CsvInput(io.BytesIO(("n,b\n" + body).encode()))
+    assert [v for b in whole.batches() for v in b.column(0).to_pylist()] == list(range(rows))

@@ -19,6 +19,8 @@ pd = pytest.importorskip("pandas")
 
 import toonstream.arrow as ta  # noqa: E402
 from toonstream import ToonDecodeError, ToonEncodeError  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
 from toonstream.dask import read_toon, to_toon  # noqa: E402
 
 
@@ -340,3 +342,12 @@ def test_to_toon_refuses_a_null_struct(tmp_path: Path, single_file: bool) -> Non
         to_toon(dd.from_pandas(df.iloc[[0, 2, 3]], npartitions=2), tmp_path / "ok")
         back = read_toon(str(tmp_path / "ok" / "*.toon")).compute()
     assert back["id"].tolist() == [1, 3, 4]
+
+
+def test_parts_are_named_to_read_back_in_order(tmp_path: Path) -> None:
+    # part.{i}.toon, i zero-padded to the widest (as Dask names its parts): with more than
+    # ten partitions a directory read sorts them in partition order (part.10 was before part.2).
+    ddf = dd.from_pandas(pd.DataFrame({"id": range(120)}), npartitions=12)
+    files = to_toon(ddf, tmp_path / "out")
+    assert [os.path.basename(f) for f in files] == [f"part.{i:02d}.toon" for i in range(12)]
+    assert read_toon(str(tmp_path / "out")).compute()["id"].tolist() == list(range(120))

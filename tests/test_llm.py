@@ -158,3 +158,11 @@ def test_extract_names_itself_for_an_unknown_option() -> None:
         with pytest.raises(TypeError, match=f"extract\\(\\) got an unexpected keyword argument '{next(iter(kw))}'"):
             toonstream.extract("a: 1", **kw)
     assert toonstream.extract("```toon\na: 1\n```", max_depth=3, strict=False) == {"a": 1}
+
+
+def test_invalid_utf8_is_placed_after_lone_crs_too() -> None:
+    # Lines end at LF, CRLF or a lone CR in extract, for a UTF-8 error as for the others.
+    for raw, where in ((b"a\rb\r\xff", (3, 1)), (b"a\r\nb\r\n\xff", (3, 1)), (b"a\nb\nc\xff", (3, 2))):
+        with pytest.raises(ToonDecodeError) as e:
+            extract(raw)
+        assert (e.value.code, e.value.line, e.value.column) == ("invalid_utf8", *where)

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -281,3 +282,42 @@ def test_exact_counts_are_never_a_tie() -> None:
     s = measure(value_events(datasets.uniform(50)))
     s.token_method = "o200k_base (exact, tiktoken)"
     assert s.error_bound is None and s.close_calls() == [] and "within" not in s.recommendation()
+
+
+def test_a_json_document_is_measured_as_its_json_lines_are() -> None:
+    # The JSON formats' numbers as JSON Lines' records hold them (a float where Python
+    # writes it back as written: 255.0; else the exact Decimal: 1E2, 0.1000...1, 1e400),
+    # from a JSON document too (ijson's Decimals were written in TOON's form: 255.0 as 255).
+    import ijson
+
+    from toonstream.stats import measure_jsonl
+
+    records = '{"p":255.0,"q":1E2,"r":0.10000000000000000001,"s":12345678901234567890123,"t":1e400,"u":-0.0}'
+
+    def json_formats(stats: Any) -> dict[str, tuple[int, int]]:
+        return {f["format"]: (f["bytes"], f["tokens"]) for f in stats.to_dict()["formats"] if f["format"].startswith("json")}
+
+    doc = measure(ijson.parse(io.BytesIO(f"[{records},{records}]".encode())))
+    lines = measure_jsonl(io.BytesIO(f"{records}\n{records}\n".encode()))
+    assert json_formats(doc) == json_formats(lines)
+    assert json_formats(doc)["json-compact"][0] == len(f"[{records},{records}]".replace("1E2", "100").replace("1e400", "1e+400"))
+
+
+def test_exact_without_a_tokenizer_says_so(tmp_path: Path) -> None:
+    # --exact with no o200k tokenizer loadable: the counts are estimates (the report says
+    # "tokens: estimated"), and a warning on stderr says it too; the exit status stays 0.
+    import os
+
+    shim = tmp_path / "shim"
+    for name in ("bpe_openai", "tiktoken"):
+        (shim / name).mkdir(parents=True)
+        (shim / name / "__init__.py").write_text("raise ImportError('not here (test)')\n")
+    src = tmp_path / "one.jsonl"
+    src.write_text('{"a": 1}\n')
+    env = dict(os.environ, PYTHONPATH=str(shim))
+    for args in (["stats", str(src), "--exact", "--json"], ["encode", str(src), "--stats", "--exact"]):
+        r = subprocess.run([sys.executable, "-m", "toonstream", *args], capture_output=True, timeout=60, env=env)
+        assert r.returncode == 0, r.stderr
+        assert b"warning: --exact: no o200k tokenizer could be loaded" in r.stderr
+    assert json.loads(subprocess.run([sys.executable, "-m", "toonstream", "stats", str(src), "--exact", "--json"],
+                                     capture_output=True, timeout=60, env=env).stdout)["token_method"] == "estimated"

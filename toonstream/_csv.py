@@ -28,6 +28,7 @@ text in another); the TOON text of a number does not depend on it.
 from __future__ import annotations
 
 import io
+import threading
 from decimal import Decimal
 from typing import IO, Any, Iterator
 
@@ -44,32 +45,57 @@ _BOOLS = ["true", "True", "TRUE", "false", "False", "FALSE"]  # pyarrow's, witho
 _NULLS = pcsv.ConvertOptions().null_values
 
 
-class _Recorded(io.RawIOBase):
-    """``raw``, keeping every byte read (the probe's, read again after it)."""
+class _Gated(io.RawIOBase):
+    """Reads of ``raw`` that can be shut off.  pyarrow's CSV reader reads
+    ahead on its own I/O thread, and goes on after its reader is closed or
+    dropped: without the gate, a late read of the probe would take bytes from
+    under the main reader, and one after the file is closed could read
+    another file opened under the same descriptor number.  :meth:`shut`
+    waits for a read in flight; after it, reads see the end of the input."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         self._raw = raw
-        self.seen = bytearray()
+        self._lock = threading.Lock()
+        self._open = True
 
     def readable(self) -> bool:
         return True
 
+    def _read(self, n: int) -> bytes:
+        with self._lock:
+            return self._raw.read(n) if self._open else b""
+
+    def shut(self) -> None:
+        with self._lock:
+            self._open = False
+
+
+class _Recorded(_Gated):
+    """``raw``, keeping every byte read (the probe's, read again after it)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(raw)
+        self.seen = bytearray()
+
     def readinto(self, b: Any) -> int:
-        data = self._raw.read(len(b))
+        with self._lock:
+            data = self._raw.read(len(b)) if self._open else b""
+            self.seen += data
         b[: len(data)] = data
-        self.seen += data
         return len(data)
 
+    def stop(self) -> bytes:
+        """No more reads; every byte read (a probe's read-ahead included)."""
+        self.shut()
+        return bytes(self.seen)
 
-class _Prefixed(io.RawIOBase):
+
+class _Prefixed(_Gated):
     """``head`` (bytes already read) and then the rest of ``raw``."""
 
     def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        super().__init__(raw)
         self._head = memoryview(head)
-        self._raw = raw
-
-    def readable(self) -> bool:
-        return True
 
     def readinto(self, b: Any) -> int:
         n = 0
@@ -79,7 +105,7 @@ class _Prefixed(io.RawIOBase):
             self._head = self._head[n:]
             if n == len(b):
                 return n
-        data = self._raw.read(len(b) - n)
+        data = self._read(len(b) - n)
         b[n : n + len(data)] = data
         return n + len(data)
 
@@ -109,8 +135,9 @@ class CsvInput:
             )
             width = len(probe.schema)
             del probe
+            self._stream = _Prefixed(seen.stop(), raw)  # (the probe's read-ahead ends here)
             self._reader = pcsv.open_csv(
-                _Prefixed(bytes(seen.seen), raw),
+                self._stream,
                 read_options=pcsv.ReadOptions(autogenerate_column_names=True),
                 # Quoted values may hold line ends (as toonstream's own CSV
                 # output writes a string's); a blank line is a row when there
@@ -146,6 +173,7 @@ class CsvInput:
             self.close()
 
     def close(self) -> None:
+        self._stream.shut()  # (pyarrow's read-ahead goes on after its reader is done: see _Gated)
         if self._own:
             self._raw.close()
 

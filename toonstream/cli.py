@@ -1313,6 +1313,12 @@ def _main(argv: Sequence[str] | None) -> int:
     # (commands that write as they read: stats and validate read all before their one report)
     if hasattr(args, "output") and args.output in (None, "-") and getattr(args, "input", None) and _reads_own_output(args.input):
         parser.error("the input is the file stdout writes to (refusing to read its own output, as cat does)")
+    if getattr(args, "exact", False):
+        from .tokens import _exact_encoder
+
+        if _exact_encoder() is None:  # (the report says "tokens: estimated"; a script may not look)
+            print("toonstream: warning: --exact: no o200k tokenizer could be loaded (pip install bpe-openai, "
+                  "or tiktoken with its vocabulary cached): the token counts are estimates", file=sys.stderr)
     try:
         _engine.current()  # (TOONSTREAM_ENGINE: a bad value, or a native engine not built, in one line)
     except (ValueError, ImportError) as e:

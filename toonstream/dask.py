@@ -233,8 +233,12 @@ def to_toon(
     """Write a Dask DataFrame as TOON (the index is not written).
 
     ``single_file=False``: ``path`` is a directory (made if missing), one
-    valid TOON file per partition, ``part.{i}.toon`` (``name_function(i)``
-    names them otherwise), each written atomically; returns their paths.
+    valid TOON file per partition, ``part.{i}.toon`` with ``i`` zero-padded
+    to the widest (``part.00.toon`` ... ``part.15.toon``: read back in
+    partition order, names sorting as numbers; ``name_function(i)`` names
+    them otherwise), each written atomically; returns their paths.  Files
+    already in the directory under other names stay: write into a new or
+    empty directory, or they are read back with the new ones.
     ``single_file=True``: one TOON file at ``path``, the rows of the
     partitions in order under one header with the summed count; written to
     a temporary file beside ``path`` and renamed, so a failure leaves
@@ -265,7 +269,9 @@ def to_toon(
     run: Any = _compute
     if not single_file:
         os.makedirs(out, exist_ok=True)
-        name = name_function or (lambda i: f"part.{i}.toon")
+        # (numbers padded to the widest, as Dask's writers name parts: read back in order by name)
+        width = len(str(max(len(parts) - 1, 0)))
+        name = name_function or (lambda i: f"part.{i:0{width}d}.toon")
         files = [os.path.join(out, name(i)) for i in range(len(parts))]
         run(*[later(_write_file)(p, f, schema, encode) for p, f in zip(parts, files)])
         return files

@@ -140,7 +140,8 @@ def _utf8(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        good = raw[: e.start].decode("utf-8")
+        # (lines end at LF, CRLF or a lone CR, as in extract: a lone CR counts as LF)
+        good = _LONE_CR.sub("\n", raw[: e.start].decode("utf-8"))
         partial = good[good.rfind("\n") + 1 :]
         raise ToonDecodeError(
             f"invalid UTF-8 ({e.reason})",

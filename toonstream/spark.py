@@ -31,7 +31,9 @@ on the executors (options ``key``, ``delimiter``, ``indent_size``).  Tasks
 write to a staging directory; the driver's commit moves the files in
 (``mode("overwrite")`` first removes the directory's ``*.toon`` files), an
 abort removes them: a failed job adds no file.  The directory must be on a
-file system the driver and the executors share.
+file system the driver and the executors share.  Spark 4's Python data
+sources take the save modes ``append`` and ``overwrite`` only (Spark refuses
+its default, ``errorifexists``, and ``ignore`` for them).
 """
 
 from __future__ import annotations
@@ -120,7 +122,10 @@ class ToonDataSource(DataSource):  # type: ignore[misc, unused-ignore]  # (Any w
             return plan
         path = self.options.get("path")
         if not path:
-            raise ValueError('spark.read.format("toon") needs a path: .load(path)')
+            raise ValueError(
+                'spark.read.format("toon") needs one path: .load(path), a file, a glob or a directory '
+                "(Spark passes no list of paths to a Python data source: give a glob, or union the reads)"
+            )
         o = self.options
         options: dict[str, Any] = {
             "infer_schema_length": _int(o.get("infer_schema_length", "100")),

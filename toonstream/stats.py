@@ -259,6 +259,8 @@ def measure(events: Iterable[tuple[Any, ...]], *, exact: bool = False, indent_si
                 raise ToonEncodeError(f"value nested deeper than max_depth ({DEFAULT_MAX_DEPTH})")
         elif ev == "end_map" or ev == "end_array":
             depth -= 1
+        elif ev == "number" and type(value) is Decimal:
+            value = _json_number(value)
         batch.append(("", ev, value))
         weight += depth + 1
         if len(batch) >= 4096 or weight >= _BATCH_WEIGHT:
@@ -283,6 +285,17 @@ def measure(events: Iterable[tuple[Any, ...]], *, exact: bool = False, indent_si
         stats.formats.append(FormatCost(label, counter.tokens.bytes, counter.tokens.total))
     stats.token_method = json_counters["json-compact"].tokens.method
     return stats
+
+
+def _json_number(value: Decimal) -> Any:
+    """A JSON document's non-integer number as JSON Lines' records hold it
+    (``streaming._json_float``): a float where Python writes it back as it was
+    written (``255.0``), else the exact Decimal (``0.10000000000000000001``,
+    ``1E2``), so that the JSON formats of the same records measure the same
+    from either input (ijson gave every number as a Decimal, which the JSON
+    writers write in TOON's canonical form: ``255.0`` was ``255``)."""
+    f = float(value)
+    return f if repr(f) == str(value) else value
 
 
 #: events' depths summed: a batch of the JSON writers' events stops there

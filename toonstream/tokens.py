@@ -35,6 +35,7 @@ looks like a special token ("<|endoftext|>") is counted as ordinary text.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from typing import Any, Callable, Iterator
 
@@ -159,6 +160,7 @@ def _exact_pieces(text: str, limit: int = _EXACT_PIECE) -> Iterator[str]:
         yield text[start:]
 
 
+@functools.lru_cache(maxsize=1)  # (a vocabulary loads once: the CLI asks before its counters do)
 def _exact_encoder() -> tuple[str, Callable[[str], list[int]]] | None:
     """The package name and ``encode_ordinary`` of a real o200k_base
     tokenizer that works offline, or None (optional packages).  Ordinary:

@@ -13,8 +13,9 @@
 //!
 //! Bounds: only buffers of at least [`MIN_BYTES`] are kept, at most
 //! [`MAX_BYTES`] in all, and none longer than [`MAX_AGE`]: older ones, on
-//! every shelf, are freed by the next call that gives or takes one (jemalloc's default decay
-//! is 10 s too).  Safe code only: a kept `Vec<T>` is reused as a `Vec<T>`.
+//! every shelf, are freed by the next call that gives or takes one, and by a
+//! thread that runs while anything is kept (jemalloc's default decay is 10 s
+//! too).  Safe code only: a kept `Vec<T>` is reused as a `Vec<T>`.
 //!
 //! ```
 //! use toonstream_native::pool;
@@ -25,6 +26,7 @@
 //! assert_eq!(w.len(), 90_000);
 //! ```
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -117,8 +119,11 @@ impl<T> Shelf<T> {
             Self::expire(&mut kept, now);
             if held(size as isize) {
                 kept.push(Kept { v, at: now });
+            } else {
+                return;
             }
         }
+        keep_swept();
     }
 
     /// [`Self::expire`], taking the lock (one shelf's at a time: see [`expire_all`]).
@@ -143,11 +148,45 @@ fn expire_all() {
         }
         Err(_) => return,
     }
+    sweep_all(now);
+}
+
+fn sweep_all(now: Instant) {
     BYTES.sweep(now);
     INT64.sweep(now);
     FLOAT64.sweep(now);
     INT128.sweep(now);
     VIEWS.sweep(now);
+}
+
+/// Whether a sweeper thread is running ([`keep_swept`]).
+static SWEEPER: AtomicBool = AtomicBool::new(false);
+
+/// While anything is kept, a thread frees what grows old, so that a process
+/// that reads no more tables gets its memory back within about
+/// [`MAX_AGE`] and a half, not at its next read.  It ends when nothing is
+/// kept (and is started again by the next [`give`]); if it cannot be
+/// started, expiry happens on the calls as before.
+fn keep_swept() {
+    if SWEEPER.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("toonstream-pool".into())
+        .spawn(|| loop {
+            std::thread::sleep(MAX_AGE / 2);
+            sweep_all(Instant::now());
+            if HELD.lock().map_or(true, |h| *h == 0) {
+                SWEEPER.store(false, Ordering::Release);
+                // (a buffer given between the check and the store starts another)
+                if HELD.lock().map_or(true, |h| *h == 0) || SWEEPER.swap(true, Ordering::AcqRel) {
+                    return;
+                }
+            }
+        });
+    if started.is_err() {
+        SWEEPER.store(false, Ordering::Release);
+    }
 }
 
 /// The element types the column buffers are made of.
