@@ -15,7 +15,10 @@
 //! [`MAX_BYTES`] in all, and none longer than [`MAX_AGE`]: older ones, on
 //! every shelf, are freed by the next call that gives or takes one, and by a
 //! thread that runs while anything is kept (jemalloc's default decay is 10 s
-//! too).  Safe code only: a kept `Vec<T>` is reused as a `Vec<T>`.
+//! too).  Safe code only: a kept `Vec<T>` is reused as a `Vec<T>`.  No call
+//! waits for a lock: a shelf another thread holds is passed by (the buffer
+//! freed, or a new one made), so a process forked while one was held cannot
+//! hang on it.
 //!
 //! ```
 //! use toonstream_native::pool;
@@ -26,7 +29,7 @@
 //! assert_eq!(w.len(), 90_000);
 //! ```
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -49,7 +52,7 @@ pub struct Shelf<T> {
 }
 
 /// Bytes kept on every shelf (the [`MAX_BYTES`] bound).
-static HELD: Mutex<usize> = Mutex::new(0);
+static HELD: AtomicUsize = AtomicUsize::new(0);
 /// When every shelf was last rid of its old buffers ([`expire_all`]).
 static SWEPT: Mutex<Option<Instant>> = Mutex::new(None);
 
@@ -57,18 +60,19 @@ fn bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
 }
 
-fn held(delta: isize) -> bool {
-    match HELD.lock() {
-        Ok(mut h) => {
-            let next = *h as isize + delta;
-            if next < 0 || next as usize > MAX_BYTES {
-                return false;
-            }
-            *h = next as usize;
-            true
-        }
-        Err(_) => false,
-    }
+/// Count `size` more bytes kept, if the bound allows.
+fn hold(size: usize) -> bool {
+    HELD.fetch_update(Ordering::AcqRel, Ordering::Acquire, |h| {
+        h.checked_add(size).filter(|&n| n <= MAX_BYTES)
+    })
+    .is_ok()
+}
+
+/// Count `size` bytes no longer kept.
+fn release(size: usize) {
+    let _ = HELD.fetch_update(Ordering::AcqRel, Ordering::Acquire, |h| {
+        Some(h.saturating_sub(size))
+    });
 }
 
 impl<T> Shelf<T> {
@@ -86,7 +90,7 @@ impl<T> Shelf<T> {
         kept.retain(|k| {
             let fresh = now.duration_since(k.at) < MAX_AGE;
             if !fresh {
-                held(-(bytes(&k.v) as isize));
+                release(bytes(&k.v));
             }
             fresh
         });
@@ -95,7 +99,7 @@ impl<T> Shelf<T> {
     /// The smallest kept buffer whose capacity holds `len` elements (and is
     /// not more than 4 times that: a big one stays for a big request), emptied.
     fn take(&self, len: usize) -> Option<Vec<T>> {
-        let mut kept = self.kept.lock().ok()?;
+        let mut kept = self.kept.try_lock().ok()?;
         Self::expire(&mut kept, Instant::now());
         let best = kept
             .iter()
@@ -104,7 +108,7 @@ impl<T> Shelf<T> {
             .min_by_key(|(_, k)| k.v.capacity())
             .map(|(i, _)| i)?;
         let mut v = kept.swap_remove(best).v;
-        held(-(bytes(&v) as isize));
+        release(bytes(&v));
         v.clear();
         Some(v)
     }
@@ -114,10 +118,10 @@ impl<T> Shelf<T> {
         if size < MIN_BYTES {
             return;
         }
-        if let Ok(mut kept) = self.kept.lock() {
+        if let Ok(mut kept) = self.kept.try_lock() {
             let now = Instant::now();
             Self::expire(&mut kept, now);
-            if held(size as isize) {
+            if hold(size) {
                 kept.push(Kept { v, at: now });
             } else {
                 return;
@@ -128,7 +132,7 @@ impl<T> Shelf<T> {
 
     /// [`Self::expire`], taking the lock (one shelf's at a time: see [`expire_all`]).
     fn sweep(&self, now: Instant) {
-        if let Ok(mut kept) = self.kept.lock() {
+        if let Ok(mut kept) = self.kept.try_lock() {
             Self::expire(&mut kept, now);
         }
     }
@@ -139,7 +143,7 @@ impl<T> Shelf<T> {
 /// called with no shelf's lock held.
 fn expire_all() {
     let now = Instant::now();
-    match SWEPT.lock() {
+    match SWEPT.try_lock() {
         Ok(mut last) => {
             if last.is_some_and(|t| now.duration_since(t) < Duration::from_secs(1)) {
                 return;
@@ -176,10 +180,10 @@ fn keep_swept() {
         .spawn(|| loop {
             std::thread::sleep(MAX_AGE / 2);
             sweep_all(Instant::now());
-            if HELD.lock().map_or(true, |h| *h == 0) {
+            if HELD.load(Ordering::Acquire) == 0 {
                 SWEEPER.store(false, Ordering::Release);
                 // (a buffer given between the check and the store starts another)
-                if HELD.lock().map_or(true, |h| *h == 0) || SWEEPER.swap(true, Ordering::AcqRel) {
+                if HELD.load(Ordering::Acquire) == 0 || SWEEPER.swap(true, Ordering::AcqRel) {
                     return;
                 }
             }
