@@ -61,9 +61,19 @@ class _Gated(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def readinto(self, b: Any) -> int:
+        data = self._read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
     def _read(self, n: int) -> bytes:
         with self._lock:
-            return self._raw.read(n) if self._open else b""
+            data = self._raw.read(n) if self._open else b""
+            self._took(data)
+        return data
+
+    def _took(self, data: bytes) -> None:
+        """What a read got, while the lock is held (nothing to do here)."""
 
     def shut(self) -> None:
         with self._lock:
@@ -77,12 +87,8 @@ class _Recorded(_Gated):
         super().__init__(raw)
         self.seen = bytearray()
 
-    def readinto(self, b: Any) -> int:
-        with self._lock:
-            data = self._raw.read(len(b)) if self._open else b""
-            self.seen += data
-        b[: len(data)] = data
-        return len(data)
+    def _took(self, data: bytes) -> None:
+        self.seen += data  # (under the lock: stop() has every byte a read took)
 
     def stop(self) -> bytes:
         """No more reads; every byte read (a probe's read-ahead included)."""

@@ -1474,9 +1474,6 @@ class PushCoroutine:
             raise
 
 
-def _started(feeder: _Feeder) -> PushCoroutine:
-    return PushCoroutine(feeder)
-
 
 def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> PushCoroutine:
     """Push counterpart of :func:`parse`, as ``ijson.parse_coro``: ``send(chunk)``
@@ -1495,8 +1492,8 @@ def parse_coro(target: Sendable, *, use_float: bool = False, **options: Any) -> 
     check_driver_args("parse_coro", options)
     native = _native_parse(None, use_float, options)
     if native is not None:
-        return _started(_native_coro(target, native))
-    return _started(_coro(target, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push))
+        return PushCoroutine(_native_coro(target, native))
+    return PushCoroutine(_coro(target, driver_decoder(use_float, options, batches=True, value_runs=True), ParseAdapter().push))
 
 
 def items_coro(
@@ -1517,8 +1514,8 @@ def items_coro(
     check_driver_args("items_coro", options)
     native = _native_items(None, prefix, False, map_type, use_float, options)
     if native is not None:
-        return _started(_native_coro(target, native))
-    return _started(_coro(target, *_items_setup(prefix, False, map_type, use_float, options)))
+        return PushCoroutine(_native_coro(target, native))
+    return PushCoroutine(_coro(target, *_items_setup(prefix, False, map_type, use_float, options)))
 
 
 def kvitems_coro(
@@ -1538,8 +1535,8 @@ def kvitems_coro(
     check_driver_args("kvitems_coro", options)
     native = _native_items(None, prefix, True, map_type, use_float, options)
     if native is not None:
-        return _started(_native_coro(target, native))
-    return _started(_coro(target, *_items_setup(prefix, True, map_type, use_float, options)))
+        return PushCoroutine(_native_coro(target, native))
+    return PushCoroutine(_coro(target, *_items_setup(prefix, True, map_type, use_float, options)))
 
 
 def rows_coro(
@@ -1567,4 +1564,4 @@ def rows_coro(
     """
     check_driver_args("rows_coro", options)
     decoder, adapter = _rows_setup(prefix, as_dict, key_field, expect_fields, use_float, options)
-    return _started(_coro(target, decoder, adapter.push))
+    return PushCoroutine(_coro(target, decoder, adapter.push))

@@ -50,6 +50,7 @@ from .streaming import (
     _orjson,
     _write_planned,
     Encoder,
+    _written_float,
 )
 from .tojson import EventJsonWriter
 from .tokens import ERROR_BOUND, TokenCounter
@@ -289,13 +290,14 @@ def measure(events: Iterable[tuple[Any, ...]], *, exact: bool = False, indent_si
 
 def _json_number(value: Decimal) -> Any:
     """A JSON document's non-integer number as JSON Lines' records hold it
-    (``streaming._json_float``): a float where Python writes it back as it was
-    written (``255.0``), else the exact Decimal (``0.10000000000000000001``,
-    ``1E2``), so that the JSON formats of the same records measure the same
-    from either input (ijson gave every number as a Decimal, which the JSON
-    writers write in TOON's canonical form: ``255.0`` was ``255``)."""
-    f = float(value)
-    return f if repr(f) == str(value) else value
+    (``streaming._written_float``): a float where Python writes
+    it back as it was written (``255.0``), else the exact Decimal
+    (``0.10000000000000000001``, ``1E2``), so that the JSON formats of the
+    same records measure the same from either input (ijson gave every number
+    as a Decimal, which the JSON writers write in TOON's canonical form:
+    ``255.0`` was ``255``)."""
+    f = _written_float(str(value))
+    return value if f is None else f
 
 
 #: events' depths summed: a batch of the JSON writers' events stops there

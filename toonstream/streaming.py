@@ -1436,11 +1436,19 @@ def encode_records(
 # ---------------------------------------------------------------------- JSONL
 
 
+def _written_float(text: str) -> float | None:
+    """The float of a JSON number's ``text`` when Python writes it back as
+    ``text`` (``255.0``), else None (``1E2``, ``0.10000000000000000001``):
+    JSON Lines' records hold such a number as that float, the rest exact."""
+    f = float(text)
+    return f if repr(f) == text else None
+
+
 def _json_float(text: str) -> float | Decimal:
     # A float when it holds the text exactly as Python would write it (the
     # usual case, and fast); otherwise an exact Decimal, so no digit is lost.
-    f = float(text)
-    if repr(f) == text:
+    f = _written_float(text)
+    if f is not None:
         return f
     e = max(text.find("e"), text.find("E"))
     if e != -1 and not exponent_in_range(text[e:]):  # (the decoders' limit: sign and leading zeros are no digits)
